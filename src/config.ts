@@ -1,0 +1,167 @@
+// The only reader of process.env. Every setting has a default that works on a developer's
+// machine; a bad value stops the server at boot with a message naming the variable.
+import path from 'node:path'
+import { Type, type Static } from 'typebox'
+import Value from 'typebox/value'
+
+const Bool = Type.Enum(['true', 'false', '1', '0'])
+
+const EnvSchema = Type.Object({
+  HOST: Type.String({ default: '127.0.0.1' }),
+  PORT: Type.Integer({ minimum: 0, maximum: 65535, default: 3000 }),
+  LOG_LEVEL: Type.Enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'], { default: 'info' }),
+  DATA_DIR: Type.String({ minLength: 1, default: './data' }),
+  DATABASE_URL: Type.Optional(Type.String({ pattern: '^postgres(ql)?://' })),
+  DATABASE_POOL_SIZE: Type.Integer({ minimum: 1, maximum: 200, default: 10 }),
+  MIGRATE_ON_START: Type.Optional(Bool),
+  REDIS_URL: Type.Optional(Type.String({ pattern: '^rediss?://' })),
+  REDIS_PREFIX: Type.String({ default: 'ams:' }),
+  JWT_SECRET: Type.Optional(Type.String({ minLength: 32 })),
+  PUBLIC_URL: Type.Optional(Type.String({ pattern: '^https?://' })),
+  FRONTEND_URL: Type.Optional(Type.String({ pattern: '^https?://' })),
+  UPLOAD_DIR: Type.Optional(Type.String({ minLength: 1 })),
+  MAX_FILE_BYTES: Type.Integer({ minimum: 1, default: 10 * 1024 * 1024 }),
+  MAX_MESSAGE_LENGTH: Type.Integer({ minimum: 1, maximum: 1_000_000, default: 40_000 }),
+  BODY_LIMIT_BYTES: Type.Integer({ minimum: 1024, default: 1024 * 1024 }),
+  RATE_LIMIT_PER_MINUTE: Type.Integer({ minimum: 0, default: 0 }),
+  WS_MESSAGES_PER_SECOND: Type.Integer({ minimum: 1, default: 100 }),
+  WS_PING_INTERVAL_MS: Type.Integer({ minimum: 100, default: 30_000 }),
+  WS_MAX_PAYLOAD_BYTES: Type.Integer({ minimum: 1024, default: 1024 * 1024 }),
+  EVENT_RETENTION: Type.Integer({ minimum: 100, default: 100_000 }),
+  WS_AUTH_RECHECK_MS: Type.Integer({ minimum: 100, default: 5_000 }),
+  WS_MAX_BUFFERED_BYTES: Type.Integer({ minimum: 1024, default: 4 * 1024 * 1024 }),
+  OUTBOX_RELAY_INTERVAL_MS: Type.Integer({ minimum: 50, default: 1_000 }),
+  OUTBOX_RELAY_DELAY_MS: Type.Integer({ minimum: 0, default: 2_000 }),
+  WEBHOOK_ALLOW_PRIVATE: Type.Optional(Bool),
+  WEBHOOK_ALLOW_HOSTS: Type.String({ default: '' }),
+  WEBHOOK_RETRY_SCHEDULE: Type.Optional(Type.String({ pattern: '^\\d+(,\\d+)*$' })),
+  WEBHOOK_TIMEOUT_MS: Type.Integer({ minimum: 100, default: 10_000 }),
+  WEBHOOK_POLL_INTERVAL_MS: Type.Integer({ minimum: 20, default: 1_000 }),
+  WEBHOOK_CLAIM_TIMEOUT_MS: Type.Integer({ minimum: 500, default: 60_000 }),
+  WEBHOOK_CONCURRENCY: Type.Integer({ minimum: 1, maximum: 256, default: 16 }),
+  WEBHOOK_DISABLE_AFTER_SECONDS: Type.Integer({ minimum: 0, default: 86_400 }),
+  WEBHOOK_DISABLE_MIN_FAILURES: Type.Integer({ minimum: 1, default: 10 }),
+  SHUTDOWN_TIMEOUT_MS: Type.Integer({ minimum: 100, default: 10_000 }),
+})
+
+type Env = Static<typeof EnvSchema>
+
+export interface Config {
+  host: string
+  port: number
+  logLevel: string
+  dataDir: string
+  /** Unset: the server starts an embedded PostgreSQL under dataDir. */
+  databaseUrl?: string
+  databasePoolSize: number
+  migrateOnStart: boolean
+  /** Unset: single-node mode with an in-process broker. */
+  redisUrl?: string
+  redisPrefix: string
+  /** Unset: generated once and kept in dataDir. */
+  jwtSecret?: string
+  /** Base address of this API, used in absolute links (attachment downloads). */
+  publicUrl: string
+  /** Base address of the web front end, used in invite URLs. */
+  frontendUrl: string
+  uploadDir: string
+  maxFileBytes: number
+  maxMessageLength: number
+  bodyLimitBytes: number
+  /** 0 = no rate limit (the self-hosted default). */
+  rateLimitPerMinute: number
+  wsMessagesPerSecond: number
+  wsPingIntervalMs: number
+  wsMaxPayloadBytes: number
+  eventRetention: number
+  /** How often open sockets' credentials are re-checked (revoked key, expired JWT → closed). */
+  wsAuthRecheckMs: number
+  /** Send-queue bound per socket: a client that lets more pile up is disconnected. */
+  wsMaxBufferedBytes: number
+  /** Outbox sweeper: how often it looks for events left unpublished, and how old they must be. */
+  outboxRelayIntervalMs: number
+  outboxRelayDelayMs: number
+  webhookAllowPrivate: boolean
+  webhookAllowHosts: string[]
+  /** Seconds between delivery attempts; undefined = the documented default schedule. */
+  webhookRetrySchedule?: number[]
+  webhookTimeoutMs: number
+  /** How often each instance plans unplanned outbox events and re-queues due retries. */
+  webhookPollIntervalMs: number
+  /** A claimed delivery not reported within this time is taken over by another worker. */
+  webhookClaimTimeoutMs: number
+  /** Delivery attempts in flight per instance. */
+  webhookConcurrency: number
+  /** An endpoint failing without a success for this long (and at least N times) is disabled. */
+  webhookDisableAfterSeconds: number
+  webhookDisableMinFailures: number
+  shutdownTimeoutMs: number
+}
+
+export class ConfigError extends Error {}
+
+function describe(errors: ReturnType<typeof Value.Errors>): string {
+  const lines = errors
+    .map((e) => {
+      const name = e.instancePath.replace(/^\//, '') || (e.params as { requiredProperties?: string[] }).requiredProperties?.join(', ') || 'environment'
+      return `${name}: ${e.message}`
+    })
+  return [...new Set(lines)].join('; ')
+}
+
+export function loadConfig(env: Record<string, string | undefined> = process.env): Config {
+  const raw: Record<string, unknown> = {}
+  for (const key of Object.keys(EnvSchema.properties)) {
+    const value = env[key]
+    if (value !== undefined && value !== '') raw[key] = value
+  }
+  const converted = Value.Convert(EnvSchema, Value.Default(EnvSchema, raw))
+  if (!Value.Check(EnvSchema, converted)) {
+    throw new ConfigError(`invalid configuration: ${describe(Value.Errors(EnvSchema, converted))}`)
+  }
+  return fromEnv(converted)
+}
+
+const truthy = (v: string | undefined, fallback: boolean): boolean => (v === undefined ? fallback : v === 'true' || v === '1')
+
+function fromEnv(e: Env): Config {
+  const dataDir = path.resolve(e.DATA_DIR)
+  const publicUrl = (e.PUBLIC_URL ?? `http://localhost:${e.PORT}`).replace(/\/+$/, '')
+  return {
+    host: e.HOST,
+    port: e.PORT,
+    logLevel: e.LOG_LEVEL,
+    dataDir,
+    databaseUrl: e.DATABASE_URL,
+    databasePoolSize: e.DATABASE_POOL_SIZE,
+    migrateOnStart: truthy(e.MIGRATE_ON_START, true),
+    redisUrl: e.REDIS_URL,
+    redisPrefix: e.REDIS_PREFIX,
+    jwtSecret: e.JWT_SECRET,
+    publicUrl,
+    frontendUrl: (e.FRONTEND_URL ?? publicUrl).replace(/\/+$/, ''),
+    uploadDir: path.resolve(e.UPLOAD_DIR ?? path.join(dataDir, 'uploads')),
+    maxFileBytes: e.MAX_FILE_BYTES,
+    maxMessageLength: e.MAX_MESSAGE_LENGTH,
+    bodyLimitBytes: e.BODY_LIMIT_BYTES,
+    rateLimitPerMinute: e.RATE_LIMIT_PER_MINUTE,
+    wsMessagesPerSecond: e.WS_MESSAGES_PER_SECOND,
+    wsPingIntervalMs: e.WS_PING_INTERVAL_MS,
+    wsMaxPayloadBytes: e.WS_MAX_PAYLOAD_BYTES,
+    eventRetention: e.EVENT_RETENTION,
+    wsAuthRecheckMs: e.WS_AUTH_RECHECK_MS,
+    wsMaxBufferedBytes: e.WS_MAX_BUFFERED_BYTES,
+    outboxRelayIntervalMs: e.OUTBOX_RELAY_INTERVAL_MS,
+    outboxRelayDelayMs: e.OUTBOX_RELAY_DELAY_MS,
+    webhookAllowPrivate: truthy(e.WEBHOOK_ALLOW_PRIVATE, false),
+    webhookAllowHosts: e.WEBHOOK_ALLOW_HOSTS.split(',').map((s) => s.trim()).filter(Boolean),
+    webhookRetrySchedule: e.WEBHOOK_RETRY_SCHEDULE?.split(',').map(Number),
+    webhookTimeoutMs: e.WEBHOOK_TIMEOUT_MS,
+    webhookPollIntervalMs: e.WEBHOOK_POLL_INTERVAL_MS,
+    webhookClaimTimeoutMs: e.WEBHOOK_CLAIM_TIMEOUT_MS,
+    webhookConcurrency: e.WEBHOOK_CONCURRENCY,
+    webhookDisableAfterSeconds: e.WEBHOOK_DISABLE_AFTER_SECONDS,
+    webhookDisableMinFailures: e.WEBHOOK_DISABLE_MIN_FAILURES,
+    shutdownTimeoutMs: e.SHUTDOWN_TIMEOUT_MS,
+  }
+}

@@ -1,0 +1,29 @@
+// One pg pool per process, shared by Prisma (through @prisma/adapter-pg) and by the few raw
+// queries of hot paths, so both count against the same connection budget.
+import { PrismaPg } from '@prisma/adapter-pg'
+import pg from 'pg'
+import { PrismaClient } from '../generated/prisma/client.ts'
+
+export type { PrismaClient }
+export type { Prisma } from '../generated/prisma/client.ts'
+
+export interface Database {
+  prisma: PrismaClient
+  pool: pg.Pool
+  close: () => Promise<void>
+}
+
+export function createDatabase(url: string, poolSize: number): Database {
+  const pool = new pg.Pool({ connectionString: url, max: poolSize, connectionTimeoutMillis: 5_000 })
+  // An idle client that loses its server emits 'error'; without a listener the process dies.
+  pool.on('error', () => {})
+  const prisma = new PrismaClient({ adapter: new PrismaPg(pool) })
+  return {
+    prisma,
+    pool,
+    close: async () => {
+      await prisma.$disconnect()
+      await pool.end().catch(() => {})
+    },
+  }
+}

@@ -1,0 +1,91 @@
+// In-process domain event bus with a transactional outbox. A service changes data and records
+// its events in one transaction (`transaction(fn)` or the raw-SQL path with `outboxInsert`),
+// then the bus hands the committed events to subscribers. Subscribers never run on the
+// request's critical path: their errors are logged, not thrown to the caller.
+import type { FastifyBaseLogger } from 'fastify'
+import { uuidv7 } from '../lib/ids.ts'
+import type { Prisma, PrismaClient } from '../db/client.ts'
+import type { DomainEvent, DomainEventType } from './types.ts'
+
+export type EventHandler = (events: DomainEvent[]) => void | Promise<void>
+export type Emit = (type: DomainEventType, channelId: string | null, payload: Record<string, unknown>, audience?: string[]) => DomainEvent
+export type Tx = Prisma.TransactionClient
+
+export function newEvent(
+  type: DomainEventType,
+  channelId: string | null,
+  payload: Record<string, unknown>,
+  audience?: string[],
+): DomainEvent {
+  return { id: uuidv7(), type, channelId, occurredAt: new Date().toISOString(), payload, ...(audience ? { audience } : {}) }
+}
+
+/** Columns of outbox_events for a raw INSERT: (event_id, type, channel_id, payload, occurred_at). */
+export function outboxRow(event: DomainEvent): [string, string, string | null, string, string] {
+  return [event.id, event.type, event.channelId, JSON.stringify(outboxPayload(event)), event.occurredAt]
+}
+
+function outboxPayload(event: DomainEvent): Record<string, unknown> {
+  return event.audience ? { ...event.payload, __audience: event.audience } : event.payload
+}
+
+export class DomainEventBus {
+  private readonly handlers: EventHandler[] = []
+
+  constructor(
+    private readonly prisma: PrismaClient,
+    private readonly log: FastifyBaseLogger,
+  ) {}
+
+  /** Subscribers get every committed event, in commit order per publishing call. */
+  subscribe(handler: EventHandler): () => void {
+    this.handlers.push(handler)
+    return () => {
+      const i = this.handlers.indexOf(handler)
+      if (i >= 0) this.handlers.splice(i, 1)
+    }
+  }
+
+  /**
+   * Runs fn in one interactive transaction; the events it emits are written to the outbox in
+   * that same transaction and published once it commits.
+   */
+  async transaction<T>(fn: (tx: Tx, emit: Emit) => Promise<T>, options?: { isolationLevel?: Prisma.TransactionIsolationLevel }): Promise<T> {
+    const events: DomainEvent[] = []
+    const emit: Emit = (type, channelId, payload, audience) => {
+      const event = newEvent(type, channelId, payload, audience)
+      events.push(event)
+      return event
+    }
+    const result = await this.prisma.$transaction(async (tx) => {
+      const value = await fn(tx, emit)
+      if (events.length) {
+        await tx.outboxEvent.createMany({
+          data: events.map((e) => ({
+            eventId: e.id,
+            type: e.type,
+            channelId: e.channelId,
+            payload: outboxPayload(e) as Prisma.InputJsonValue,
+            occurredAt: new Date(e.occurredAt),
+          })),
+        })
+      }
+      return value
+    }, options)
+    this.publish(events)
+    return result
+  }
+
+  /** Hands already-committed events to subscribers (for changes made outside `transaction`). */
+  publish(events: DomainEvent[]): void {
+    if (!events.length) return
+    for (const handler of this.handlers) {
+      try {
+        const pending = handler(events)
+        if (pending instanceof Promise) pending.catch((error: unknown) => this.log.error({ err: error }, 'domain event subscriber failed'))
+      } catch (error) {
+        this.log.error({ err: error }, 'domain event subscriber failed')
+      }
+    }
+  }
+}

@@ -1,0 +1,86 @@
+// One error handler and one not-found handler: every failure answers {error, code} with a code
+// from the closed list in src/lib/errors.ts. 5xx never leak internals; they are logged with the
+// request id.
+import type { FastifyError, FastifyInstance } from 'fastify'
+import fp from 'fastify-plugin'
+import { AppError, type ErrorCode } from '../lib/errors.ts'
+
+const CODE_BY_STATUS: Record<number, ErrorCode> = {
+  400: 'VALIDATION_ERROR',
+  401: 'UNAUTHORIZED',
+  403: 'FORBIDDEN',
+  404: 'NOT_FOUND',
+  405: 'METHOD_NOT_ALLOWED',
+  406: 'NOT_ACCEPTABLE',
+  409: 'CONFLICT',
+  410: 'GONE',
+  413: 'PAYLOAD_TOO_LARGE',
+  415: 'UNSUPPORTED_MEDIA_TYPE',
+  422: 'UNPROCESSABLE',
+  429: 'RATE_LIMITED',
+  503: 'SERVICE_UNAVAILABLE',
+}
+
+interface PrismaLikeError {
+  code?: string
+  name?: string
+}
+
+/** Maps any thrown value to an AppError (or null for an unexpected failure: a 500). */
+export function toAppError(error: unknown): AppError | null {
+  if (error instanceof AppError) return error
+  const e = error as FastifyError & PrismaLikeError
+  if (e?.name === 'PrismaClientKnownRequestError') {
+    if (e.code === 'P2002') return new AppError('CONFLICT', 'a resource with these values already exists')
+    if (e.code === 'P2025') return new AppError('NOT_FOUND', 'resource not found')
+    if (e.code === 'P2003') return new AppError('VALIDATION_ERROR', 'a referenced resource does not exist')
+    return null
+  }
+  if (e?.validation) {
+    const where = e.validationContext ? `${e.validationContext} ` : ''
+    const first = e.validation[0]
+    const field = first?.instancePath ? first.instancePath.replace(/^\//, '').replaceAll('/', '.') : ''
+    const detail = first?.keyword === 'additionalProperties'
+      ? `unknown property '${(first.params as { additionalProperty?: string }).additionalProperty}'`
+      : first?.message ?? 'is invalid'
+    return new AppError('VALIDATION_ERROR', `invalid ${where}${field ? `'${field}' ` : ''}${detail}`.replace(/\s+/g, ' ').trim())
+  }
+  switch (e?.code) {
+    case 'FST_ERR_CTP_INVALID_JSON_BODY':
+    case 'FST_ERR_CTP_EMPTY_JSON_BODY':
+      return new AppError('INVALID_JSON', e.code === 'FST_ERR_CTP_EMPTY_JSON_BODY' ? 'request body is empty but Content-Type is application/json' : 'request body is not valid JSON')
+    case 'FST_ERR_CTP_BODY_TOO_LARGE':
+    case 'FST_REQ_FILE_TOO_LARGE':
+    case 'FST_FILES_LIMIT':
+    case 'FST_PARTS_LIMIT':
+    case 'FST_FIELDS_LIMIT':
+      return new AppError('PAYLOAD_TOO_LARGE', e.code === 'FST_ERR_CTP_BODY_TOO_LARGE' ? 'request body is too large' : e.message)
+    case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
+      return new AppError('UNSUPPORTED_MEDIA_TYPE', 'unsupported Content-Type')
+  }
+  if (e instanceof SyntaxError) return new AppError('INVALID_JSON', 'request body is not valid JSON')
+  const status = typeof e?.statusCode === 'number' ? e.statusCode : 500
+  if (status >= 400 && status < 500) {
+    return new AppError(CODE_BY_STATUS[status] ?? 'VALIDATION_ERROR', e.message || 'bad request')
+  }
+  return null
+}
+
+async function errorsPlugin(app: FastifyInstance): Promise<void> {
+  app.setErrorHandler((error, request, reply) => {
+    const appError = toAppError(error)
+    if (!appError) {
+      request.log.error({ err: error }, 'request failed')
+      return reply.code(500).send({ error: 'internal server error', code: 'INTERNAL_ERROR' })
+    }
+    if (appError.statusCode >= 500) request.log.error({ err: appError.cause ?? appError }, appError.message)
+    if (appError.headers) reply.headers(appError.headers)
+    return reply.code(appError.statusCode).send({ error: appError.message, code: appError.code })
+  })
+
+  app.setNotFoundHandler((request, reply) => {
+    reply.code(404).send({ error: `route ${request.method} ${request.url.split('?')[0]} not found`, code: 'NOT_FOUND' })
+  })
+}
+
+export default fp(errorsPlugin, { name: 'errors' })

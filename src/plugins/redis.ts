@@ -1,0 +1,46 @@
+// Redis when REDIS_URL is set (production, several instances); absent otherwise (single node).
+// Commands fail fast while Redis is away instead of queueing, so callers can degrade; ioredis
+// keeps reconnecting in the background.
+import type { FastifyInstance } from 'fastify'
+import fp from 'fastify-plugin'
+import { Redis } from 'ioredis'
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    /** null in single-node mode. */
+    redis: Redis | null
+    redisPrefix: string
+    /** A new connection with the same settings, for blocking reads (XREAD BLOCK, XREADGROUP). */
+    redisDuplicate: () => Redis
+  }
+}
+
+export function createRedis(url: string): Redis {
+  const redis = new Redis(url, {
+    lazyConnect: false,
+    enableOfflineQueue: false,
+    maxRetriesPerRequest: 1,
+    retryStrategy: (times) => Math.min(times * 200, 2_000),
+  })
+  // Connection errors are reported by /health; without a listener ioredis logs each one.
+  redis.on('error', () => {})
+  return redis
+}
+
+async function redisPlugin(app: FastifyInstance, opts: { url?: string; prefix: string }): Promise<void> {
+  const clients: Redis[] = []
+  const make = (): Redis => {
+    if (!opts.url) throw new Error('Redis is not configured')
+    const client = createRedis(opts.url)
+    clients.push(client)
+    return client
+  }
+  app.decorate('redis', opts.url ? make() : null)
+  app.decorate('redisPrefix', opts.prefix)
+  app.decorate('redisDuplicate', make)
+  app.addHook('onClose', async () => {
+    await Promise.all(clients.map((c) => c.quit().catch(() => c.disconnect())))
+  })
+}
+
+export default fp(redisPlugin, { name: 'redis' })

@@ -1,0 +1,70 @@
+// Test databases: one template per migration set (named by a hash of prisma/migrations), migrated
+// once with the server's own applier; every build(t) clones it with CREATE DATABASE … TEMPLATE,
+// so test files run in parallel on isolated data.
+import { createHash } from 'node:crypto'
+import { readdirSync, readFileSync } from 'node:fs'
+import path from 'node:path'
+import pg from 'pg'
+import { applyMigrations, MIGRATIONS_DIR } from '../../src/db/migrate.ts'
+
+export const TEST_DATABASE_URL = process.env.TEST_DATABASE_URL ?? 'postgresql://postgres@127.0.0.1:5432/postgres'
+
+export function databaseUrl(name: string): string {
+  const url = new URL(TEST_DATABASE_URL)
+  url.pathname = `/${name}`
+  return url.toString()
+}
+
+export function templateName(): string {
+  const hash = createHash('sha256')
+  for (const dir of readdirSync(MIGRATIONS_DIR, { withFileTypes: true }).filter((d) => d.isDirectory()).map((d) => d.name).sort()) {
+    hash.update(dir).update(readFileSync(path.join(MIGRATIONS_DIR, dir, 'migration.sql')))
+  }
+  return `ams_template_${hash.digest('hex').slice(0, 12)}`
+}
+
+async function withAdmin<T>(fn: (client: pg.Client) => Promise<T>): Promise<T> {
+  const client = new pg.Client({ connectionString: TEST_DATABASE_URL })
+  await client.connect()
+  try {
+    return await fn(client)
+  } finally {
+    await client.end()
+  }
+}
+
+/** Creates and migrates the template unless it exists (safe to call from parallel processes). */
+export async function ensureTemplate(): Promise<string> {
+  const name = templateName()
+  await withAdmin(async (admin) => {
+    await admin.query('SELECT pg_advisory_lock(4242001)')
+    try {
+      const { rowCount } = await admin.query('SELECT 1 FROM pg_database WHERE datname = $1', [name])
+      if (rowCount) return
+      await admin.query(`CREATE DATABASE "${name}_building"`).catch(async () => {
+        await admin.query(`DROP DATABASE IF EXISTS "${name}_building" WITH (FORCE)`)
+        await admin.query(`CREATE DATABASE "${name}_building"`)
+      })
+      await applyMigrations(databaseUrl(`${name}_building`))
+      await admin.query(`ALTER DATABASE "${name}_building" RENAME TO "${name}"`)
+      // Old templates of earlier migration sets are no longer needed.
+      const { rows } = await admin.query<{ datname: string }>("SELECT datname FROM pg_database WHERE datname LIKE 'ams_template_%' AND datname <> $1", [name])
+      for (const row of rows) await admin.query(`DROP DATABASE IF EXISTS "${row.datname}" WITH (FORCE)`).catch(() => {})
+    } finally {
+      await admin.query('SELECT pg_advisory_unlock(4242001)')
+    }
+  })
+  return name
+}
+
+let counter = 0
+
+export async function createTestDatabase(): Promise<{ url: string; drop: () => Promise<void> }> {
+  const template = await ensureTemplate()
+  const name = `ams_test_${process.pid}_${Date.now().toString(36)}_${counter++}`
+  await withAdmin((admin) => admin.query(`CREATE DATABASE "${name}" TEMPLATE "${template}"`))
+  return {
+    url: databaseUrl(name),
+    drop: () => withAdmin((admin) => admin.query(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`)).then(() => undefined),
+  }
+}
