@@ -1,0 +1,118 @@
+// Invites: a token (`inv_…`, stored as SHA-256) that lets an invited human set a password. It
+// expires 7 days after creation and is consumed by a single conditional UPDATE, so it works
+// once even under concurrent accepts. Acceptance logs the user in (returns a JWT).
+import type { FastifyInstance } from 'fastify'
+import type { Prisma } from '../../db/client.ts'
+import { AppError } from '../../lib/errors.ts'
+import { uuidv7 } from '../../lib/ids.ts'
+import { hashPassword } from '../../lib/password.ts'
+import { INVITE_TOKEN_PREFIX, newSecret, sha256Hex } from '../../lib/tokens.ts'
+import { findUserByEmail, createUser } from '../accounts/repo.ts'
+import { assertPassword, normalizeEmail } from '../accounts/rules.ts'
+import type { Session } from '../accounts/schemas.ts'
+import { emailTaken, sessionFor } from '../accounts/service.ts'
+import * as repo from './repo.ts'
+import type { AcceptInviteInput, CreatedInvite, CreateInviteInput, InviteDetails } from './schemas.ts'
+
+export const INVITE_TTL_MS = 7 * 24 * 60 * 60 * 1000
+
+/** `{frontend_url}/invite?token=…`; the token is URL-encoded (base64 has `+`, `/` and `=`). */
+export function inviteUrl(app: FastifyInstance, token: string): string {
+  return `${app.config.frontendUrl}/invite?token=${encodeURIComponent(token)}`
+}
+
+export function newInvite(userId: string, now = new Date()): { token: string; row: Prisma.InviteUncheckedCreateInput } {
+  const token = newSecret(INVITE_TOKEN_PREFIX)
+  return { token, row: { id: uuidv7(), userId, tokenHash: sha256Hex(token), expiresAt: new Date(now.getTime() + INVITE_TTL_MS), createdAt: now } }
+}
+
+/** A default display name for an invited human: the part of the e-mail before the @. */
+export const displayNameFromEmail = (email: string): string => email.split('@')[0] || email
+
+const invalid = (): AppError => new AppError('INVITE_INVALID', 'invite token is not valid')
+const used = (): AppError => new AppError('INVITE_USED', 'invite token was already used')
+const expired = (): AppError => new AppError('INVITE_EXPIRED', 'invite token has expired')
+
+// A token pasted into a URL without encoding arrives with its `+` decoded as a space; base64
+// never contains spaces, so turning them back is safe.
+const canonicalToken = (token: string): string => token.trim().replaceAll(' ', '+')
+
+async function findUsableInvite(app: FastifyInstance, token: string) {
+  const value = canonicalToken(token)
+  if (!value.startsWith(INVITE_TOKEN_PREFIX)) throw invalid()
+  const invite = await repo.findInviteByHash(app.db.prisma, sha256Hex(value))
+  if (!invite) throw invalid()
+  if (invite.consumedAt) throw used()
+  if (invite.expiresAt.getTime() <= Date.now()) throw expired()
+  return invite
+}
+
+export async function validateInvite(app: FastifyInstance, token: string): Promise<InviteDetails> {
+  const invite = await findUsableInvite(app, token)
+  return {
+    email: invite.user.email,
+    display_name: invite.user.displayName,
+    role: invite.user.role === 'observer' ? 'observer' : 'member',
+    expires_at: invite.expiresAt.toISOString(),
+  }
+}
+
+export async function acceptInvite(app: FastifyInstance, input: AcceptInviteInput): Promise<Session> {
+  const invite = await findUsableInvite(app, input.token)
+  if (input.email !== undefined && normalizeEmail(input.email) !== invite.user.email) {
+    throw new AppError('INVITE_EMAIL_MISMATCH', 'this invite was sent to a different e-mail address')
+  }
+  assertPassword(input.password)
+  const passwordHash = await hashPassword(input.password)
+  const user = await app.events.transaction(async (tx) => {
+    const now = new Date()
+    if (!(await repo.consumeInvite(tx, invite.id, now))) {
+      const current = await repo.findInvite(tx, invite.id)
+      throw current?.consumedAt ? used() : current ? expired() : invalid()
+    }
+    return repo.activateUser(tx, invite.userId, passwordHash, input.display_name?.trim())
+  })
+  return sessionFor(app, user)
+}
+
+/**
+ * The owner invites a human: a new invited user (no password), or, for someone invited before
+ * who has not accepted yet, a fresh token replacing the old ones. An e-mail with an active
+ * account gives 409 EMAIL_TAKEN.
+ */
+export async function createInvite(app: FastifyInstance, input: CreateInviteInput): Promise<CreatedInvite> {
+  const email = normalizeEmail(input.email)
+  const role = input.role ?? 'member'
+  try {
+    return await app.events.transaction(async (tx) => {
+      let user = await findUserByEmail(tx, email)
+      if (user && user.status === 'active') throw emailTaken()
+      if (user) {
+        await repo.deleteOpenInvites(tx, user.id)
+        user = await repo.updateInvitedUser(tx, user.id, { displayName: input.display_name?.trim() ?? user.displayName, role })
+      } else {
+        user = await createUser(tx, {
+          id: uuidv7(),
+          email,
+          displayName: input.display_name?.trim() ?? displayNameFromEmail(email),
+          role,
+          status: 'invited',
+        })
+      }
+      const { token, row } = newInvite(user.id)
+      await repo.createInvite(tx, row)
+      return {
+        user_id: user.id,
+        email: user.email,
+        display_name: user.displayName,
+        role,
+        invite_token: token,
+        invite_url: inviteUrl(app, token),
+        expires_at: (row.expiresAt as Date).toISOString(),
+      }
+    })
+  } catch (error) {
+    if ((error as { code?: string })?.code === 'P2002') throw emailTaken()
+    throw error
+  }
+}

@@ -1,0 +1,30 @@
+// The instance row (one per workspace) and the workspace-wide lock that serialises bootstrap
+// against everything that creates users.
+import type { Prisma, PrismaClient } from '../../db/client.ts'
+
+export type Db = PrismaClient | Prisma.TransactionClient
+
+/** pg_advisory_xact_lock key ("ams\x01"): held by bootstrap and by user-creating transactions. */
+const WORKSPACE_LOCK = 1634562817
+
+/** Takes the workspace lock until the end of the current transaction. */
+export async function lockWorkspace(tx: Prisma.TransactionClient): Promise<void> {
+  await tx.$queryRaw`SELECT 1 AS locked FROM (SELECT pg_advisory_xact_lock(${WORKSPACE_LOCK}::bigint)) AS l`
+}
+
+export function findInstance(db: Db) {
+  return db.instance.findFirst({ orderBy: { bootstrappedAt: 'asc' } })
+}
+
+export function createInstance(db: Db, id: string) {
+  return db.instance.create({ data: { id } })
+}
+
+export async function readRateLimitSetting(db: Db): Promise<number | null> {
+  const instance = await db.instance.findFirst({ select: { rateLimitPerMinute: true }, orderBy: { bootstrappedAt: 'asc' } })
+  return instance?.rateLimitPerMinute ?? null
+}
+
+export function updateInstance(db: Db, id: string, data: { rateLimitPerMinute?: number | null }) {
+  return db.instance.update({ where: { id }, data })
+}

@@ -1,0 +1,161 @@
+// Authentication: `Authorization: Bearer <credential>` where the credential is an agent API key
+// (svc_…), an integration key (svc_int_…) or a human JWT (HS256, 24 h). Each /api route must
+// declare who may call it in `config.auth` (the app refuses to start otherwise); routes outside
+// /api without a policy (Swagger UI's assets) are public. The same `authenticate` serves the
+// WebSocket gateway.
+import jwt from '@fastify/jwt'
+import type { FastifyInstance, FastifyRequest } from 'fastify'
+import fp from 'fastify-plugin'
+import { AppError, forbidden, unauthorized } from '../lib/errors.ts'
+import { API_KEY_PREFIX, INTEGRATION_KEY_PREFIX, safeEqual, sha256Hex } from '../lib/tokens.ts'
+
+export type AuthPolicy =
+  | 'public' // no credential
+  | 'any' // an agent key or a human JWT
+  | 'human' // a human JWT
+  | 'owner' // the workspace owner's JWT
+  | 'integration' // an integration key
+
+export interface AgentPrincipal {
+  kind: 'agent'
+  id: string
+  name: string
+  displayName: string
+  keyId: string
+}
+
+export interface HumanPrincipal {
+  kind: 'human'
+  id: string
+  email: string
+  displayName: string
+  role: 'admin' | 'member' | 'observer'
+  isOwner: boolean
+}
+
+export interface IntegrationPrincipal {
+  kind: 'integration'
+  id: string
+}
+
+export type Principal = AgentPrincipal | HumanPrincipal | IntegrationPrincipal
+export type MemberPrincipal = AgentPrincipal | HumanPrincipal
+
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    auth?: AuthPolicy
+  }
+  interface FastifyRequest {
+    /** Set on every route whose policy is not 'public'. */
+    principal: Principal
+  }
+  interface FastifyInstance {
+    authenticate: (credential: string | undefined) => Promise<Principal | null>
+    signUserToken: (userId: string) => string
+  }
+}
+
+declare module '@fastify/jwt' {
+  interface FastifyJWT {
+    payload: { sub: string; typ: 'human' }
+    user: { sub: string; typ: 'human' }
+  }
+}
+
+export const JWT_ISSUER = 'agent-messaging-service'
+export const JWT_TTL = '24h'
+
+export function bearer(request: FastifyRequest): string | undefined {
+  const header = request.headers.authorization
+  if (!header) return undefined
+  const match = /^Bearer\s+(\S+)\s*$/i.exec(header)
+  return match?.[1]
+}
+
+async function authPlugin(app: FastifyInstance, opts: { jwtSecret: string }): Promise<void> {
+  await app.register(jwt, {
+    secret: opts.jwtSecret,
+    sign: { algorithm: 'HS256', expiresIn: JWT_TTL, iss: JWT_ISSUER },
+    verify: { algorithms: ['HS256'], allowedIss: JWT_ISSUER },
+  })
+
+  const prisma = app.db.prisma
+
+  async function authenticateAgentKey(key: string): Promise<Principal | null> {
+    const hash = sha256Hex(key)
+    const row = await prisma.apiKey.findUnique({ where: { keyHash: hash }, include: { agent: true } })
+    if (!row || row.revokedAt || !safeEqual(row.keyHash, hash)) return null
+    return { kind: 'agent', id: row.agent.id, name: row.agent.name, displayName: row.agent.displayName, keyId: row.id }
+  }
+
+  async function authenticateIntegrationKey(key: string): Promise<Principal | null> {
+    const hash = sha256Hex(key)
+    const row = await prisma.integration.findUnique({ where: { keyHash: hash }, select: { id: true, keyHash: true } })
+    if (!row || !safeEqual(row.keyHash, hash)) return null
+    return { kind: 'integration', id: row.id }
+  }
+
+  async function authenticateJwt(token: string): Promise<Principal | null> {
+    let claims: { sub?: unknown; typ?: unknown }
+    try {
+      claims = app.jwt.verify<{ sub?: unknown; typ?: unknown }>(token)
+    } catch {
+      return null
+    }
+    if (typeof claims.sub !== 'string' || claims.typ !== 'human') return null
+    const user = await prisma.user.findUnique({ where: { id: claims.sub } }).catch(() => null)
+    if (!user || user.status !== 'active') return null
+    return { kind: 'human', id: user.id, email: user.email, displayName: user.displayName, role: user.role, isOwner: user.isOwner }
+  }
+
+  app.decorate('authenticate', async (credential: string | undefined): Promise<Principal | null> => {
+    if (!credential || credential.length > 4096) return null
+    if (credential.startsWith(INTEGRATION_KEY_PREFIX)) return authenticateIntegrationKey(credential)
+    if (credential.startsWith(API_KEY_PREFIX)) return authenticateAgentKey(credential)
+    if (credential.split('.').length === 3) return authenticateJwt(credential)
+    return null
+  })
+
+  app.decorate('signUserToken', (userId: string) => app.jwt.sign({ sub: userId, typ: 'human' }))
+  app.decorateRequest('principal', null as never)
+
+  // Documents each route's credential in OpenAPI and adds the 401/403 answers it can give.
+  app.addHook('onRoute', (route) => {
+    const policy = route.config?.auth
+    if (!policy && route.url.startsWith('/api/')) throw new Error(`route ${route.method} ${route.url} declares no config.auth policy`)
+    if (!policy || policy === 'public' || !route.schema || route.schema.hide) return
+    const schema = route.schema as Record<string, unknown> & { response?: Record<string, unknown> }
+    schema.security ??= [{ bearerAuth: [] }]
+    schema.response ??= {}
+    schema.response[401] ??= { $ref: 'Error#' }
+    if (policy === 'owner' || policy === 'human') schema.response[403] ??= { $ref: 'Error#' }
+  })
+
+  app.addHook('onRequest', async (request) => {
+    const policy = request.routeOptions.config?.auth
+    if (!policy || policy === 'public' || request.is404) return
+    const principal = await app.authenticate(bearer(request))
+    if (!principal) throw unauthorized()
+    request.principal = principal
+    switch (policy) {
+      case 'integration':
+        if (principal.kind !== 'integration') throw unauthorized('this endpoint takes an integration key (svc_int_…)')
+        return
+      case 'any':
+        if (principal.kind === 'integration') throw unauthorized('integration keys are accepted only by the inbound endpoint')
+        return
+      case 'human':
+        if (principal.kind === 'integration') throw unauthorized('integration keys are accepted only by the inbound endpoint')
+        if (principal.kind !== 'human') throw forbidden('this action requires a human user (JWT)')
+        return
+      case 'owner':
+        if (principal.kind === 'integration') throw unauthorized('integration keys are accepted only by the inbound endpoint')
+        if (principal.kind !== 'human' || !principal.isOwner) throw forbidden('only the workspace owner (a human admin with a JWT) may do this')
+        return
+      default:
+        throw new AppError('INTERNAL_ERROR', `unknown auth policy ${String(policy)}`)
+    }
+  })
+}
+
+export default fp(authPlugin, { name: 'auth', dependencies: ['db'] })

@@ -1,0 +1,102 @@
+// API rate limiting with @fastify/rate-limit. Off by default (self-hosted); when on, the whole
+// workspace shares one budget of N requests per minute, as the spec states the limit ("per
+// workspace"). N is the workspace setting (instance.rate_limit_per_minute, changed with
+// PATCH /api/v1/workspace) or else RATE_LIMIT_PER_MINUTE; 0 means no limit. The counter lives in
+// Redis when REDIS_URL is set, so the budget holds across instances; in memory otherwise.
+// One app-level onRequest hook covers every route and the 404 handler; it is registered before
+// the auth plugin, so requests with bad credentials are counted too. /health (probes) and the
+// documentation are not API requests and are not counted.
+import rateLimit from '@fastify/rate-limit'
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
+import fp from 'fastify-plugin'
+import { AppError } from '../lib/errors.ts'
+import { readRateLimitSetting } from '../modules/workspace/repo.ts'
+
+/** How long a server trusts its copy of the workspace setting (other servers see a change after at most this). */
+export const SETTINGS_TTL_MS = 5_000
+const WINDOW_MS = 60_000
+const WORKSPACE_KEY = 'workspace'
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    rateLimitSettings: {
+      /** The limit in force (requests per minute, 0 = none). */
+      current: () => Promise<number>
+      /** Forget the cached setting (after PATCH /api/v1/workspace). */
+      invalidate: () => void
+    }
+  }
+}
+
+const limitOf = new WeakMap<FastifyRequest, number>()
+
+function exempt(url: string): boolean {
+  const path = url.split('?')[0] ?? url
+  return path === '/health' || path === '/openapi.json' || path === '/docs' || path.startsWith('/docs/')
+}
+
+async function rateLimitPlugin(app: FastifyInstance): Promise<void> {
+  let cached: { value: number; until: number } | undefined
+  let loading: Promise<number> | undefined
+
+  const load = async (): Promise<number> => {
+    try {
+      const setting = await readRateLimitSetting(app.db.prisma)
+      const value = setting ?? app.config.rateLimitPerMinute
+      cached = { value, until: Date.now() + SETTINGS_TTL_MS }
+      return value
+    } catch (error) {
+      // Database trouble must not turn into 429s or 500s here; fall back to the configured value.
+      app.log.warn({ err: error }, 'could not read the workspace rate limit; using the configured default')
+      return cached?.value ?? app.config.rateLimitPerMinute
+    } finally {
+      loading = undefined
+    }
+  }
+
+  app.decorate('rateLimitSettings', {
+    current: async () => {
+      if (cached && cached.until > Date.now()) return cached.value
+      loading ??= load()
+      return loading
+    },
+    invalidate: () => {
+      cached = undefined
+    },
+  })
+
+  await app.register(rateLimit, {
+    global: false,
+    max: (request: FastifyRequest) => limitOf.get(request) ?? 0,
+    timeWindow: WINDOW_MS,
+    keyGenerator: () => WORKSPACE_KEY,
+    ...(app.redis ? { redis: app.redis, nameSpace: `${app.redisPrefix}rate-limit:` } : {}),
+    // A Redis outage lets requests through rather than failing them.
+    skipOnError: true,
+    errorResponseBuilder: (_request, context) =>
+      new AppError('RATE_LIMITED', `rate limit of ${context.max} requests per minute exceeded; retry in ${context.after}`),
+  })
+
+  // Any API route can answer 429 while a limit is on: document it everywhere.
+  app.addHook('onRoute', (route) => {
+    if (!route.url.startsWith('/api/') || !route.schema || route.schema.hide) return
+    const schema = route.schema as { response?: Record<string, unknown> }
+    schema.response ??= {}
+    schema.response[429] ??= {
+      description: 'Rate limited (only when a limit is configured). `Retry-After` gives the seconds to wait.',
+      headers: { 'Retry-After': { type: 'integer', description: 'Seconds until the budget has room again.' } },
+      content: { 'application/json': { schema: { $ref: 'Error#' } } },
+    }
+  })
+
+  const limiter = app.rateLimit()
+  app.addHook('onRequest', async (request: FastifyRequest, reply: FastifyReply) => {
+    if (exempt(request.url)) return
+    const limit = await app.rateLimitSettings.current()
+    if (limit <= 0) return
+    limitOf.set(request, limit)
+    await limiter.call(app, request, reply)
+  })
+}
+
+export default fp(rateLimitPlugin, { name: 'rate-limit', dependencies: ['db', 'redis'] })
