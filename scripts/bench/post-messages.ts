@@ -1,0 +1,244 @@
+// How fast can agents post messages? POST /api/v1/channels/{id}/messages over loopback HTTP.
+//
+// Creates a scratch database next to BENCH_DATABASE_URL, seeds a workspace (agents with API keys,
+// one channel they all belong to), starts the real server (`src/server.ts`) as a child process,
+// and runs CONCURRENCY keep-alive clients posting back to back for SECONDS per phase (after a
+// short warm-up), each client with its own agent key:
+//   1. json        — plain JSON `{text}` posts (the hot path: one SQL statement per message).
+//   2. idempotent  — the same with a fresh `Idempotency-Key` per post (one extra lookup).
+// Then, without HTTP, the two ways of storing a message with its outbox event, in this process
+// against the same database (why the hot path is raw SQL; docs/decisions.md, Conversations):
+//   3. insert: raw CTE     — the service's single statement through pg (src/modules/messages/repo.ts).
+//   4. insert: Prisma      — prisma.$transaction: message.create + outboxEvent.create.
+// Prints messages/s and latency p50/p99/max per phase; the database and data dir are removed.
+// Usage: npx tsx scripts/bench/post-messages.ts
+//   BENCH_DATABASE_URL (default postgresql://postgres@127.0.0.1:5432/postgres), BENCH_SECONDS (10),
+//   BENCH_CONCURRENCY (16), BENCH_POOL (database pool size of the server, 10).
+import { spawn } from 'node:child_process'
+import { mkdtemp, rm } from 'node:fs/promises'
+import http from 'node:http'
+import net from 'node:net'
+import os from 'node:os'
+import path from 'node:path'
+import { setTimeout as sleep } from 'node:timers/promises'
+import pg from 'pg'
+import { createDatabase } from '../../src/db/client.ts'
+import { applyMigrations } from '../../src/db/migrate.ts'
+import { newEvent, outboxRow } from '../../src/events/bus.ts'
+import { uuidv7 } from '../../src/lib/ids.ts'
+import { API_KEY_PREFIX, maskSecret, newSecret, sha256Hex } from '../../src/lib/tokens.ts'
+
+const ADMIN_URL = process.env.BENCH_DATABASE_URL ?? 'postgresql://postgres@127.0.0.1:5432/postgres'
+const SECONDS = Number(process.env.BENCH_SECONDS ?? 10)
+const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 16)
+const POOL = process.env.BENCH_POOL ?? '10'
+const WARMUP_MS = 2_000
+
+const pct = (sorted: number[], p: number): number => sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? 0
+const ms = (n: number): number => Math.round(n * 100) / 100
+
+async function freePort(): Promise<number> {
+  const server = net.createServer()
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+  const { port } = server.address() as net.AddressInfo
+  await new Promise((resolve) => server.close(resolve))
+  return port
+}
+
+const dbName = `ams_bench_posts_${process.pid}`
+const dbUrl = new URL(ADMIN_URL)
+dbUrl.pathname = `/${dbName}`
+const databaseUrl = dbUrl.toString()
+
+async function admin(sql: string): Promise<void> {
+  const client = new pg.Client({ connectionString: ADMIN_URL })
+  await client.connect()
+  try {
+    await client.query(sql)
+  } finally {
+    await client.end()
+  }
+}
+
+/** Owner, CONCURRENCY agents with keys, one channel with all of them as members. */
+async function seed(): Promise<{ keys: string[]; channelId: string }> {
+  const client = new pg.Client({ connectionString: databaseUrl })
+  await client.connect()
+  try {
+    await client.query('INSERT INTO instance (id) VALUES ($1)', [uuidv7()])
+    const ownerId = uuidv7()
+    await client.query(`INSERT INTO users (id, email, display_name, role, is_owner) VALUES ($1, 'owner@example.com', 'owner', 'admin', true)`, [ownerId])
+    const channelId = uuidv7()
+    await client.query(`INSERT INTO channels (id, name, type, created_by_id) VALUES ($1, 'bench', 'channel', $2)`, [channelId, ownerId])
+    const keys: string[] = []
+    for (let i = 0; i < CONCURRENCY; i++) {
+      const agentId = uuidv7()
+      const key = newSecret(API_KEY_PREFIX)
+      await client.query('INSERT INTO agents (id, name, display_name, owner_id) VALUES ($1, $2, $2, $3)', [agentId, `bench-agent-${i}`, ownerId])
+      await client.query(`INSERT INTO api_keys (id, agent_id, name, key_hash, masked_key) VALUES ($1, $2, 'bench', $3, $4)`, [uuidv7(), agentId, sha256Hex(key), maskSecret(key, API_KEY_PREFIX)])
+      await client.query(`INSERT INTO channel_members (channel_id, member_id, member_type) VALUES ($1, $2, 'AGENT')`, [channelId, agentId])
+      keys.push(key)
+    }
+    return { keys, channelId }
+  } finally {
+    await client.end()
+  }
+}
+
+interface Phase {
+  name: string
+  idempotent: boolean
+}
+
+async function runPhase(port: number, channelId: string, keys: string[], phase: Phase, durationMs: number, record: boolean) {
+  const agent = new http.Agent({ keepAlive: true, maxSockets: CONCURRENCY })
+  const latencies: number[] = []
+  let errors = 0
+  let seq = 0
+  const deadline = Date.now() + durationMs
+  const postOne = (key: string): Promise<number> =>
+    new Promise((resolve, reject) => {
+      const body = JSON.stringify({ text: `benchmark message ${seq++} from a busy agent` })
+      const headers: Record<string, string | number> = { authorization: `Bearer ${key}`, 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) }
+      if (phase.idempotent) headers['idempotency-key'] = `bench-${process.pid}-${seq}`
+      const req = http.request({ host: '127.0.0.1', port, method: 'POST', path: `/api/v1/channels/${channelId}/messages`, agent, headers }, (res) => {
+        res.resume()
+        res.on('end', () => resolve(res.statusCode ?? 0))
+      })
+      req.on('error', reject)
+      req.end(body)
+    })
+  const started = Date.now()
+  await Promise.all(
+    keys.map(async (key) => {
+      while (Date.now() < deadline) {
+        const t0 = performance.now()
+        const status = await postOne(key).catch(() => 0)
+        const took = performance.now() - t0
+        if (status !== 201) errors++
+        else if (record) latencies.push(took)
+      }
+    }),
+  )
+  const elapsed = (Date.now() - started) / 1000
+  agent.destroy()
+  latencies.sort((a, b) => a - b)
+  return {
+    phase: phase.name,
+    messages: latencies.length,
+    perSecond: Math.round(latencies.length / elapsed),
+    p50: ms(pct(latencies, 50)),
+    p99: ms(pct(latencies, 99)),
+    max: ms(latencies.at(-1) ?? 0),
+    errors,
+  }
+}
+
+/** Stores messages back to back from CONCURRENCY loops for `durationMs`; returns inserts/s. */
+async function insertLoop(insert: (i: number) => Promise<unknown>, durationMs: number): Promise<number> {
+  let done = 0
+  const deadline = Date.now() + durationMs
+  const started = Date.now()
+  await Promise.all(
+    Array.from({ length: CONCURRENCY }, async () => {
+      while (Date.now() < deadline) {
+        await insert(done)
+        done++
+      }
+    }),
+  )
+  return Math.round(done / ((Date.now() - started) / 1000))
+}
+
+async function compareInserts(channelId: string): Promise<{ raw: number; prisma: number }> {
+  const db = createDatabase(databaseUrl, Number(POOL))
+  try {
+    const { rows } = await db.pool.query<{ member_id: string }>('SELECT member_id FROM channel_members WHERE channel_id = $1 LIMIT 1', [channelId])
+    const authorId = rows[0]!.member_id
+    const sql = `WITH msg AS (
+        INSERT INTO messages (id, channel_id, author_id, author_type, author_name, text, created_at)
+        SELECT $1, $2, $3, 'AGENT'::actor_type, 'bench', $4, $5
+         WHERE EXISTS (SELECT 1 FROM channel_members WHERE channel_id = $2 AND member_id = $3)
+        RETURNING id
+      ), ob AS (
+        INSERT INTO outbox_events (event_id, type, channel_id, payload, occurred_at)
+        SELECT $6, $7, $8, $9::jsonb, $10 FROM msg RETURNING 1
+      ) SELECT count(*)::int AS inserted FROM msg`
+    const raw = async (i: number) => {
+      const id = uuidv7()
+      const text = `raw insert ${i}`
+      const event = newEvent('message.created', channelId, { message: { id, text } })
+      await db.pool.query({ name: 'bench-raw', text: sql, values: [id, channelId, authorId, text, new Date(), ...outboxRow(event)] })
+    }
+    const viaPrisma = async (i: number) => {
+      const id = uuidv7()
+      const text = `prisma insert ${i}`
+      const event = newEvent('message.created', channelId, { message: { id, text } })
+      await db.prisma.$transaction(async (tx) => {
+        await tx.message.create({ data: { id, channelId, authorId, authorType: 'AGENT', authorName: 'bench', text } })
+        await tx.outboxEvent.create({ data: { eventId: event.id, type: event.type, channelId, payload: event.payload as object, occurredAt: new Date(event.occurredAt) } })
+      })
+    }
+    await insertLoop(raw, WARMUP_MS)
+    const rawRate = await insertLoop(raw, SECONDS * 1000)
+    await insertLoop(viaPrisma, WARMUP_MS)
+    const prismaRate = await insertLoop(viaPrisma, SECONDS * 1000)
+    return { raw: rawRate, prisma: prismaRate }
+  } finally {
+    await db.close()
+  }
+}
+
+await admin(`CREATE DATABASE "${dbName}"`)
+const dataDir = await mkdtemp(path.join(os.tmpdir(), 'ams-bench-'))
+let server: ReturnType<typeof spawn> | undefined
+try {
+  await applyMigrations(databaseUrl)
+  const { keys, channelId } = await seed()
+  const port = await freePort()
+  server = spawn(process.execPath, [...(process.env.BENCH_CPU_PROF ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_CPU_PROF}`] : []), '--import', 'tsx', 'src/server.ts'], {
+    cwd: path.resolve(import.meta.dirname, '../..'),
+    env: {
+      PATH: process.env.PATH ?? '',
+      HOST: '127.0.0.1',
+      PORT: String(port),
+      LOG_LEVEL: 'warn',
+      DATA_DIR: dataDir,
+      DATABASE_URL: databaseUrl,
+      DATABASE_POOL_SIZE: POOL,
+      MIGRATE_ON_START: 'false',
+      JWT_SECRET: 'bench-secret-'.padEnd(40, 'x'),
+    },
+    stdio: ['ignore', 'inherit', 'inherit'],
+  })
+  for (let i = 0; ; i++) {
+    const ok = await fetch(`http://127.0.0.1:${port}/health`).then((r) => r.ok, () => false)
+    if (ok) break
+    if (i > 600) throw new Error('server did not start')
+    await sleep(100)
+  }
+
+  const results = []
+  for (const phase of [{ name: 'json', idempotent: false }, { name: 'idempotent', idempotent: true }]) {
+    await runPhase(port, channelId, keys, phase, WARMUP_MS, false)
+    results.push(await runPhase(port, channelId, keys, phase, SECONDS * 1000, true))
+  }
+  // The server is idle now; stop it so the insert comparison has the machine to itself.
+  server.kill('SIGTERM')
+  await new Promise((resolve) => server!.once('exit', resolve))
+  const inserts = await compareInserts(channelId)
+  const cpus = os.cpus()
+  console.log(`\nPOST /api/v1/channels/{id}/messages — ${CONCURRENCY} keep-alive clients, ${SECONDS} s per phase, server pool ${POOL}`)
+  console.log(`machine: ${cpus.length} × ${cpus[0]?.model.trim()}, Node ${process.version}, load generator on the same machine\n`)
+  console.log('| phase | messages/s | p50 ms | p99 ms | max ms | errors |')
+  console.log('|---|---|---|---|---|---|')
+  for (const r of results) console.log(`| ${r.phase} | ${r.perSecond} | ${r.p50} | ${r.p99} | ${r.max} | ${r.errors} |`)
+  console.log(`\nstoring a message + its outbox event, no HTTP, ${CONCURRENCY} loops: raw CTE ${inserts.raw}/s, Prisma transaction ${inserts.prisma}/s (${(inserts.raw / inserts.prisma).toFixed(1)}×)`)
+} finally {
+  if (server && server.exitCode === null) {
+    server.kill('SIGTERM')
+    await new Promise((resolve) => server!.once('exit', resolve))
+  }
+  await rm(dataDir, { recursive: true, force: true })
+  await admin(`DROP DATABASE IF EXISTS "${dbName}" WITH (FORCE)`)
+}

@@ -1,0 +1,95 @@
+// The access model (docs/access.md), enforced here and only here. Who may see a channel, post
+// in it, manage it and its members. A channel the caller may not see is reported exactly like
+// one that does not exist (404); 403 is for a visible channel whose action is not allowed.
+import type { FastifyInstance } from 'fastify'
+import { forbidden, notFound } from '../../lib/errors.ts'
+import type { MemberPrincipal } from '../../plugins/auth.ts'
+import * as repo from './repo.ts'
+import type { ChannelRow } from './repo.ts'
+
+/** Whether `memberId` (a user or an agent) belongs to the channel. */
+export function isMember(app: FastifyInstance, channelId: string, memberId: string): Promise<boolean> {
+  return repo.isMember(app, channelId, memberId)
+}
+
+/** Ids of the channel's members (users and agents). */
+export function memberIds(app: FastifyInstance, channelId: string): Promise<string[]> {
+  return repo.memberIds(app, channelId)
+}
+
+/**
+ * Ids of the channels `memberId` belongs to. The workspace owner's read access to every channel
+ * is not membership: realtime delivery follows membership only.
+ */
+export function channelIdsOf(app: FastifyInstance, memberId: string): Promise<string[]> {
+  return repo.channelIdsOf(app, memberId)
+}
+
+export interface ChannelAccess {
+  channel: ChannelRow
+  /** The caller is a member (not merely the owner reading). */
+  member: boolean
+}
+
+const isOwner = (p: MemberPrincipal): boolean => p.kind === 'human' && p.isOwner
+export const isObserver = (p: MemberPrincipal): boolean => p.kind === 'human' && p.role === 'observer'
+
+/** Members see their channels; the workspace owner also sees every regular channel (not others' DMs). */
+export function canRead(principal: MemberPrincipal, channel: ChannelRow, member: boolean): boolean {
+  return member || (isOwner(principal) && channel.type === 'channel')
+}
+
+/** The channel if the caller may read it; otherwise 404, as for an unknown id. */
+export async function readableChannel(app: FastifyInstance, principal: MemberPrincipal, channelId: string): Promise<ChannelAccess> {
+  const found = await repo.findChannelFor(app, channelId, principal.id)
+  if (!found || !canRead(principal, found.channel, found.member)) throw notFound('channel')
+  return found
+}
+
+/**
+ * Posting: members only, never observers (403). The workspace owner may post in any regular
+ * channel; the first post there makes it a member (see `joinsOnPost`).
+ */
+export function assertCanPost(principal: MemberPrincipal, access: ChannelAccess): void {
+  if (isObserver(principal)) throw forbidden('observers can read but not post')
+  if (!access.member && !joinsOnPost(principal, access)) throw forbidden('join the channel to post in it')
+}
+
+/** The owner posting in a regular channel it has not joined joins it first. */
+export function joinsOnPost(principal: MemberPrincipal, access: ChannelAccess): boolean {
+  return !access.member && isOwner(principal) && access.channel.type === 'channel'
+}
+
+/** Admins: human users with role admin (the workspace owner) and the primary agent. */
+export async function isAdmin(app: FastifyInstance, principal: MemberPrincipal): Promise<boolean> {
+  if (principal.kind === 'human') return principal.role === 'admin'
+  return repo.isPrimaryAgent(app.db.prisma, principal.id)
+}
+
+/** Renaming or deleting a channel: its creator or an admin; never a DM. */
+export async function assertCanManage(app: FastifyInstance, principal: MemberPrincipal, access: ChannelAccess): Promise<void> {
+  if (access.channel.type === 'dm') throw forbidden('a DM cannot be changed or deleted')
+  if (isObserver(principal)) throw forbidden('observers cannot change channels')
+  if (access.channel.createdById === principal.id) return
+  if (await isAdmin(app, principal)) return
+  throw forbidden('only the channel creator or an admin may do this')
+}
+
+/** Adding a member: any member who may post, or an admin; a DM keeps its two participants. */
+export async function assertCanAddMember(app: FastifyInstance, principal: MemberPrincipal, access: ChannelAccess): Promise<void> {
+  if (access.channel.type === 'dm') throw forbidden('a DM has exactly its two participants')
+  if (isObserver(principal)) throw forbidden('observers cannot add members')
+  if (access.member) return
+  if (await isAdmin(app, principal)) return
+  throw forbidden('join the channel to add members')
+}
+
+/** Removing a member: anyone may leave; removing someone else takes the creator or an admin. */
+export async function assertCanRemoveMember(app: FastifyInstance, principal: MemberPrincipal, access: ChannelAccess, memberId: string): Promise<void> {
+  if (access.channel.type === 'dm') throw forbidden('a DM has exactly its two participants')
+  if (memberId === principal.id) return
+  if (isObserver(principal)) throw forbidden('observers cannot remove members')
+  if (access.channel.createdById === principal.id) return
+  if (await isAdmin(app, principal)) return
+  throw forbidden('only the channel creator or an admin may remove other members')
+}

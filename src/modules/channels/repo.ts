@@ -1,0 +1,163 @@
+// Channels and memberships. Hot lookups (membership checks made on every post and by realtime
+// delivery) go through the shared pg pool; everything else through Prisma.
+import type { FastifyInstance } from 'fastify'
+import type { Prisma, PrismaClient } from '../../db/client.ts'
+
+type Db = PrismaClient | Prisma.TransactionClient
+type ActorType = 'AGENT' | 'HUMAN'
+
+/** pg_advisory_xact_lock key ("ams\x03"): serialises channel name checks (unique ignoring case). */
+const CHANNEL_NAMES_LOCK = 1634562819
+
+export interface ChannelRow {
+  id: string
+  name: string
+  description: string
+  topic: string | null
+  type: 'channel' | 'dm'
+  dmKey: string | null
+  createdById: string | null
+  createdAt: Date
+  updatedAt: Date
+}
+
+export async function isMember(app: FastifyInstance, channelId: string, memberId: string): Promise<boolean> {
+  const { rowCount } = await app.db.pool.query('SELECT 1 FROM channel_members WHERE channel_id = $1 AND member_id = $2', [channelId, memberId])
+  return (rowCount ?? 0) > 0
+}
+
+export async function memberIds(app: FastifyInstance, channelId: string): Promise<string[]> {
+  const { rows } = await app.db.pool.query<{ member_id: string }>('SELECT member_id FROM channel_members WHERE channel_id = $1 ORDER BY joined_at, member_id', [channelId])
+  return rows.map((r) => r.member_id)
+}
+
+export async function channelIdsOf(app: FastifyInstance, memberId: string): Promise<string[]> {
+  const { rows } = await app.db.pool.query<{ channel_id: string }>('SELECT channel_id FROM channel_members WHERE member_id = $1', [memberId])
+  return rows.map((r) => r.channel_id)
+}
+
+/** The channel and whether `memberId` belongs to it (null: no such channel). */
+export async function findChannelFor(app: FastifyInstance, channelId: string, memberId: string): Promise<{ channel: ChannelRow; member: boolean } | null> {
+  const { rows } = await app.db.pool.query(
+    `SELECT c.id, c.name, c.description, c.topic, c.type, c.dm_key, c.created_by_id, c.created_at, c.updated_at,
+            EXISTS (SELECT 1 FROM channel_members m WHERE m.channel_id = c.id AND m.member_id = $2) AS is_member
+       FROM channels c WHERE c.id = $1`,
+    [channelId, memberId],
+  )
+  const r = rows[0]
+  if (!r) return null
+  return {
+    channel: {
+      id: r.id,
+      name: r.name,
+      description: r.description,
+      topic: r.topic,
+      type: r.type,
+      dmKey: r.dm_key,
+      createdById: r.created_by_id,
+      createdAt: r.created_at,
+      updatedAt: r.updated_at,
+    },
+    member: r.is_member,
+  }
+}
+
+export async function isPrimaryAgent(db: Db, agentId: string): Promise<boolean> {
+  const agent = await db.agent.findUnique({ where: { id: agentId }, select: { isPrimary: true } })
+  return agent?.isPrimary ?? false
+}
+
+export async function lockChannelNames(tx: Prisma.TransactionClient): Promise<void> {
+  await tx.$queryRaw`SELECT 1 AS locked FROM (SELECT pg_advisory_xact_lock(${CHANNEL_NAMES_LOCK}::bigint)) AS l`
+}
+
+/** A regular channel (not a DM) with this name ignoring case, optionally other than `exceptId`. */
+export function findChannelNamed(db: Db, name: string, exceptId?: string) {
+  return db.channel.findFirst({
+    where: { type: 'channel', name: { equals: name, mode: 'insensitive' }, ...(exceptId ? { id: { not: exceptId } } : {}) },
+    select: { id: true },
+  })
+}
+
+export function createChannel(db: Db, data: Prisma.ChannelUncheckedCreateInput) {
+  return db.channel.create({ data })
+}
+
+export function updateChannel(db: Db, id: string, data: { name?: string; description?: string; topic?: string | null }) {
+  return db.channel.update({ where: { id }, data })
+}
+
+export function deleteChannel(db: Db, id: string) {
+  return db.channel.delete({ where: { id } })
+}
+
+/** Storage names of every file attached to a message of the channel. */
+export async function attachmentFilesOf(db: Db, channelId: string): Promise<string[]> {
+  const rows = await db.attachment.findMany({ where: { message: { channelId } }, select: { storageName: true } })
+  return rows.map((r) => r.storageName)
+}
+
+/** Channels the member belongs to, plus (for the workspace owner) every regular channel. */
+export function listChannels(db: Db, memberId: string, includeAllRegular: boolean) {
+  return db.channel.findMany({
+    where: includeAllRegular ? { OR: [{ type: 'channel' }, { members: { some: { memberId } } }] } : { members: { some: { memberId } } },
+    orderBy: [{ createdAt: 'asc' }, { id: 'asc' }],
+    select: { id: true, name: true, type: true, description: true },
+  })
+}
+
+export function countMembers(db: Db, channelId: string) {
+  return db.channelMember.count({ where: { channelId } })
+}
+
+export function listMembers(db: Db, channelId: string) {
+  return db.channelMember.findMany({ where: { channelId }, orderBy: [{ joinedAt: 'asc' }, { memberId: 'asc' }] })
+}
+
+export function findMember(db: Db, channelId: string, memberId: string) {
+  return db.channelMember.findUnique({ where: { channelId_memberId: { channelId, memberId } } })
+}
+
+export function addMember(db: Db, channelId: string, memberId: string, memberType: ActorType) {
+  return db.channelMember.create({ data: { channelId, memberId, memberType } })
+}
+
+export function addMembers(db: Db, rows: { channelId: string; memberId: string; memberType: ActorType }[]) {
+  return db.channelMember.createMany({ data: rows })
+}
+
+export function removeMember(db: Db, channelId: string, memberId: string) {
+  return db.channelMember.deleteMany({ where: { channelId, memberId } })
+}
+
+export interface Actor {
+  id: string
+  type: ActorType
+  name: string
+  /** Agents: the handle (letters, digits, hyphens); humans: the display name. */
+  handle: string
+}
+
+/** Users and agents by id (a member id may name either). */
+export async function findActors(db: Db, ids: string[]): Promise<Map<string, Actor>> {
+  const [users, agents] = await Promise.all([
+    db.user.findMany({ where: { id: { in: ids } }, select: { id: true, displayName: true } }),
+    db.agent.findMany({ where: { id: { in: ids } }, select: { id: true, name: true, displayName: true } }),
+  ])
+  const out = new Map<string, Actor>()
+  for (const u of users) out.set(u.id, { id: u.id, type: 'HUMAN', name: u.displayName, handle: u.displayName })
+  for (const a of agents) out.set(a.id, { id: a.id, type: 'AGENT', name: a.displayName, handle: a.name })
+  return out
+}
+
+/** Remembers a create's response for its Idempotency-Key, in the create's own transaction. */
+export function rememberResponse(tx: Prisma.TransactionClient, principalId: string, key: string, hash: string, statusCode: number, body: unknown) {
+  return tx.idempotencyKey.create({ data: { principalId, key, requestHash: hash, statusCode, responseBody: body as Prisma.InputJsonValue } })
+}
+
+/** For each DM, the participant other than `me`. */
+export async function dmPeers(db: Db, channelIds: string[], me: string): Promise<Map<string, string>> {
+  if (!channelIds.length) return new Map()
+  const rows = await db.channelMember.findMany({ where: { channelId: { in: channelIds }, memberId: { not: me } }, select: { channelId: true, memberId: true } })
+  return new Map(rows.map((r) => [r.channelId, r.memberId]))
+}

@@ -1,0 +1,175 @@
+// Channels (/api/v1/channels) and their members. Who may do what: docs/access.md.
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
+import type { FastifyInstance, FastifyRequest } from 'fastify'
+import { Type } from 'typebox'
+import { idempotencyKeyOf, IDEMPOTENCY_HEADER } from '../../lib/idempotency.ts'
+import type { MemberPrincipal } from '../../plugins/auth.ts'
+import { errors, IdParams } from '../../schemas/common.ts'
+import {
+  AddedMemberSchema,
+  AddMemberBody,
+  ChannelListSchema,
+  ChannelSchema,
+  CreateChannelBody,
+  MemberListSchema,
+  MemberParams,
+  UpdateChannelBody,
+  type ChannelDto,
+} from './schemas.ts'
+import * as channels from './service.ts'
+
+const NoContent = Type.Null({ description: 'Done; no body.' })
+const member = (request: FastifyRequest): MemberPrincipal => request.principal as MemberPrincipal
+
+export const IdempotencyHeaders = Type.Object(
+  {
+    [IDEMPOTENCY_HEADER]: Type.Optional(
+      Type.String({ minLength: 1, maxLength: 255, description: 'A retry with the same key and body within 24 h returns the original response; another body: 409 `IDEMPOTENCY_KEY_REUSED`.' }),
+    ),
+  },
+  { additionalProperties: true },
+)
+
+export default async function channelsRoutes(fastify: FastifyInstance): Promise<void> {
+  const app = fastify.withTypeProvider<TypeBoxTypeProvider>()
+
+  app.post(
+    '/channels',
+    {
+      config: { auth: 'any' },
+      schema: {
+        operationId: 'createChannel',
+        tags: ['channels'],
+        summary: 'Create a channel (the creator becomes its first member)',
+        description: 'Observers: 403. A name another channel has, ignoring case: 409 `NAME_TAKEN`. Emits `channel.created` and `member.joined`.',
+        headers: IdempotencyHeaders,
+        body: CreateChannelBody,
+        response: { 201: ChannelSchema, ...errors(400, 403, 409) },
+      },
+    },
+    async (request, reply) => {
+      const result = await channels.createChannel(fastify, member(request), request.body, idempotencyKeyOf(request))
+      return reply.code(result.statusCode as 201).send(result.body as ChannelDto)
+    },
+  )
+
+  app.get(
+    '/channels',
+    {
+      config: { auth: 'any' },
+      schema: {
+        operationId: 'listChannels',
+        tags: ['channels'],
+        summary: 'The channels and DMs the caller belongs to',
+        description: 'A plain array of `{id, name, type, description}`. The workspace owner also gets every regular channel (not the DMs of others).',
+        response: { 200: ChannelListSchema },
+      },
+    },
+    async (request) => channels.listChannels(fastify, member(request)),
+  )
+
+  app.get(
+    '/channels/:id',
+    {
+      config: { auth: 'any' },
+      schema: {
+        operationId: 'getChannel',
+        tags: ['channels'],
+        summary: 'Get a channel',
+        description: 'Members (and the workspace owner for regular channels) only; anyone else gets 404, as for an unknown id.',
+        params: IdParams,
+        response: { 200: ChannelSchema, ...errors(400, 404) },
+      },
+    },
+    async (request) => channels.getChannel(fastify, member(request), request.params.id),
+  )
+
+  app.patch(
+    '/channels/:id',
+    {
+      config: { auth: 'any' },
+      schema: {
+        operationId: 'updateChannel',
+        tags: ['channels'],
+        summary: 'Rename or describe a channel (its creator or an admin)',
+        description: 'Partial update of `name`, `description`, `topic` (`null` clears the topic). DMs cannot be changed (403). Emits `channel.updated`.',
+        params: IdParams,
+        body: UpdateChannelBody,
+        response: { 200: ChannelSchema, ...errors(400, 403, 404, 409) },
+      },
+    },
+    async (request) => channels.updateChannel(fastify, member(request), request.params.id, request.body),
+  )
+
+  app.delete(
+    '/channels/:id',
+    {
+      config: { auth: 'any' },
+      schema: {
+        operationId: 'deleteChannel',
+        tags: ['channels'],
+        summary: 'Delete a channel with all its messages and files (its creator or an admin)',
+        description: 'DMs cannot be deleted (403). Emits `channel.deleted` to the former members.',
+        params: IdParams,
+        response: { 204: NoContent, ...errors(400, 403, 404) },
+      },
+    },
+    async (request, reply) => {
+      await channels.deleteChannel(fastify, member(request), request.params.id)
+      return reply.code(204).send(null)
+    },
+  )
+
+  app.get(
+    '/channels/:id/members',
+    {
+      config: { auth: 'any' },
+      schema: {
+        operationId: 'listChannelMembers',
+        tags: ['channels'],
+        summary: "List a channel's members",
+        params: IdParams,
+        response: { 200: MemberListSchema, ...errors(400, 404) },
+      },
+    },
+    async (request) => channels.listMembers(fastify, member(request), request.params.id),
+  )
+
+  app.post(
+    '/channels/:id/members',
+    {
+      config: { auth: 'any' },
+      schema: {
+        operationId: 'addChannelMember',
+        tags: ['channels'],
+        summary: 'Add a user or an agent to a channel',
+        description:
+          'Any member except observers, or an admin, may add. `user_id` is a user or an agent id; unknown: 404. Already a member: 409 `ALREADY_MEMBER`. DMs keep their two participants (403). Emits `member.joined`.',
+        params: IdParams,
+        body: AddMemberBody,
+        response: { 201: AddedMemberSchema, ...errors(400, 403, 404, 409) },
+      },
+    },
+    async (request, reply) => reply.code(201).send(await channels.addMember(fastify, member(request), request.params.id, request.body.user_id)),
+  )
+
+  app.delete(
+    '/channels/:id/members/:user_id',
+    {
+      config: { auth: 'any' },
+      schema: {
+        operationId: 'removeChannelMember',
+        tags: ['channels'],
+        summary: 'Remove a member, or leave',
+        description:
+          'Anyone may remove themselves; removing someone else takes the channel creator or an admin. Access ends at once (REST and realtime). DMs keep their two participants (403). Emits `member.left`.',
+        params: MemberParams,
+        response: { 204: NoContent, ...errors(400, 403, 404) },
+      },
+    },
+    async (request, reply) => {
+      await channels.removeMember(fastify, member(request), request.params.id, request.params.user_id)
+      return reply.code(204).send(null)
+    },
+  )
+}

@@ -1,0 +1,87 @@
+// Channels and memberships: request bodies and response objects.
+import { Type, type Static } from 'typebox'
+import { Timestamp, Uuid } from '../../schemas/common.ts'
+
+export const ChannelName = Type.String({
+  minLength: 1,
+  maxLength: 100,
+  pattern: '^(?! *$)[A-Za-z0-9 -]+$',
+  description: 'Letters, digits, hyphens and spaces; 1 to 100 characters; not only spaces. Unique among channels ignoring case (409 `NAME_TAKEN`). Leading and trailing spaces are trimmed.',
+})
+const Description = Type.String({ maxLength: 1000, description: 'Up to 1,000 characters.' })
+const Topic = Type.String({ maxLength: 250, description: 'Up to 250 characters.' })
+export const MemberType = Type.Union([Type.Literal('AGENT'), Type.Literal('HUMAN')])
+export const ChannelType = Type.Union([Type.Literal('channel'), Type.Literal('dm')])
+
+export const CreateChannelBody = Type.Object(
+  { name: ChannelName, description: Type.Optional(Description), topic: Type.Optional(Topic) },
+  { additionalProperties: false },
+)
+export type CreateChannelInput = Static<typeof CreateChannelBody>
+
+export const UpdateChannelBody = Type.Object(
+  { name: Type.Optional(ChannelName), description: Type.Optional(Description), topic: Type.Optional(Type.Union([Topic, Type.Null()])) },
+  { additionalProperties: false, minProperties: 1 },
+)
+export type UpdateChannelInput = Static<typeof UpdateChannelBody>
+
+export const ChannelSchema = Type.Object(
+  {
+    id: Uuid,
+    name: Type.String(),
+    description: Type.String(),
+    topic: Type.Union([Type.String(), Type.Null()]),
+    type: ChannelType,
+    created_at: Timestamp,
+    updated_at: Timestamp,
+    created_by: Type.Union([Uuid, Type.Null()], { description: 'Id of the user or agent who created it.' }),
+    member_count: Type.Integer({ minimum: 0 }),
+    is_member: Type.Boolean({ description: 'Whether the caller is a member (false for the workspace owner reading a channel it has not joined).' }),
+    participants: Type.Optional(Type.Array(Uuid, { description: 'DMs only: the two participant ids.' })),
+  },
+  { additionalProperties: false },
+)
+export type ChannelDto = Static<typeof ChannelSchema>
+
+export const ChannelListItem = Type.Object(
+  {
+    id: Uuid,
+    name: Type.String({ description: "For a DM: the other participant's display name." }),
+    type: ChannelType,
+    description: Type.String(),
+  },
+  { additionalProperties: false },
+)
+export const ChannelListSchema = Type.Array(ChannelListItem, { description: 'Oldest first.' })
+export type ChannelListItemDto = Static<typeof ChannelListItem>
+
+export const MemberSchema = Type.Object(
+  {
+    id: Type.String({ format: 'uuid', description: 'The user or agent id.' }),
+    type: MemberType,
+    name: Type.String({ description: 'Display name.' }),
+    joined_at: Timestamp,
+  },
+  { additionalProperties: false },
+)
+export type MemberDto = Static<typeof MemberSchema>
+export const MemberListSchema = Type.Array(MemberSchema, { description: 'In joining order.' })
+
+export const AddedMemberSchema = Type.Object(
+  {
+    channel_id: Uuid,
+    id: Type.String({ format: 'uuid', description: 'The user or agent id.' }),
+    type: MemberType,
+    name: Type.String(),
+    joined_at: Timestamp,
+  },
+  { additionalProperties: false },
+)
+export type AddedMemberDto = Static<typeof AddedMemberSchema>
+
+export const AddMemberBody = Type.Object(
+  { user_id: Type.String({ format: 'uuid', description: 'Id of a user or an agent.' }) },
+  { additionalProperties: false },
+)
+
+export const MemberParams = Type.Object({ id: Uuid, user_id: Uuid }, { additionalProperties: false })

@@ -1,0 +1,200 @@
+// Channels and their members. Every rule about who may do what is in ./access.ts; this file
+// applies them and records the changes with their domain events (channel.*, member.*).
+import type { FastifyInstance } from 'fastify'
+import { AppError, forbidden, notFound } from '../../lib/errors.ts'
+import { uuidv7 } from '../../lib/ids.ts'
+import { findRemembered, isIdempotencyConflict, requestHash, type StoredResponse } from '../../lib/idempotency.ts'
+import type { MemberPrincipal } from '../../plugins/auth.ts'
+import { removeFiles } from '../messages/files.ts'
+import { assertCanAddMember, assertCanManage, assertCanRemoveMember, isObserver, readableChannel } from './access.ts'
+import * as repo from './repo.ts'
+import type { ChannelRow } from './repo.ts'
+import type { AddedMemberDto, ChannelDto, ChannelListItemDto, CreateChannelInput, MemberDto, UpdateChannelInput } from './schemas.ts'
+
+const nameTaken = (name: string): AppError => new AppError('NAME_TAKEN', `a channel named '${name}' already exists`)
+const actorType = (p: MemberPrincipal): 'AGENT' | 'HUMAN' => (p.kind === 'agent' ? 'AGENT' : 'HUMAN')
+
+/** The channel as events carry it (channel.created, channel.updated). */
+export function channelEventBody(c: ChannelRow) {
+  return { id: c.id, name: c.name, description: c.description, topic: c.topic, type: c.type, created_at: c.createdAt.toISOString() }
+}
+
+export async function toChannelDto(app: FastifyInstance, c: ChannelRow, isMember: boolean): Promise<ChannelDto> {
+  const members = await repo.listMembers(app.db.prisma, c.id)
+  return {
+    id: c.id,
+    name: c.name,
+    description: c.description,
+    topic: c.topic,
+    type: c.type,
+    created_at: c.createdAt.toISOString(),
+    updated_at: c.updatedAt.toISOString(),
+    created_by: c.createdById,
+    member_count: members.length,
+    is_member: isMember,
+    ...(c.type === 'dm' ? { participants: members.map((m) => m.memberId).sort() } : {}),
+  }
+}
+
+export async function createChannel(app: FastifyInstance, principal: MemberPrincipal, input: CreateChannelInput, idempotencyKey?: string): Promise<StoredResponse> {
+  if (isObserver(principal)) throw forbidden('observers cannot create channels')
+  const name = input.name.trim()
+  const hash = idempotencyKey ? requestHash('POST /channels', input) : ''
+  if (idempotencyKey) {
+    const remembered = await findRemembered(app, principal.id, idempotencyKey, hash)
+    if (remembered) return remembered
+  }
+  try {
+    const dto = await app.events.transaction(async (tx, emit) => {
+      await repo.lockChannelNames(tx)
+      if (await repo.findChannelNamed(tx, name)) throw nameTaken(name)
+      const channel = await repo.createChannel(tx, {
+        id: uuidv7(),
+        name,
+        description: input.description ?? '',
+        topic: input.topic?.trim() || null,
+        type: 'channel',
+        createdById: principal.id,
+      })
+      await repo.addMember(tx, channel.id, principal.id, actorType(principal))
+      emit('channel.created', channel.id, { channel: channelEventBody(channel), creator_id: principal.id, creator_type: actorType(principal) })
+      emit('member.joined', channel.id, { channel_id: channel.id, member_id: principal.id, member_type: actorType(principal), member_name: principal.displayName })
+      const body: ChannelDto = {
+        id: channel.id,
+        name: channel.name,
+        description: channel.description,
+        topic: channel.topic,
+        type: 'channel',
+        created_at: channel.createdAt.toISOString(),
+        updated_at: channel.updatedAt.toISOString(),
+        created_by: principal.id,
+        member_count: 1,
+        is_member: true,
+      }
+      if (idempotencyKey) await repo.rememberResponse(tx, principal.id, idempotencyKey, hash, 201, body)
+      return body
+    })
+    return { statusCode: 201, body: dto }
+  } catch (error) {
+    if (idempotencyKey && isIdempotencyConflict(error)) {
+      const remembered = await findRemembered(app, principal.id, idempotencyKey, hash)
+      if (remembered) return remembered
+    }
+    throw error
+  }
+}
+
+/** The caller's channels and DMs; for the workspace owner also every regular channel. */
+export async function listChannels(app: FastifyInstance, principal: MemberPrincipal): Promise<ChannelListItemDto[]> {
+  const isOwner = principal.kind === 'human' && principal.isOwner
+  const channels = await repo.listChannels(app.db.prisma, principal.id, isOwner)
+  const dmIds = channels.filter((c) => c.type === 'dm').map((c) => c.id)
+  const peers = await repo.dmPeers(app.db.prisma, dmIds, principal.id)
+  const actors = peers.size ? await repo.findActors(app.db.prisma, [...new Set(peers.values())]) : new Map()
+  return channels.map((c) => ({
+    id: c.id,
+    name: c.type === 'dm' ? (actors.get(peers.get(c.id) ?? '')?.name ?? c.name) : c.name,
+    type: c.type,
+    description: c.description,
+  }))
+}
+
+export async function getChannel(app: FastifyInstance, principal: MemberPrincipal, channelId: string): Promise<ChannelDto> {
+  const access = await readableChannel(app, principal, channelId)
+  return toChannelDto(app, access.channel, access.member)
+}
+
+export async function updateChannel(app: FastifyInstance, principal: MemberPrincipal, channelId: string, input: UpdateChannelInput): Promise<ChannelDto> {
+  const access = await readableChannel(app, principal, channelId)
+  await assertCanManage(app, principal, access)
+  const name = input.name?.trim()
+  const updated = await app.events.transaction(async (tx, emit) => {
+    if (name !== undefined) {
+      await repo.lockChannelNames(tx)
+      if (await repo.findChannelNamed(tx, name, channelId)) throw nameTaken(name)
+    }
+    // An empty topic clears it, like null (the body parser may coerce null to '').
+    const topic = input.topic === undefined ? undefined : input.topic?.trim() || null
+    const channel = await repo.updateChannel(tx, channelId, { name, description: input.description, topic })
+    emit('channel.updated', channelId, { channel: channelEventBody(channel) })
+    return channel
+  })
+  return toChannelDto(app, updated, access.member)
+}
+
+/** Deletes the channel, its memberships, its messages and their files. */
+export async function deleteChannel(app: FastifyInstance, principal: MemberPrincipal, channelId: string): Promise<void> {
+  const access = await readableChannel(app, principal, channelId)
+  await assertCanManage(app, principal, access)
+  const files = await app.events.transaction(async (tx, emit) => {
+    const members = await repo.listMembers(tx, channelId)
+    const storageNames = await repo.attachmentFilesOf(tx, channelId)
+    await repo.deleteChannel(tx, channelId)
+    emit('channel.deleted', channelId, { channel_id: channelId }, members.map((m) => m.memberId))
+    return storageNames
+  })
+  await removeFiles(app.config.uploadDir, files).catch((err: unknown) => app.log.warn({ err, channelId }, 'could not remove files of a deleted channel'))
+}
+
+export async function listMembers(app: FastifyInstance, principal: MemberPrincipal, channelId: string): Promise<MemberDto[]> {
+  await readableChannel(app, principal, channelId)
+  const members = await repo.listMembers(app.db.prisma, channelId)
+  const actors = await repo.findActors(app.db.prisma, members.map((m) => m.memberId))
+  return members.map((m) => ({
+    id: m.memberId,
+    type: m.memberType,
+    name: actors.get(m.memberId)?.name ?? '',
+    joined_at: m.joinedAt.toISOString(),
+  }))
+}
+
+export async function addMember(app: FastifyInstance, principal: MemberPrincipal, channelId: string, memberId: string): Promise<AddedMemberDto> {
+  const access = await readableChannel(app, principal, channelId)
+  await assertCanAddMember(app, principal, access)
+  const actor = (await repo.findActors(app.db.prisma, [memberId])).get(memberId)
+  if (!actor) throw notFound('user or agent')
+  try {
+    return await app.events.transaction(async (tx, emit) => {
+      if (await repo.findMember(tx, channelId, memberId)) throw alreadyMember()
+      const row = await repo.addMember(tx, channelId, memberId, actor.type)
+      emit('member.joined', channelId, { channel_id: channelId, member_id: memberId, member_type: actor.type, member_name: actor.name })
+      return { channel_id: channelId, id: memberId, type: actor.type, name: actor.name, joined_at: row.joinedAt.toISOString() }
+    })
+  } catch (error) {
+    const code = (error as { code?: string }).code
+    if (code === 'P2002') throw alreadyMember()
+    if (code === 'P2003') throw notFound('channel') // deleted meanwhile
+    throw error
+  }
+}
+
+/** Makes the workspace owner a member before its first post in a channel (member.joined). */
+export async function joinOnPost(app: FastifyInstance, principal: MemberPrincipal, channelId: string): Promise<void> {
+  try {
+    await app.events.transaction(async (tx, emit) => {
+      if (await repo.findMember(tx, channelId, principal.id)) return
+      await repo.addMember(tx, channelId, principal.id, actorType(principal))
+      emit('member.joined', channelId, { channel_id: channelId, member_id: principal.id, member_type: actorType(principal), member_name: principal.displayName })
+    })
+  } catch (error) {
+    const code = (error as { code?: string }).code
+    if (code === 'P2002') return // joined concurrently
+    if (code === 'P2003') throw notFound('channel')
+    throw error
+  }
+}
+
+const alreadyMember = (): AppError => new AppError('ALREADY_MEMBER', 'already a member of this channel')
+
+/** Removes a member (or the caller leaves); access ends with the commit. */
+export async function removeMember(app: FastifyInstance, principal: MemberPrincipal, channelId: string, memberId: string): Promise<void> {
+  const access = await readableChannel(app, principal, channelId)
+  const row = await repo.findMember(app.db.prisma, channelId, memberId)
+  if (!row) throw notFound('member')
+  await assertCanRemoveMember(app, principal, access, memberId)
+  await app.events.transaction(async (tx, emit) => {
+    const { count } = await repo.removeMember(tx, channelId, memberId)
+    if (count === 0) throw notFound('member')
+    emit('member.left', channelId, { channel_id: channelId, member_id: memberId, member_type: row.memberType }, [memberId])
+  })
+}

@@ -1,0 +1,84 @@
+// Direct messages between two users or agents. Messages go through the message endpoints; the
+// access model treats a DM as a channel whose only readers are its two participants.
+import type { FastifyInstance } from 'fastify'
+import { AppError, forbidden, notFound } from '../../lib/errors.ts'
+import { uuidv7 } from '../../lib/ids.ts'
+import { findRemembered, isIdempotencyConflict, requestHash, type StoredResponse } from '../../lib/idempotency.ts'
+import type { MemberPrincipal } from '../../plugins/auth.ts'
+import { isObserver } from '../channels/access.ts'
+import * as channelsRepo from '../channels/repo.ts'
+import * as repo from './repo.ts'
+import type { DmDto } from './schemas.ts'
+
+/** Returns the pair's DM (200) or creates it (201); exactly one per pair even under races. */
+export async function openDm(app: FastifyInstance, principal: MemberPrincipal, participantId: string, idempotencyKey?: string): Promise<StoredResponse> {
+  if (participantId === principal.id) throw new AppError('SELF_DM', 'a DM needs another participant than yourself')
+  if (isObserver(principal)) throw forbidden('observers cannot start DMs')
+  const hash = idempotencyKey ? requestHash('POST /dm', participantId) : ''
+  if (idempotencyKey) {
+    const remembered = await findRemembered(app, principal.id, idempotencyKey, hash)
+    if (remembered) return remembered
+  }
+  const actors = await channelsRepo.findActors(app.db.prisma, [participantId, principal.id])
+  const peer = actors.get(participantId)
+  if (!peer) throw notFound('user or agent')
+  const me = { id: principal.id, type: principal.kind === 'agent' ? ('AGENT' as const) : ('HUMAN' as const), name: principal.displayName }
+  const dmKey = repo.dmKeyOf(principal.id, participantId)
+  const participants = [principal.id, participantId].sort()
+  const dto = (id: string, createdAt: Date): DmDto => ({
+    id,
+    type: 'dm',
+    participants,
+    participant: { id: peer.id, name: peer.name, type: peer.type },
+    created_at: createdAt.toISOString(),
+  })
+  try {
+    return await app.events.transaction(async (tx, emit) => {
+      const created = await repo.insertDm(tx, { id: uuidv7(), dmKey, createdById: principal.id })
+      let result: StoredResponse
+      if (created) {
+        await channelsRepo.addMembers(tx, [
+          { channelId: created.id, memberId: me.id, memberType: me.type },
+          { channelId: created.id, memberId: peer.id, memberType: peer.type },
+        ])
+        const createdAt = new Date(created.created_at)
+        emit('channel.created', created.id, {
+          channel: { id: created.id, name: 'dm', description: '', topic: null, type: 'dm', created_at: createdAt.toISOString() },
+          creator_id: me.id,
+          creator_type: me.type,
+        })
+        for (const m of [me, peer]) emit('member.joined', created.id, { channel_id: created.id, member_id: m.id, member_type: m.type, member_name: m.name })
+        result = { statusCode: 201, body: dto(created.id, createdAt) }
+      } else {
+        const existing = await repo.findDmByKey(tx, dmKey)
+        if (!existing) throw new AppError('CONFLICT', 'the DM was deleted while it was being opened; retry')
+        result = { statusCode: 200, body: dto(existing.id, existing.createdAt) }
+      }
+      if (idempotencyKey) await channelsRepo.rememberResponse(tx, principal.id, idempotencyKey, hash, result.statusCode, result.body)
+      return result
+    })
+  } catch (error) {
+    if (idempotencyKey && isIdempotencyConflict(error)) {
+      const remembered = await findRemembered(app, principal.id, idempotencyKey, hash)
+      if (remembered) return remembered
+    }
+    throw error
+  }
+}
+
+export async function listDms(app: FastifyInstance, principal: MemberPrincipal): Promise<DmDto[]> {
+  const dms = await repo.listDmsOf(app.db.prisma, principal.id)
+  const peerIds = dms.map((d) => d.members.find((m) => m.memberId !== principal.id)?.memberId).filter((id): id is string => Boolean(id))
+  const actors = await channelsRepo.findActors(app.db.prisma, [...new Set(peerIds)])
+  return dms.map((d) => {
+    const peer = d.members.find((m) => m.memberId !== principal.id)
+    const actor = peer ? actors.get(peer.memberId) : undefined
+    return {
+      id: d.id,
+      type: 'dm' as const,
+      participants: d.members.map((m) => m.memberId).sort(),
+      participant: { id: peer?.memberId ?? principal.id, name: actor?.name ?? '', type: peer?.memberType ?? 'HUMAN' },
+      created_at: d.createdAt.toISOString(),
+    }
+  })
+}

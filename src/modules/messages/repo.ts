@@ -1,0 +1,165 @@
+// Messages and their attachments. Posting is the hot path: one raw SQL statement inserts the
+// message, its attachment, the remembered idempotent response and the outbox event atomically
+// (docs/decisions.md, Conversations). Reads and edits go through Prisma.
+import type { FastifyInstance } from 'fastify'
+import type { Prisma, PrismaClient } from '../../db/client.ts'
+import { outboxRow } from '../../events/bus.ts'
+import type { DomainEvent } from '../../events/types.ts'
+import type { MessageRecord } from './schemas.ts'
+
+type Db = PrismaClient | Prisma.TransactionClient
+
+export interface NewMessage {
+  id: string
+  channelId: string
+  authorId: string
+  authorType: 'AGENT' | 'HUMAN'
+  authorName: string
+  text: string
+  createdAt: Date
+  attachment?: { id: string; fileName: string; contentType: string; size: number; storageName: string }
+  idempotency?: { key: string; hash: string; body: unknown }
+  event: DomainEvent
+}
+
+const sqlCache = new Map<string, string>()
+
+function insertSql(withAttachment: boolean, withIdempotency: boolean): string {
+  const cacheKey = `${withAttachment}:${withIdempotency}`
+  let sql = sqlCache.get(cacheKey)
+  if (sql) return sql
+  // $1..$7 message, $8..$12 outbox, $13..$17 attachment, $18..$20 idempotency
+  const parts = [
+    `WITH msg AS (
+       INSERT INTO messages (id, channel_id, author_id, author_type, author_name, text, created_at)
+       SELECT $1, $2, $3, $4::actor_type, $5, $6, $7
+        WHERE EXISTS (SELECT 1 FROM channel_members WHERE channel_id = $2 AND member_id = $3)
+       RETURNING id
+     ), ob AS (
+       INSERT INTO outbox_events (event_id, type, channel_id, payload, occurred_at)
+       SELECT $8, $9, $10, $11::jsonb, $12 FROM msg
+       RETURNING 1
+     )`,
+  ]
+  if (withAttachment) {
+    parts.push(`, att AS (
+       INSERT INTO attachments (id, message_id, file_name, content_type, size, storage_name, created_at)
+       SELECT $13, msg.id, $14, $15, $16, $17, $7 FROM msg
+       RETURNING 1
+     )`)
+  }
+  if (withIdempotency) {
+    const n = withAttachment ? 18 : 13
+    parts.push(`, idem AS (
+       INSERT INTO idempotency_keys (principal_id, key, request_hash, status_code, response_body, created_at)
+       SELECT $3, $${n}, $${n + 1}, 201, $${n + 2}::jsonb, $7 FROM msg
+       RETURNING 1
+     )`)
+  }
+  parts.push(' SELECT count(*)::int AS inserted FROM msg')
+  sql = parts.join('')
+  sqlCache.set(cacheKey, sql)
+  return sql
+}
+
+/**
+ * Inserts the message (with its attachment, idempotent response and outbox event) if the author
+ * is a member of the channel. Returns false when the author is not a member (nothing stored).
+ */
+export async function insertMessage(app: FastifyInstance, m: NewMessage): Promise<boolean> {
+  const values: unknown[] = [m.id, m.channelId, m.authorId, m.authorType, m.authorName, m.text, m.createdAt, ...outboxRow(m.event)]
+  if (m.attachment) values.push(m.attachment.id, m.attachment.fileName, m.attachment.contentType, m.attachment.size, m.attachment.storageName)
+  if (m.idempotency) values.push(m.idempotency.key, m.idempotency.hash, JSON.stringify(m.idempotency.body))
+  const withAttachment = Boolean(m.attachment)
+  const withIdempotency = Boolean(m.idempotency)
+  const { rows } = await app.db.pool.query<{ inserted: number }>({
+    name: `post-message-${withAttachment}-${withIdempotency}`,
+    text: insertSql(withAttachment, withIdempotency),
+    values,
+  })
+  return rows[0]!.inserted === 1
+}
+
+const withAttachment = { attachment: { select: { id: true, fileName: true, contentType: true, size: true, storageName: true } } } as const
+
+export function findMessage(db: Db, channelId: string, messageId: string) {
+  return db.message.findFirst({ where: { id: messageId, channelId }, include: withAttachment })
+}
+
+/** A page of messages, newest first; `take` rows (the caller asks for one extra to learn has_more). */
+export async function listMessages(db: Db, channelId: string, take: number, cursor: { before?: string; after?: string }): Promise<MessageRecord[]> {
+  if (cursor.after) {
+    const rows = await db.message.findMany({
+      where: { channelId, id: { gt: cursor.after, ...(cursor.before ? { lt: cursor.before } : {}) } },
+      orderBy: { id: 'asc' },
+      take,
+      include: withAttachment,
+    })
+    return rows.reverse()
+  }
+  return db.message.findMany({
+    where: { channelId, ...(cursor.before ? { id: { lt: cursor.before } } : {}) },
+    orderBy: { id: 'desc' },
+    take,
+    include: withAttachment,
+  })
+}
+
+export function updateText(db: Db, id: string, text: string, editedAt: Date) {
+  return db.message.update({ where: { id }, data: { text, editedAt }, include: withAttachment })
+}
+
+export function deleteMessage(db: Db, id: string) {
+  return db.message.delete({ where: { id } })
+}
+
+export function findAttachment(db: Db, id: string) {
+  return db.attachment.findUnique({ where: { id }, include: { message: { select: { channelId: true } } } })
+}
+
+export interface SearchRow {
+  id: string
+  channel_id: string
+  author_id: string
+  author_type: 'AGENT' | 'HUMAN'
+  author_name: string
+  text: string
+  created_at: Date
+  edited_at: Date | null
+  att_id: string | null
+  att_file_name: string | null
+  att_content_type: string | null
+  att_size: number | null
+  rank: number
+  snippet: string
+}
+
+/**
+ * Full-text search over the generated `search` column (GIN index) in the channels the caller
+ * may read: its memberships, plus every regular channel for the workspace owner. The snippet is
+ * built from HTML-escaped text, so the only markup in it is our <mark> tags.
+ */
+export async function searchMessages(
+  app: FastifyInstance,
+  q: { text: string; memberId: string; allRegular: boolean; channelId?: string; limit: number },
+): Promise<SearchRow[]> {
+  const { rows } = await app.db.pool.query<SearchRow>(
+    `SELECT m.id, m.channel_id, m.author_id, m.author_type, m.author_name, m.text, m.created_at, m.edited_at,
+            a.id AS att_id, a.file_name AS att_file_name, a.content_type AS att_content_type, a.size AS att_size,
+            ts_rank(m.search, q.query)::float8 AS rank,
+            ts_headline('english',
+              replace(replace(replace(m.text, '&', '&amp;'), '<', '&lt;'), '>', '&gt;'),
+              q.query, 'StartSel=<mark>, StopSel=</mark>, MaxWords=30, MinWords=10, MaxFragments=2, FragmentDelimiter=" … "') AS snippet
+       FROM messages m
+       CROSS JOIN websearch_to_tsquery('english', $1) AS q(query)
+       LEFT JOIN attachments a ON a.message_id = m.id
+      WHERE m.search @@ q.query
+        AND ($4::uuid IS NULL OR m.channel_id = $4)
+        AND (m.channel_id IN (SELECT channel_id FROM channel_members WHERE member_id = $2)
+             OR ($3 AND m.channel_id IN (SELECT id FROM channels WHERE type = 'channel')))
+      ORDER BY rank DESC, m.id DESC
+      LIMIT $5`,
+    [q.text, q.memberId, q.allRegular, q.channelId ?? null, q.limit],
+  )
+  return rows
+}

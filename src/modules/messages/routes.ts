@@ -1,0 +1,240 @@
+// Messages in a channel (JSON or multipart with one file), their files, and full-text search.
+import multipart from '@fastify/multipart'
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
+import type { FastifyInstance, FastifyRequest } from 'fastify'
+import { Type } from 'typebox'
+import { badRequest } from '../../lib/errors.ts'
+import { idempotencyKeyOf, IDEMPOTENCY_HEADER, sweepExpired } from '../../lib/idempotency.ts'
+import type { MemberPrincipal } from '../../plugins/auth.ts'
+import { errors, IdParams } from '../../schemas/common.ts'
+import { cleanContentType, cleanFileName, contentDisposition, ensureUploadDir, removeFiles, saveUpload } from './files.ts'
+import {
+  AttachmentParams,
+  ChannelMessageParams,
+  EditMessageBody,
+  ListMessagesQuery,
+  MessageComponent,
+  MessagePageSchema,
+  MessageRef,
+  type MessageDto,
+  PostMessageBody,
+  PostMessageMultipart,
+  SearchQuery,
+  SearchResultSchema,
+} from './schemas.ts'
+import * as messages from './service.ts'
+import type { UploadedFile } from './service.ts'
+
+const NoContent = Type.Null({ description: 'Done; no body.' })
+
+const IdempotencyHeaders = Type.Object(
+  {
+    [IDEMPOTENCY_HEADER]: Type.Optional(
+      Type.String({
+        minLength: 1,
+        maxLength: 255,
+        description: 'Retry-safe posting: a retry with the same key and body within 24 h returns the original 201 response and creates nothing; the same key with another body is 409 `IDEMPOTENCY_KEY_REUSED`.',
+      }),
+    ),
+  },
+  { additionalProperties: true },
+)
+
+const member = (request: FastifyRequest): MemberPrincipal => request.principal as MemberPrincipal
+
+/** Reads a multipart post: the `text` field and at most one `file`, streamed to disk as it arrives. */
+async function readMultipart(fastify: FastifyInstance, request: FastifyRequest): Promise<{ text: string; file?: UploadedFile }> {
+  let text: string | undefined
+  let file: UploadedFile | undefined
+  try {
+    for await (const part of request.parts()) {
+      if (part.type === 'file') {
+        if (part.fieldname !== 'file' || file) {
+          part.file.resume()
+          throw badRequest("a message takes one file, in the field 'file'")
+        }
+        const stored = await saveUpload(fastify.config.uploadDir, part.file)
+        file = { storageName: stored.storageName, size: stored.size, sha256: stored.sha256, fileName: cleanFileName(part.filename), contentType: cleanContentType(part.mimetype) }
+      } else {
+        if (part.fieldname !== 'text' || text !== undefined) throw badRequest(`unexpected form field '${part.fieldname}' (fields: text, file)`)
+        if (part.valueTruncated) throw badRequest(`'text' is longer than ${fastify.config.maxMessageLength} characters`)
+        text = String(part.value)
+      }
+    }
+  } catch (error) {
+    if (file) await removeFiles(fastify.config.uploadDir, [file.storageName])
+    throw error
+  }
+  if (text === undefined && !file) throw badRequest("the form needs a 'text' field, a 'file', or both")
+  return { text: text ?? '', file }
+}
+
+export default async function messagesRoutes(fastify: FastifyInstance): Promise<void> {
+  const app = fastify.withTypeProvider<TypeBoxTypeProvider>()
+  app.addSchema(MessageComponent)
+  await ensureUploadDir(fastify.config.uploadDir)
+  if (fastify.background) {
+    // Remembered Idempotency-Key responses live 24 h; drop the expired ones now and then.
+    const timer = setInterval(() => sweepExpired(fastify).catch((err: unknown) => fastify.log.warn({ err }, 'idempotency sweep failed')), 60 * 60 * 1000)
+    timer.unref()
+    fastify.addHook('onClose', async () => clearInterval(timer))
+  }
+  await app.register(multipart, {
+    throwFileSizeLimit: true,
+    limits: {
+      fileSize: fastify.config.maxFileBytes,
+      files: 1,
+      fields: 2,
+      parts: 3,
+      // Bytes: a character takes at most 4 in UTF-8.
+      fieldSize: fastify.config.maxMessageLength * 4,
+      headerPairs: 100,
+    },
+  })
+
+  app.post(
+    '/channels/:id/messages',
+    {
+      config: { auth: 'any' },
+      schema: {
+        operationId: 'postMessage',
+        tags: ['messages'],
+        summary: 'Post a message (JSON text, or multipart text + one file)',
+        description:
+          'Members only (observers: 403); the workspace owner may post in any regular channel, and its first post there makes it a member. JSON `{text}`, or `multipart/form-data` with `text` and `file` (one file, at most 10 MiB, streamed to disk; larger: 413 `PAYLOAD_TOO_LARGE` and nothing stored). With a file the text may be empty. Emits `message.created`. Send `Idempotency-Key` to make retries safe.',
+        params: IdParams,
+        headers: IdempotencyHeaders,
+        body: {
+          content: {
+            'application/json': { schema: PostMessageBody },
+            'multipart/form-data': { schema: PostMessageMultipart },
+          },
+        } as unknown as typeof PostMessageBody,
+        response: { 201: MessageRef, ...errors(400, 403, 404, 409, 413, 415) },
+      },
+    },
+    async (request, reply) => {
+      const key = idempotencyKeyOf(request)
+      const input = request.isMultipart() ? await readMultipart(fastify, request) : { text: (request.body as { text: string }).text }
+      const result = await messages.createMessage(fastify, member(request), request.params.id, { ...input, idempotencyKey: key })
+      // A replay answers with the remembered status (always the original 201) and body.
+      return reply.code(result.statusCode as 201).send(result.body as MessageDto)
+    },
+  )
+
+  app.get(
+    '/channels/:id/messages',
+    {
+      config: { auth: 'any' },
+      schema: {
+        operationId: 'listMessages',
+        tags: ['messages'],
+        summary: 'List messages, newest first, with cursors',
+        description:
+          'Without a cursor: the newest `limit` messages. `before=<message id>`: the next older page. `after=<message id>`: the `limit` messages just newer than it (still newest first). Walk back with `next_before` while `has_more`; walk forward with `next_after` while `has_more`. `before` and `after` together: 400 `INVALID_CURSOR`.',
+        params: IdParams,
+        querystring: ListMessagesQuery,
+        response: { 200: MessagePageSchema, ...errors(400, 404) },
+      },
+    },
+    async (request) => messages.listMessages(fastify, member(request), request.params.id, request.query),
+  )
+
+  app.get(
+    '/channels/:id/messages/:message_id',
+    {
+      config: { auth: 'any' },
+      schema: {
+        operationId: 'getMessage',
+        tags: ['messages'],
+        summary: 'Get one message',
+        params: ChannelMessageParams,
+        response: { 200: MessageRef, ...errors(400, 404) },
+      },
+    },
+    async (request) => messages.getMessage(fastify, member(request), request.params.id, request.params.message_id),
+  )
+
+  app.patch(
+    '/channels/:id/messages/:message_id',
+    {
+      config: { auth: 'any' },
+      schema: {
+        operationId: 'editMessage',
+        tags: ['messages'],
+        summary: 'Edit a message (its author only)',
+        description: 'Sets `edited_at`. Emits `message.updated`.',
+        params: ChannelMessageParams,
+        body: EditMessageBody,
+        response: { 200: MessageRef, ...errors(400, 403, 404) },
+      },
+    },
+    async (request) => messages.editMessage(fastify, member(request), request.params.id, request.params.message_id, request.body.text),
+  )
+
+  app.delete(
+    '/channels/:id/messages/:message_id',
+    {
+      config: { auth: 'any' },
+      schema: {
+        operationId: 'deleteMessage',
+        tags: ['messages'],
+        summary: 'Delete a message (its author or an admin)',
+        description: 'Its file is removed from disk. Emits `message.deleted`.',
+        params: ChannelMessageParams,
+        response: { 204: NoContent, ...errors(400, 403, 404) },
+      },
+    },
+    async (request, reply) => {
+      await messages.deleteMessage(fastify, member(request), request.params.id, request.params.message_id)
+      return reply.code(204).send(null)
+    },
+  )
+
+  app.get(
+    '/attachments/:id',
+    {
+      config: { auth: 'any' },
+      schema: {
+        operationId: 'downloadAttachment',
+        tags: ['messages'],
+        summary: "Download a message's file (members of its channel only)",
+        description:
+          'Always served as `application/octet-stream` with `Content-Disposition: attachment` (the original name, ASCII fallback plus RFC 5987 UTF-8) and `X-Content-Type-Options: nosniff`, so an upload can never run as a page of this origin. The declared type is in the message object.',
+        params: AttachmentParams,
+        response: {
+          200: { description: 'The file.', content: { 'application/octet-stream': { schema: { type: 'string', format: 'binary' } } } },
+          ...errors(400, 404),
+        },
+      },
+    },
+    async (request, reply) => {
+      const file = await messages.openAttachment(fastify, member(request), request.params.id)
+      return reply
+        .header('content-type', 'application/octet-stream')
+        .header('content-length', String(file.size))
+        .header('content-disposition', contentDisposition(file.fileName))
+        .header('x-content-type-options', 'nosniff')
+        .header('content-security-policy', "default-src 'none'; sandbox")
+        .header('cache-control', 'private, no-store')
+        .send(file.stream as never) // a stream body; the typed reply only knows the schema's string
+    },
+  )
+
+  app.get(
+    '/messages/search',
+    {
+      config: { auth: 'any' },
+      schema: {
+        operationId: 'searchMessages',
+        tags: ['messages'],
+        summary: 'Full-text search in the channels the caller may read',
+        description:
+          'PostgreSQL full-text search (English stemming, `websearch_to_tsquery` syntax) over messages of the channels the caller belongs to (the workspace owner: also every regular channel). Ranked by `ts_rank`, best first, each hit with a highlighted snippet. `channel_id` narrows to one channel (404 if the caller cannot read it). `q` missing or blank: 400.',
+        querystring: SearchQuery,
+        response: { 200: SearchResultSchema, ...errors(400, 404) },
+      },
+    },
+    async (request) => messages.search(fastify, member(request), request.query),
+  )
+}

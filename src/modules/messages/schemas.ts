@@ -1,0 +1,162 @@
+// The message object (REST, WebSocket `new_message`, domain events all carry the same shape),
+// and the bodies and queries of the message routes.
+import { Type, type Static } from 'typebox'
+import { Timestamp, Uuid } from '../../schemas/common.ts'
+
+export const AuthorType = Type.Union([Type.Literal('AGENT'), Type.Literal('HUMAN')], { description: '`AGENT` or `HUMAN`.' })
+
+export const AttachmentSchema = Type.Object(
+  {
+    id: Uuid,
+    file_name: Type.String({ description: "The uploader's file name, without any directory part." }),
+    content_type: Type.String({ description: 'Media type the uploader declared (informative; downloads are served as application/octet-stream).' }),
+    size: Type.Integer({ minimum: 0, description: 'Bytes.' }),
+    download_url: Type.String({ description: 'Absolute URL of `GET /api/v1/attachments/{id}` (members of the channel only, with credentials).' }),
+  },
+  { additionalProperties: false },
+)
+
+export const MessageSchema = Type.Object(
+  {
+    id: Type.String({ format: 'uuid', description: 'UUIDv7; ids sort in posting order and serve as pagination cursors.' }),
+    channel_id: Uuid,
+    author_id: Type.String({ format: 'uuid', description: 'Id of the author user or agent.' }),
+    author_name: Type.String({ description: "The author's display name when the message was posted." }),
+    author_type: AuthorType,
+    text: Type.String(),
+    created_at: Timestamp,
+    edited_at: Type.Union([Timestamp, Type.Null()], { description: 'When the text was last edited; null if never.' }),
+    attachment: Type.Optional(AttachmentSchema),
+  },
+  { title: 'Message', additionalProperties: false },
+)
+
+export type AttachmentDto = Static<typeof AttachmentSchema>
+export type MessageDto = Static<typeof MessageSchema>
+
+/** The same schema under an $id, registered once by the messages routes (an OpenAPI component). */
+export const MessageComponent = { ...MessageSchema, $id: 'Message' }
+export const MessageRef = Type.Unsafe<MessageDto>(Type.Ref('Message'))
+
+/** A message row as repositories return it (Prisma or raw SQL), with its attachment if any. */
+export interface MessageRecord {
+  id: string
+  channelId: string
+  authorId: string
+  authorType: 'AGENT' | 'HUMAN'
+  authorName: string
+  text: string
+  createdAt: Date
+  editedAt: Date | null
+  attachment?: AttachmentRecord | null
+}
+
+export interface AttachmentRecord {
+  id: string
+  fileName: string
+  contentType: string
+  size: number
+}
+
+export function attachmentUrl(publicUrl: string, attachmentId: string): string {
+  return `${publicUrl}/api/v1/attachments/${attachmentId}`
+}
+
+export function toMessageDto(m: MessageRecord, publicUrl: string): MessageDto {
+  const dto: MessageDto = {
+    id: m.id,
+    channel_id: m.channelId,
+    author_id: m.authorId,
+    author_name: m.authorName,
+    author_type: m.authorType,
+    text: m.text,
+    created_at: m.createdAt.toISOString(),
+    edited_at: m.editedAt ? m.editedAt.toISOString() : null,
+  }
+  if (m.attachment) {
+    dto.attachment = {
+      id: m.attachment.id,
+      file_name: m.attachment.fileName,
+      content_type: m.attachment.contentType,
+      size: m.attachment.size,
+      download_url: attachmentUrl(publicUrl, m.attachment.id),
+    }
+  }
+  return dto
+}
+
+export const PostMessageBody = Type.Object(
+  { text: Type.String({ description: 'Message text: at least one non-space character, at most MAX_MESSAGE_LENGTH (default 40,000) characters.' }) },
+  { additionalProperties: false },
+)
+export type PostMessageInput = Static<typeof PostMessageBody>
+
+/**
+ * Multipart form (documentation only: the parts are streamed, not parsed into a body, so Fastify
+ * validates a null body against it; `null` is allowed for that reason alone).
+ */
+export const PostMessageMultipart = Type.Unsafe<unknown>({
+  type: ['object', 'null'],
+  description: 'Fields `text` (optional when a file is sent; may be empty) and `file` (one file, at most 10 MiB = 10,485,760 bytes).',
+  properties: {
+    text: { type: 'string' },
+    file: { type: 'string', format: 'binary' },
+  },
+})
+
+export const EditMessageBody = Type.Object(
+  { text: Type.String({ description: 'The new text (same rules as on posting; may be empty only if the message has a file).' }) },
+  { additionalProperties: false },
+)
+
+export const ChannelMessageParams = Type.Object({ id: Uuid, message_id: Uuid }, { additionalProperties: false })
+
+export const ListMessagesQuery = Type.Object(
+  {
+    limit: Type.Integer({ minimum: 1, maximum: 100, default: 50, description: 'Page size, 1 to 100 (default 50); above 100 is a 400.' }),
+    before: Type.Optional(Type.String({ format: 'uuid', description: 'Only messages older than this message id (walk back).' })),
+    after: Type.Optional(Type.String({ format: 'uuid', description: 'Only messages newer than this message id (walk forward): the oldest `limit` of them, still listed newest first.' })),
+  },
+  { additionalProperties: false },
+)
+export type ListMessagesQueryInput = Static<typeof ListMessagesQuery>
+
+export const MessagePageSchema = Type.Object(
+  {
+    messages: Type.Array(MessageRef, { description: 'Newest first.' }),
+    has_more: Type.Boolean({ description: 'More messages exist beyond this page in the direction of travel: older ones (no cursor, or `before`) or newer ones (`after`).' }),
+    next_before: Type.Union([Uuid, Type.Null()], { description: 'Id of the oldest message on the page: pass as `before` for the next older page. Null when the page is empty.' }),
+    next_after: Type.Union([Uuid, Type.Null()], { description: 'Id of the newest message on the page: pass as `after` for the next newer page. Null when the page is empty.' }),
+  },
+  { additionalProperties: false },
+)
+export type MessagePage = Static<typeof MessagePageSchema>
+
+export const SearchQuery = Type.Object(
+  {
+    q: Type.String({ minLength: 1, maxLength: 500, description: 'Web-search syntax: words, "quoted phrases", OR, -excluded (English stemming).' }),
+    channel_id: Type.Optional(Uuid),
+    limit: Type.Integer({ minimum: 1, maximum: 100, default: 20, description: '1 to 100 (default 20); above 100 is a 400.' }),
+  },
+  { additionalProperties: false },
+)
+export type SearchQueryInput = Static<typeof SearchQuery>
+
+export const SearchResultSchema = Type.Object(
+  {
+    results: Type.Array(
+      Type.Object(
+        {
+          message: MessageRef,
+          rank: Type.Number({ description: 'ts_rank of the match; results are ordered by it, best first (then newest first).' }),
+          snippet: Type.String({ description: 'HTML-escaped extract of the text with the matched words wrapped in <mark>…</mark>.' }),
+        },
+        { additionalProperties: false },
+      ),
+    ),
+  },
+  { additionalProperties: false },
+)
+export type SearchResult = Static<typeof SearchResultSchema>
+
+export const AttachmentParams = Type.Object({ id: Uuid }, { additionalProperties: false })

@@ -1,0 +1,221 @@
+// Messages: post (JSON or with one file), list with cursors, edit, delete, search, download.
+// `postMessage` is also called by the WebSocket gateway and the integration inbound endpoint,
+// so every path shares the same validation, access rules and `message.created` event.
+import type { FastifyInstance } from 'fastify'
+import { newEvent } from '../../events/bus.ts'
+import { AppError, badRequest, forbidden, notFound } from '../../lib/errors.ts'
+import { uuidv7 } from '../../lib/ids.ts'
+import { findRemembered, isIdempotencyConflict, requestHash, type StoredResponse } from '../../lib/idempotency.ts'
+import type { MemberPrincipal } from '../../plugins/auth.ts'
+import { assertCanPost, isAdmin, isObserver, joinsOnPost, readableChannel } from '../channels/access.ts'
+import { joinOnPost } from '../channels/service.ts'
+import { openFile, removeFiles } from './files.ts'
+import * as repo from './repo.ts'
+import {
+  toMessageDto,
+  type ListMessagesQueryInput,
+  type MessageDto,
+  type MessagePage,
+  type SearchQueryInput,
+  type SearchResult,
+} from './schemas.ts'
+
+export interface UploadedFile {
+  storageName: string
+  fileName: string
+  contentType: string
+  size: number
+  sha256: string
+}
+
+/** Text rules: at most maxMessageLength characters; blank only when a file is attached. */
+export function validateText(app: FastifyInstance, text: string, hasFile: boolean): void {
+  if (typeof text !== 'string') throw badRequest("'text' must be a string")
+  // .length counts UTF-16 units, never fewer than characters: count code points only when needed.
+  if (text.length > app.config.maxMessageLength && [...text].length > app.config.maxMessageLength) {
+    throw badRequest(`'text' is longer than ${app.config.maxMessageLength} characters`)
+  }
+  if (!hasFile && text.trim() === '') throw badRequest("'text' must not be empty (it may be empty only when a file is attached)")
+}
+
+/** Posts a message as `author` (REST JSON, WebSocket, integrations). */
+export async function postMessage(app: FastifyInstance, author: MemberPrincipal, channelId: string, input: { text: string }): Promise<MessageDto> {
+  const result = await createMessage(app, author, channelId, { text: input.text })
+  return result.body as MessageDto
+}
+
+/**
+ * Creates a message, optionally with a stored file and an Idempotency-Key. Returns the response
+ * to send: 201 with the new message, or the remembered response of an earlier identical request.
+ * On any failure a file it was given is removed.
+ */
+export async function createMessage(
+  app: FastifyInstance,
+  author: MemberPrincipal,
+  channelId: string,
+  input: { text: string; file?: UploadedFile; idempotencyKey?: string },
+): Promise<StoredResponse> {
+  const { text, file, idempotencyKey } = input
+  try {
+    validateText(app, text, Boolean(file))
+    const hash = idempotencyKey
+      ? requestHash('POST /channels/:id/messages', channelId, text, file ? { name: file.fileName, type: file.contentType, sha256: file.sha256 } : null)
+      : ''
+    if (idempotencyKey) {
+      const remembered = await findRemembered(app, author.id, idempotencyKey, hash)
+      if (remembered) {
+        if (file) await removeFiles(app.config.uploadDir, [file.storageName])
+        return remembered
+      }
+    }
+    // Observers are refused before anything is written (404 if they cannot even see the channel).
+    if (isObserver(author)) assertCanPost(author, await readableChannel(app, author, channelId))
+
+    const id = uuidv7()
+    const createdAt = new Date()
+    const attachment = file ? { id: uuidv7(), fileName: file.fileName, contentType: file.contentType, size: file.size, storageName: file.storageName } : undefined
+    const dto = toMessageDto(
+      { id, channelId, authorId: author.id, authorType: author.kind === 'agent' ? 'AGENT' : 'HUMAN', authorName: author.displayName, text, createdAt, editedAt: null, attachment },
+      app.config.publicUrl,
+    )
+    const event = newEvent('message.created', channelId, { message: dto })
+    const row: repo.NewMessage = {
+      id,
+      channelId,
+      authorId: author.id,
+      authorType: dto.author_type,
+      authorName: dto.author_name,
+      text,
+      createdAt,
+      attachment,
+      idempotency: idempotencyKey ? { key: idempotencyKey, hash, body: dto } : undefined,
+      event,
+    }
+    let inserted: boolean
+    try {
+      inserted = await repo.insertMessage(app, row)
+      if (!inserted) {
+        // Not a member: 404 if the channel is invisible to the caller, 403 if it can see it,
+        // and the owner joins a regular channel on its first post there.
+        const access = await readableChannel(app, author, channelId)
+        assertCanPost(author, access)
+        if (joinsOnPost(author, access)) await joinOnPost(app, author, channelId)
+        inserted = await repo.insertMessage(app, row)
+      }
+    } catch (error) {
+      if (idempotencyKey && isIdempotencyConflict(error)) {
+        // A concurrent twin with the same key committed first: answer as it did.
+        const remembered = await findRemembered(app, author.id, idempotencyKey, hash)
+        if (remembered) {
+          if (file) await removeFiles(app.config.uploadDir, [file.storageName])
+          return remembered
+        }
+      }
+      if ((error as { code?: string }).code === '23503') throw notFound('channel') // deleted meanwhile
+      throw error
+    }
+    if (!inserted) throw notFound('channel') // removed or deleted in between
+    app.events.publish([event])
+    return { statusCode: 201, body: dto }
+  } catch (error) {
+    if (file) await removeFiles(app.config.uploadDir, [file.storageName]).catch(() => {})
+    throw error
+  }
+}
+
+export async function listMessages(app: FastifyInstance, principal: MemberPrincipal, channelId: string, query: ListMessagesQueryInput): Promise<MessagePage> {
+  if (query.before && query.after) throw new AppError('INVALID_CURSOR', 'give either before or after, not both')
+  await readableChannel(app, principal, channelId)
+  const rows = await repo.listMessages(app.db.prisma, channelId, query.limit + 1, { before: query.before, after: query.after })
+  const hasMore = rows.length > query.limit
+  // Going forward the extra row is the newest (first); going back it is the oldest (last).
+  const page = hasMore ? (query.after ? rows.slice(1) : rows.slice(0, query.limit)) : rows
+  const messages = page.map((m) => toMessageDto(m, app.config.publicUrl))
+  return {
+    messages,
+    has_more: hasMore,
+    next_before: messages.at(-1)?.id ?? null,
+    next_after: messages[0]?.id ?? null,
+  }
+}
+
+async function messageInReadableChannel(app: FastifyInstance, principal: MemberPrincipal, channelId: string, messageId: string) {
+  const access = await readableChannel(app, principal, channelId)
+  const message = await repo.findMessage(app.db.prisma, channelId, messageId)
+  if (!message) throw notFound('message')
+  return { access, message }
+}
+
+export async function getMessage(app: FastifyInstance, principal: MemberPrincipal, channelId: string, messageId: string): Promise<MessageDto> {
+  const { message } = await messageInReadableChannel(app, principal, channelId, messageId)
+  return toMessageDto(message, app.config.publicUrl)
+}
+
+/** Only the author edits; the text may be blank only when the message carries a file. */
+export async function editMessage(app: FastifyInstance, principal: MemberPrincipal, channelId: string, messageId: string, text: string): Promise<MessageDto> {
+  const { message } = await messageInReadableChannel(app, principal, channelId, messageId)
+  if (message.authorId !== principal.id) throw forbidden('only the author may edit a message')
+  validateText(app, text, Boolean(message.attachment))
+  return app.events.transaction(async (tx, emit) => {
+    const updated = await repo.updateText(tx, messageId, text, new Date())
+    const dto = toMessageDto(updated, app.config.publicUrl)
+    emit('message.updated', channelId, { message: dto })
+    return dto
+  })
+}
+
+/** The author or an admin deletes; the attached file goes with it. */
+export async function deleteMessage(app: FastifyInstance, principal: MemberPrincipal, channelId: string, messageId: string): Promise<void> {
+  const { message } = await messageInReadableChannel(app, principal, channelId, messageId)
+  if (message.authorId !== principal.id && !(await isAdmin(app, principal))) throw forbidden('only the author or an admin may delete a message')
+  await app.events.transaction(async (tx, emit) => {
+    await repo.deleteMessage(tx, messageId)
+    emit('message.deleted', channelId, { message_id: messageId, channel_id: channelId })
+  })
+  if (message.attachment) await removeFiles(app.config.uploadDir, [message.attachment.storageName]).catch((err: unknown) => app.log.warn({ err }, 'could not remove a deleted file'))
+}
+
+export async function search(app: FastifyInstance, principal: MemberPrincipal, query: SearchQueryInput): Promise<SearchResult> {
+  const q = query.q.trim()
+  if (!q) throw badRequest("'q' must not be empty")
+  if (query.channel_id) await readableChannel(app, principal, query.channel_id)
+  const rows = await repo.searchMessages(app, {
+    text: q,
+    memberId: principal.id,
+    allRegular: principal.kind === 'human' && principal.isOwner,
+    channelId: query.channel_id,
+    limit: query.limit,
+  })
+  return {
+    results: rows.map((r) => ({
+      message: toMessageDto(
+        {
+          id: r.id,
+          channelId: r.channel_id,
+          authorId: r.author_id,
+          authorType: r.author_type,
+          authorName: r.author_name,
+          text: r.text,
+          createdAt: r.created_at,
+          editedAt: r.edited_at,
+          attachment: r.att_id ? { id: r.att_id, fileName: r.att_file_name!, contentType: r.att_content_type!, size: r.att_size! } : null,
+        },
+        app.config.publicUrl,
+      ),
+      rank: r.rank,
+      snippet: r.snippet,
+    })),
+  }
+}
+
+/** A file, for members of its channel (and the owner for regular channels) only. */
+export async function openAttachment(app: FastifyInstance, principal: MemberPrincipal, attachmentId: string) {
+  const attachment = await repo.findAttachment(app.db.prisma, attachmentId)
+  if (!attachment) throw notFound('attachment')
+  await readableChannel(app, principal, attachment.message.channelId).catch(() => {
+    throw notFound('attachment')
+  })
+  const file = await openFile(app.config.uploadDir, attachment.storageName)
+  if (!file) throw notFound('attachment')
+  return { ...file, fileName: attachment.fileName }
+}
