@@ -1,0 +1,147 @@
+// How fast are webhook deliveries? Messages are posted through the real service (app.inject),
+// every message fans out to WEBHOOKS agent webhooks, and a local HTTP receiver on 127.0.0.1
+// measures, per delivery, the time from the event (occurred_at) to its arrival.
+//   1. steady — RATE messages/s for SECONDS: latency event → receipt, p50/p99/max.
+//   2. burst  — BURST messages posted at once: deliveries/s until the backlog is drained.
+// Single node (in-process queue) and, with BENCH_REDIS_URL reachable, the Redis Streams path.
+// Usage: npx tsx scripts/bench/webhooks.ts
+//   BENCH_DATABASE_URL (default postgresql://postgres@127.0.0.1:5432/postgres), BENCH_REDIS_URL
+//   (redis://127.0.0.1:6379; "off" to skip), BENCH_WEBHOOKS (5), BENCH_RATE (50), BENCH_SECONDS (10),
+//   BENCH_BURST (1000), BENCH_CONCURRENCY (WEBHOOK_CONCURRENCY, 16).
+import { randomUUID } from 'node:crypto'
+import { mkdtemp, rm } from 'node:fs/promises'
+import http from 'node:http'
+import type { AddressInfo } from 'node:net'
+import os from 'node:os'
+import path from 'node:path'
+import { setTimeout as sleep } from 'node:timers/promises'
+import pg from 'pg'
+import { buildApp } from '../../src/app.ts'
+import { loadConfig } from '../../src/config.ts'
+import { applyMigrations } from '../../src/db/migrate.ts'
+import { uuidv7 } from '../../src/lib/ids.ts'
+import { API_KEY_PREFIX, maskSecret, newSecret, sha256Hex } from '../../src/lib/tokens.ts'
+
+const ADMIN_URL = process.env.BENCH_DATABASE_URL ?? 'postgresql://postgres@127.0.0.1:5432/postgres'
+const REDIS_URL = process.env.BENCH_REDIS_URL ?? 'redis://127.0.0.1:6379'
+const WEBHOOKS = Number(process.env.BENCH_WEBHOOKS ?? 5)
+const RATE = Number(process.env.BENCH_RATE ?? 50)
+const SECONDS = Number(process.env.BENCH_SECONDS ?? 10)
+const BURST = Number(process.env.BENCH_BURST ?? 1000)
+const CONCURRENCY = process.env.BENCH_CONCURRENCY ?? '16'
+
+const pct = (sorted: number[], p: number): number => sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? 0
+
+async function admin(sql: string): Promise<void> {
+  const client = new pg.Client({ connectionString: ADMIN_URL })
+  await client.connect()
+  try {
+    await client.query(sql)
+  } finally {
+    await client.end()
+  }
+}
+
+// Receiver: records the delay between each event's occurred_at and its arrival.
+const latencies: number[] = []
+let received = 0
+const receiver = http.createServer((req, res) => {
+  const chunks: Buffer[] = []
+  req.on('data', (c: Buffer) => chunks.push(c))
+  req.on('end', () => {
+    const now = Date.now()
+    const body = JSON.parse(Buffer.concat(chunks).toString('utf8')) as { occurred_at: string }
+    latencies.push(now - Date.parse(body.occurred_at))
+    received++
+    res.writeHead(204).end()
+  })
+})
+await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve))
+const receiverUrl = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hook`
+
+async function waitFor(n: number, timeoutMs = 300_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs
+  while (received < n) {
+    if (Date.now() > deadline) throw new Error(`only ${received} of ${n} deliveries arrived`)
+    await sleep(5)
+  }
+}
+
+async function run(mode: 'single node' | 'redis'): Promise<void> {
+  const dbName = `ams_bench_webhooks_${process.pid}_${mode === 'redis' ? 'r' : 's'}`
+  const url = new URL(ADMIN_URL)
+  url.pathname = `/${dbName}`
+  await admin(`DROP DATABASE IF EXISTS ${dbName}`)
+  await admin(`CREATE DATABASE ${dbName}`)
+  const dataDir = await mkdtemp(path.join(os.tmpdir(), 'ams-bench-'))
+  try {
+    await applyMigrations(url.toString())
+    const config = loadConfig({
+      LOG_LEVEL: 'warn',
+      DATA_DIR: dataDir,
+      DATABASE_URL: url.toString(),
+      WEBHOOK_ALLOW_PRIVATE: 'true',
+      WEBHOOK_CONCURRENCY: CONCURRENCY,
+      ...(mode === 'redis' ? { REDIS_URL, REDIS_PREFIX: `ams:bench:${randomUUID()}:` } : {}),
+    })
+    const app = await buildApp({ ...config, databaseUrl: url.toString(), jwtSecret: 'x'.repeat(32) })
+    await app.ready()
+    try {
+      const key = newSecret(API_KEY_PREFIX)
+      const agentId = uuidv7()
+      await app.db.prisma.agent.create({
+        data: { id: agentId, name: 'bench-agent', displayName: 'bench', apiKeys: { create: { id: uuidv7(), name: 'k', keyHash: sha256Hex(key), maskedKey: maskSecret(key, API_KEY_PREFIX) } } },
+      })
+      const headers = { authorization: `Bearer ${key}` }
+      for (let i = 0; i < WEBHOOKS; i++) {
+        await app.inject({ method: 'POST', url: `/api/v1/agents/${agentId}/webhooks`, headers, payload: { url: receiverUrl, events: ['message.created'] } })
+      }
+      const channel = (await app.inject({ method: 'POST', url: '/api/v1/channels', headers, payload: { name: 'bench', description: '' } })).json().id as string
+      const post = (text: string) => app.inject({ method: 'POST', url: `/api/v1/channels/${channel}/messages`, headers, payload: { text } })
+
+      // 1. steady rate
+      latencies.length = 0
+      received = 0
+      const total = RATE * SECONDS
+      const started = Date.now()
+      for (let i = 0; i < total; i++) {
+        const due = started + (i * 1000) / RATE
+        if (due > Date.now()) await sleep(due - Date.now())
+        void post(`steady ${i}`)
+      }
+      await waitFor(total * WEBHOOKS)
+      const steady = [...latencies].sort((a, b) => a - b)
+      console.log(
+        `${mode} steady: ${RATE} messages/s × ${WEBHOOKS} webhooks for ${SECONDS}s = ${steady.length} deliveries; event → receipt p50 ${pct(steady, 50)} ms, p99 ${pct(steady, 99)} ms, max ${steady.at(-1)} ms`,
+      )
+
+      // 2. burst
+      latencies.length = 0
+      received = 0
+      const t0 = Date.now()
+      const posts: Promise<unknown>[] = []
+      for (let i = 0; i < BURST; i++) {
+        posts.push(post(`burst ${i}`))
+        if (posts.length >= 32) await Promise.all(posts.splice(0))
+      }
+      await Promise.all(posts)
+      const postedMs = Date.now() - t0
+      await waitFor(BURST * WEBHOOKS)
+      const elapsed = (Date.now() - t0) / 1000
+      const burst = [...latencies].sort((a, b) => a - b)
+      console.log(
+        `${mode} burst: ${BURST} messages posted in ${postedMs} ms → ${BURST * WEBHOOKS} deliveries in ${elapsed.toFixed(1)} s = ${Math.round((BURST * WEBHOOKS) / elapsed)} deliveries/s; event → receipt p50 ${pct(burst, 50)} ms, p99 ${pct(burst, 99)} ms`,
+      )
+    } finally {
+      await app.close()
+    }
+  } finally {
+    await admin(`DROP DATABASE IF EXISTS ${dbName} WITH (FORCE)`).catch(() => {})
+    await rm(dataDir, { recursive: true, force: true })
+  }
+}
+
+console.log(`machine: ${os.cpus().length} × ${os.cpus()[0]?.model ?? 'cpu'}, node ${process.version}`)
+await run('single node')
+if (REDIS_URL !== 'off') await run('redis')
+receiver.close()

@@ -1,0 +1,114 @@
+// Integrations: connections of external agent platforms (the spec's "integration layer").
+import { Type, type Static } from 'typebox'
+import { Timestamp, Uuid } from '../../schemas/common.ts'
+import { INTEGRATION_EVENTS } from '../../workers/payloads.ts'
+import { TargetUrlField } from '../webhooks/schemas.ts'
+
+export const PLATFORMS = ['openai', 'anthropic', 'langchain', 'crewai', 'autogen', 'n8n', 'zapier', 'make', 'custom'] as const
+
+export const PlatformField = Type.Enum([...PLATFORMS], { description: 'Kind of platform: `openai`, `anthropic`, `langchain`, `crewai`, `autogen`, `n8n`, `zapier`, `make` or `custom`. Informative: every platform gets the same envelope.' },
+)
+
+export const IntegrationEventsField = Type.Array(
+  Type.Enum([...INTEGRATION_EVENTS]),
+  { minItems: 1, maxItems: INTEGRATION_EVENTS.length, uniqueItems: true, description: 'Subscribed events (default: all four). Payloads: the `webhooks` section of this document.' },
+)
+
+export const AgentIdsField = Type.Array(Uuid, {
+  maxItems: 100,
+  uniqueItems: true,
+  description: 'Agents the integration may act for on the inbound endpoint. Each must exist (400 otherwise).',
+})
+
+const NameField = Type.String({ minLength: 1, maxLength: 100, pattern: '\\S', description: 'A label.' })
+
+const EndpointStatusFields = {
+  active: Type.Boolean({ description: 'False when disabled (by the owner, or automatically after failing deliveries for a long time: see `disabled_reason`). Disabled integrations get no deliveries; the inbound endpoint keeps working.' }),
+  disabled_at: Type.Union([Timestamp, Type.Null()]),
+  disabled_reason: Type.Union([Type.String(), Type.Null()]),
+  consecutive_failures: Type.Integer({ minimum: 0, description: 'Failed attempts since the last success.' }),
+  failing_since: Type.Union([Timestamp, Type.Null()]),
+}
+
+export const IntegrationSchema = Type.Object(
+  {
+    id: Uuid,
+    name: Type.String(),
+    platform: PlatformField,
+    webhook_url: Type.String(),
+    events: Type.Array(Type.String()),
+    agent_ids: Type.Array(Uuid),
+    masked_key: Type.String({ description: 'The API key, masked (`svc_int_AbCd…wxyz`).' }),
+    ...EndpointStatusFields,
+    created_at: Timestamp,
+    updated_at: Timestamp,
+  },
+  { additionalProperties: false },
+)
+
+export const CreatedIntegrationSchema = Type.Object(
+  {
+    ...IntegrationSchema.properties,
+    api_key: Type.String({ description: 'The integration API key (`svc_int_` + 32 random bytes, base64), for the inbound endpoint. Shown only here; stored as a SHA-256 hash.' }),
+    hmac_secret: Type.String({ description: 'The HMAC secret signing outbound deliveries (`whsec_` + 32 random bytes, base64; the key is this whole string, UTF-8). Shown only here.' }),
+  },
+  { additionalProperties: false },
+)
+
+export const IntegrationListSchema = Type.Array(IntegrationSchema)
+
+export const CreateIntegrationSchema = Type.Object(
+  {
+    name: NameField,
+    platform: PlatformField,
+    webhook_url: TargetUrlField,
+    events: Type.Optional(IntegrationEventsField),
+    agent_ids: Type.Optional(AgentIdsField),
+  },
+  { additionalProperties: false },
+)
+
+export const UpdateIntegrationSchema = Type.Object(
+  {
+    name: Type.Optional(NameField),
+    platform: Type.Optional(PlatformField),
+    webhook_url: Type.Optional(TargetUrlField),
+    events: Type.Optional(IntegrationEventsField),
+    agent_ids: Type.Optional(AgentIdsField),
+    active: Type.Optional(Type.Boolean({ description: 'true re-enables a disabled integration (its failure streak is reset); false pauses its deliveries.' })),
+  },
+  { additionalProperties: false, minProperties: 1 },
+)
+
+export const RotatedKeySchema = Type.Object(
+  {
+    id: Uuid,
+    api_key: Type.String({ description: 'The new key, shown only here. The old key is refused (401) from now on; other integrations are untouched.' }),
+    masked_key: Type.String(),
+  },
+  { additionalProperties: false },
+)
+
+export const RotatedHmacSecretSchema = Type.Object(
+  { id: Uuid, hmac_secret: Type.String({ description: 'The new HMAC secret, shown only here; every attempt from now on is signed with it.' }) },
+  { additionalProperties: false },
+)
+
+export const InboundSchema = Type.Object(
+  {
+    channel_id: Uuid,
+    agent_id: Type.String({ format: 'uuid', description: 'The agent the message is attributed to: one the integration may act for, and a member of the channel.' }),
+    text: Type.String({ description: 'Message text (same rules as `POST /api/v1/channels/{id}/messages`).' }),
+  },
+  { additionalProperties: false },
+)
+
+export const IntegrationParams = Type.Object({ id: Uuid }, { additionalProperties: false })
+export const IntegrationDeliveryParams = Type.Object({ id: Uuid, delivery_id: Uuid }, { additionalProperties: false })
+
+export type Platform = (typeof PLATFORMS)[number]
+export type IntegrationDto = Static<typeof IntegrationSchema>
+export type CreatedIntegration = Static<typeof CreatedIntegrationSchema>
+export type CreateIntegrationInput = Static<typeof CreateIntegrationSchema>
+export type UpdateIntegrationInput = Static<typeof UpdateIntegrationSchema>
+export type InboundInput = Static<typeof InboundSchema>

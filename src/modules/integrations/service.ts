@@ -1,0 +1,143 @@
+// Integrations, managed by the workspace owner. Creation returns the `svc_int_` API key and the
+// HMAC secret once; each can be rotated on its own. The inbound endpoint lets an integration post
+// as one of the agents it may act for, through the same service as REST (same validation,
+// access rules and events).
+import type { FastifyInstance } from 'fastify'
+import { AppError, forbidden, notFound } from '../../lib/errors.ts'
+import { uuidv7 } from '../../lib/ids.ts'
+import { INTEGRATION_KEY_PREFIX, maskSecret, newSecret, sha256Hex, WEBHOOK_SECRET_PREFIX } from '../../lib/tokens.ts'
+import type { AgentPrincipal, Principal } from '../../plugins/auth.ts'
+import { INTEGRATION_EVENTS } from '../../workers/payloads.ts'
+import { isMember } from '../channels/access.ts'
+import { postMessage } from '../messages/service.ts'
+import type { MessageDto } from '../messages/schemas.ts'
+import * as deliveries from '../webhooks/deliveries.ts'
+import type { DeliveryDto, DeliveryListQueryInput, DeliveryPage } from '../webhooks/schemas.ts'
+import { validateTargetUrl } from '../webhooks/service.ts'
+import * as repo from './repo.ts'
+import type { CreatedIntegration, CreateIntegrationInput, InboundInput, IntegrationDto, Platform, UpdateIntegrationInput } from './schemas.ts'
+
+export function toIntegrationDto(i: repo.IntegrationWithAgents): IntegrationDto {
+  return {
+    id: i.id,
+    name: i.name,
+    platform: i.platform as Platform,
+    webhook_url: i.webhookUrl,
+    events: i.events,
+    agent_ids: i.agents.map((a) => a.agentId),
+    masked_key: i.maskedKey,
+    active: i.active,
+    disabled_at: i.disabledAt?.toISOString() ?? null,
+    disabled_reason: i.disabledReason,
+    consecutive_failures: i.consecutiveFailures,
+    failing_since: i.failingSince?.toISOString() ?? null,
+    created_at: i.createdAt.toISOString(),
+    updated_at: i.updatedAt.toISOString(),
+  }
+}
+
+function newKey(): { key: string; keyHash: string; maskedKey: string } {
+  const key = newSecret(INTEGRATION_KEY_PREFIX)
+  return { key, keyHash: sha256Hex(key), maskedKey: maskSecret(key, INTEGRATION_KEY_PREFIX) }
+}
+
+async function assertAgentsExist(app: FastifyInstance, ids: string[]): Promise<void> {
+  const unknown = await repo.unknownAgents(app.db.prisma, ids)
+  if (unknown.length) throw new AppError('VALIDATION_ERROR', `agent_ids: no agent with id ${unknown.join(', ')}`)
+}
+
+async function found(app: FastifyInstance, id: string): Promise<repo.IntegrationWithAgents> {
+  const integration = await repo.findIntegration(app.db.prisma, id)
+  if (!integration) throw notFound('integration')
+  return integration
+}
+
+export async function createIntegration(app: FastifyInstance, input: CreateIntegrationInput): Promise<CreatedIntegration> {
+  const webhookUrl = await validateTargetUrl(app, input.webhook_url)
+  const agentIds = input.agent_ids ?? []
+  await assertAgentsExist(app, agentIds)
+  const { key, keyHash, maskedKey } = newKey()
+  const hmacSecret = newSecret(WEBHOOK_SECRET_PREFIX)
+  const integration = await repo.createIntegration(
+    app.db.prisma,
+    {
+      id: uuidv7(),
+      name: input.name.trim(),
+      platform: input.platform,
+      webhookUrl,
+      events: [...new Set(input.events ?? INTEGRATION_EVENTS)],
+      keyHash,
+      maskedKey,
+      hmacSecret,
+    },
+    agentIds,
+  )
+  return { ...toIntegrationDto(integration), api_key: key, hmac_secret: hmacSecret }
+}
+
+export async function listIntegrations(app: FastifyInstance): Promise<IntegrationDto[]> {
+  return (await repo.listIntegrations(app.db.prisma)).map(toIntegrationDto)
+}
+
+export async function getIntegration(app: FastifyInstance, id: string): Promise<IntegrationDto> {
+  return toIntegrationDto(await found(app, id))
+}
+
+export async function updateIntegration(app: FastifyInstance, id: string, patch: UpdateIntegrationInput): Promise<IntegrationDto> {
+  const existing = await found(app, id)
+  const data: Parameters<typeof repo.updateIntegration>[2] = {}
+  if (patch.name !== undefined) data.name = patch.name.trim()
+  if (patch.platform !== undefined) data.platform = patch.platform
+  if (patch.webhook_url !== undefined) data.webhookUrl = await validateTargetUrl(app, patch.webhook_url)
+  if (patch.events !== undefined) data.events = [...new Set(patch.events)]
+  if (patch.agent_ids !== undefined) await assertAgentsExist(app, patch.agent_ids)
+  if (patch.active === true && !existing.active) {
+    Object.assign(data, { active: true, disabledAt: null, disabledReason: null, consecutiveFailures: 0, failingSince: null })
+  } else if (patch.active === false && existing.active) {
+    Object.assign(data, { active: false, disabledAt: new Date(), disabledReason: 'disabled by the workspace owner' })
+  }
+  return toIntegrationDto(await repo.updateIntegration(app.db.prisma, id, data, patch.agent_ids))
+}
+
+export async function deleteIntegration(app: FastifyInstance, id: string): Promise<void> {
+  if (!(await repo.deleteIntegration(app.db.prisma, id))) throw notFound('integration')
+}
+
+export async function rotateKey(app: FastifyInstance, id: string): Promise<{ id: string; api_key: string; masked_key: string }> {
+  await found(app, id)
+  const { key, keyHash, maskedKey } = newKey()
+  await repo.updateIntegration(app.db.prisma, id, { keyHash, maskedKey })
+  return { id, api_key: key, masked_key: maskedKey }
+}
+
+export async function rotateSecret(app: FastifyInstance, id: string): Promise<{ id: string; hmac_secret: string }> {
+  await found(app, id)
+  const hmacSecret = newSecret(WEBHOOK_SECRET_PREFIX)
+  await repo.updateIntegration(app.db.prisma, id, { hmacSecret })
+  return { id, hmac_secret: hmacSecret }
+}
+
+export async function listDeliveries(app: FastifyInstance, id: string, query: DeliveryListQueryInput): Promise<DeliveryPage> {
+  await found(app, id)
+  return deliveries.listDeliveries(app, { integrationId: id }, query)
+}
+
+export async function redeliver(app: FastifyInstance, id: string, deliveryId: string): Promise<DeliveryDto> {
+  const integration = await found(app, id)
+  if (!integration.active) throw new AppError('CONFLICT', 'the integration is disabled; re-enable it first (PATCH with {"active": true})')
+  return deliveries.redeliver(app, { integrationId: id }, deliveryId)
+}
+
+/**
+ * Inbound message: the caller's key must be this integration's (another integration's key sees
+ * no such integration: 404), the agent must be one it may act for (403), and a member of the
+ * channel (404, as for any non-member). The message is posted as that agent.
+ */
+export async function inbound(app: FastifyInstance, principal: Principal, integrationId: string, input: InboundInput): Promise<MessageDto> {
+  if (principal.kind !== 'integration' || principal.id !== integrationId) throw notFound('integration')
+  const agent = await repo.mayActFor(app.db.prisma, integrationId, input.agent_id)
+  if (!agent) throw forbidden('this integration may not act for that agent (add it to the integration\'s agent_ids)')
+  if (!(await isMember(app, input.channel_id, agent.id))) throw notFound('channel (or the agent is not a member of it)')
+  const author: AgentPrincipal = { kind: 'agent', id: agent.id, name: agent.name, displayName: agent.displayName, keyId: '' }
+  return postMessage(app, author, input.channel_id, { text: input.text })
+}

@@ -1,0 +1,115 @@
+// Per-agent webhooks and the delivery records shared with integrations.
+import { Type, type Static } from 'typebox'
+import { Timestamp, Uuid } from '../../schemas/common.ts'
+import { WEBHOOK_EVENTS } from '../../workers/payloads.ts'
+
+export const TargetUrlField = Type.String({
+  minLength: 1,
+  maxLength: 2048,
+  description:
+    'Absolute http(s) URL. Loopback, private, link-local (169.254.0.0/16), CGNAT, unspecified and other reserved addresses are refused (400 `INVALID_URL`) here and again, on the resolved address, at every connection; an operator can allow them with `WEBHOOK_ALLOW_PRIVATE` / `WEBHOOK_ALLOW_HOSTS`. Redirects are not followed.',
+})
+
+export const WebhookEventField = Type.Enum([...WEBHOOK_EVENTS], { description: 'A channel event; the agent receives it for channels it belongs to. Payloads: the `webhooks` section of this document.' },
+)
+
+export const WebhookEventsField = Type.Array(WebhookEventField, { minItems: 1, maxItems: WEBHOOK_EVENTS.length, uniqueItems: true })
+
+const EndpointStatusFields = {
+  active: Type.Boolean({ description: 'False when disabled (by the owner, or automatically after failing for a long time: see `disabled_reason`). A disabled endpoint gets no deliveries.' }),
+  disabled_at: Type.Union([Timestamp, Type.Null()]),
+  disabled_reason: Type.Union([Type.String(), Type.Null()], { description: 'Why it was disabled, e.g. the failure streak and the last error.' }),
+  consecutive_failures: Type.Integer({ minimum: 0, description: 'Failed attempts since the last success.' }),
+  failing_since: Type.Union([Timestamp, Type.Null()], { description: 'First failed attempt of the current failure streak; null when the last attempt succeeded.' }),
+}
+
+export const WebhookSchema = Type.Object(
+  {
+    id: Uuid,
+    agent_id: Uuid,
+    url: Type.String(),
+    events: Type.Array(Type.String()),
+    ...EndpointStatusFields,
+    created_at: Timestamp,
+  },
+  { additionalProperties: false },
+)
+
+export const CreatedWebhookSchema = Type.Object(
+  {
+    ...WebhookSchema.properties,
+    secret: Type.String({
+      description: 'Signing secret (`whsec_` + 32 random bytes, base64). Shown only here (and on rotation); the HMAC key is this whole string, UTF-8.',
+    }),
+  },
+  { additionalProperties: false },
+)
+
+export const WebhookListSchema = Type.Array(WebhookSchema)
+
+export const CreateWebhookSchema = Type.Object({ url: TargetUrlField, events: WebhookEventsField }, { additionalProperties: false })
+
+export const UpdateWebhookSchema = Type.Object(
+  {
+    url: Type.Optional(TargetUrlField),
+    events: Type.Optional(WebhookEventsField),
+    active: Type.Optional(Type.Boolean({ description: 'true re-enables a disabled webhook (its failure streak is reset); false pauses it.' })),
+  },
+  { additionalProperties: false, minProperties: 1 },
+)
+
+export const RotatedSecretSchema = Type.Object(
+  { id: Uuid, secret: Type.String({ description: 'The new signing secret, shown only here. The old one stops working at once.' }) },
+  { additionalProperties: false },
+)
+
+export const WebhookParams = Type.Object({ id: Uuid, webhook_id: Uuid }, { additionalProperties: false })
+export const WebhookDeliveryParams = Type.Object({ id: Uuid, webhook_id: Uuid, delivery_id: Uuid }, { additionalProperties: false })
+
+export const DeliveryStatusField = Type.Union([Type.Literal('pending'), Type.Literal('succeeded'), Type.Literal('failed')], {
+  description: '`pending` (queued, in flight or waiting for a retry), `succeeded` (a 2xx within the timeout) or `failed` (every attempt failed, or the endpoint was disabled).',
+})
+
+export const DeliverySchema = Type.Object(
+  {
+    id: Type.String({ format: 'uuid', description: 'Delivery id: the same on every attempt (header `X-Webhook-Delivery-ID` / `X-Service-Delivery-ID`).' }),
+    event_id: Type.String({ format: 'uuid', description: 'The domain event delivered.' }),
+    event_type: Type.String(),
+    status: DeliveryStatusField,
+    attempts: Type.Integer({ minimum: 0 }),
+    last_status_code: Type.Union([Type.Integer(), Type.Null()], { description: 'HTTP status of the last attempt; null if none or no response.' }),
+    last_error: Type.Union([Type.String(), Type.Null()], { description: 'What went wrong on the last attempt (status and the start of the response body, or the network error).' }),
+    last_duration_ms: Type.Union([Type.Integer(), Type.Null()]),
+    next_attempt_at: Type.Union([Timestamp, Type.Null()], { description: 'When a pending delivery is (re)tried; null once completed.' }),
+    created_at: Timestamp,
+    updated_at: Timestamp,
+    completed_at: Type.Union([Timestamp, Type.Null()]),
+  },
+  { additionalProperties: false },
+)
+
+export const DeliveryPageSchema = Type.Object(
+  {
+    deliveries: Type.Array(DeliverySchema, { description: 'Newest first.' }),
+    has_more: Type.Boolean({ description: 'Older deliveries exist beyond this page.' }),
+    next_before: Type.Union([Uuid, Type.Null()], { description: 'Pass as `before` for the next (older) page; null when the page is empty.' }),
+  },
+  { additionalProperties: false },
+)
+
+export const DeliveryListQuery = Type.Object(
+  {
+    limit: Type.Integer({ minimum: 1, maximum: 100, default: 50, description: '1 to 100 (default 50).' }),
+    before: Type.Optional(Type.String({ format: 'uuid', description: 'Only deliveries older than this delivery id.' })),
+    status: Type.Optional(DeliveryStatusField),
+  },
+  { additionalProperties: false },
+)
+
+export type WebhookDto = Static<typeof WebhookSchema>
+export type CreatedWebhook = Static<typeof CreatedWebhookSchema>
+export type CreateWebhookInput = Static<typeof CreateWebhookSchema>
+export type UpdateWebhookInput = Static<typeof UpdateWebhookSchema>
+export type DeliveryDto = Static<typeof DeliverySchema>
+export type DeliveryPage = Static<typeof DeliveryPageSchema>
+export type DeliveryListQueryInput = Static<typeof DeliveryListQuery>

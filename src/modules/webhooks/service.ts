@@ -1,0 +1,121 @@
+// Per-agent webhooks. An agent's webhooks are managed by the agent itself (its API key) and by
+// the workspace owner (JWT); for anyone else they do not exist (404). The signing secret is
+// generated here (never supplied by the caller) and shown only at creation and on rotation.
+import type { FastifyInstance } from 'fastify'
+import type { Webhook } from '../../generated/prisma/client.ts'
+import { AppError, notFound } from '../../lib/errors.ts'
+import { uuidv7 } from '../../lib/ids.ts'
+import { checkTargetUrl, UnsafeUrlError } from '../../lib/ssrf.ts'
+import { newSecret, WEBHOOK_SECRET_PREFIX } from '../../lib/tokens.ts'
+import type { Principal } from '../../plugins/auth.ts'
+import * as deliveries from './deliveries.ts'
+import * as repo from './repo.ts'
+import type { CreatedWebhook, CreateWebhookInput, DeliveryDto, DeliveryListQueryInput, DeliveryPage, UpdateWebhookInput, WebhookDto } from './schemas.ts'
+
+export function toWebhookDto(w: Webhook): WebhookDto {
+  return {
+    id: w.id,
+    agent_id: w.agentId,
+    url: w.url,
+    events: w.events,
+    active: w.active,
+    disabled_at: w.disabledAt?.toISOString() ?? null,
+    disabled_reason: w.disabledReason,
+    consecutive_failures: w.consecutiveFailures,
+    failing_since: w.failingSince?.toISOString() ?? null,
+    created_at: w.createdAt.toISOString(),
+  }
+}
+
+/** URL check shared with integrations: http(s), no private or reserved target (400 INVALID_URL). */
+export async function validateTargetUrl(app: FastifyInstance, url: string): Promise<string> {
+  try {
+    await checkTargetUrl(url, { allowPrivate: app.config.webhookAllowPrivate, allowHosts: app.config.webhookAllowHosts })
+    return url
+  } catch (error) {
+    if (error instanceof UnsafeUrlError) throw new AppError('INVALID_URL', `url: ${error.message}`)
+    throw error
+  }
+}
+
+/** 404 unless the caller is the agent itself or the workspace owner, and the agent exists. */
+async function assertManages(app: FastifyInstance, principal: Principal, agentId: string): Promise<void> {
+  const self = principal.kind === 'agent' && principal.id === agentId
+  const owner = principal.kind === 'human' && principal.isOwner
+  if (!self && !owner) throw notFound('agent')
+  if (!(await repo.agentExists(app.db.prisma, agentId))) throw notFound('agent')
+}
+
+async function webhookOf(app: FastifyInstance, principal: Principal, agentId: string, webhookId: string): Promise<Webhook> {
+  await assertManages(app, principal, agentId)
+  const webhook = await repo.findWebhook(app.db.prisma, agentId, webhookId)
+  if (!webhook) throw notFound('webhook')
+  return webhook
+}
+
+const uniq = (events: string[]): string[] => [...new Set(events)]
+
+export async function createWebhook(app: FastifyInstance, principal: Principal, agentId: string, input: CreateWebhookInput): Promise<CreatedWebhook> {
+  await assertManages(app, principal, agentId)
+  const url = await validateTargetUrl(app, input.url)
+  const secret = newSecret(WEBHOOK_SECRET_PREFIX)
+  const webhook = await repo.createWebhook(app.db.prisma, { id: uuidv7(), agentId, url, events: uniq(input.events), secret })
+  return { ...toWebhookDto(webhook), secret }
+}
+
+export async function listWebhooks(app: FastifyInstance, principal: Principal, agentId: string): Promise<WebhookDto[]> {
+  await assertManages(app, principal, agentId)
+  return (await repo.listWebhooks(app.db.prisma, agentId)).map(toWebhookDto)
+}
+
+export async function getWebhook(app: FastifyInstance, principal: Principal, agentId: string, webhookId: string): Promise<WebhookDto> {
+  return toWebhookDto(await webhookOf(app, principal, agentId, webhookId))
+}
+
+export async function updateWebhook(
+  app: FastifyInstance,
+  principal: Principal,
+  agentId: string,
+  webhookId: string,
+  patch: UpdateWebhookInput,
+): Promise<WebhookDto> {
+  const existing = await webhookOf(app, principal, agentId, webhookId)
+  const data: Parameters<typeof repo.updateWebhook>[2] = {}
+  if (patch.url !== undefined) data.url = await validateTargetUrl(app, patch.url)
+  if (patch.events !== undefined) data.events = uniq(patch.events)
+  if (patch.active === true && !existing.active) {
+    Object.assign(data, { active: true, disabledAt: null, disabledReason: null, consecutiveFailures: 0, failingSince: null })
+  } else if (patch.active === false && existing.active) {
+    Object.assign(data, { active: false, disabledAt: new Date(), disabledReason: 'disabled by its owner' })
+  }
+  return toWebhookDto(await repo.updateWebhook(app.db.prisma, webhookId, data))
+}
+
+export async function rotateSecret(app: FastifyInstance, principal: Principal, agentId: string, webhookId: string): Promise<{ id: string; secret: string }> {
+  await webhookOf(app, principal, agentId, webhookId)
+  const secret = newSecret(WEBHOOK_SECRET_PREFIX)
+  await repo.updateWebhook(app.db.prisma, webhookId, { secret })
+  return { id: webhookId, secret }
+}
+
+export async function deleteWebhook(app: FastifyInstance, principal: Principal, agentId: string, webhookId: string): Promise<void> {
+  await assertManages(app, principal, agentId)
+  if (!(await repo.deleteWebhook(app.db.prisma, agentId, webhookId))) throw notFound('webhook')
+}
+
+export async function listDeliveries(
+  app: FastifyInstance,
+  principal: Principal,
+  agentId: string,
+  webhookId: string,
+  query: DeliveryListQueryInput,
+): Promise<DeliveryPage> {
+  await webhookOf(app, principal, agentId, webhookId)
+  return deliveries.listDeliveries(app, { webhookId }, query)
+}
+
+export async function redeliver(app: FastifyInstance, principal: Principal, agentId: string, webhookId: string, deliveryId: string): Promise<DeliveryDto> {
+  const webhook = await webhookOf(app, principal, agentId, webhookId)
+  if (!webhook.active) throw new AppError('CONFLICT', 'the webhook is disabled; re-enable it first (PATCH with {"active": true})')
+  return deliveries.redeliver(app, { webhookId }, deliveryId)
+}

@@ -1,0 +1,316 @@
+// Database access of the delivery workers: raw SQL on the shared pool. PostgreSQL is the source
+// of truth for every delivery; queues (in process or a Redis stream) only carry delivery ids.
+//
+// Claims: a delivery is "claimed" by pushing its next_attempt_at forward by the claim timeout
+// (a lease). An attempt begins with a compare-and-set on `attempts`, so a given attempt number
+// is made at most once even when a delivery id reaches two workers.
+import type pg from 'pg'
+import { uuidv7 } from '../lib/ids.ts'
+import type { OutboxEventRecord } from './payloads.ts'
+
+type Queryable = pg.Pool | pg.PoolClient
+
+export type TargetTable = 'webhooks' | 'integrations'
+
+interface OutboxRow {
+  id: string
+  event_id: string
+  type: string
+  channel_id: string | null
+  payload: Record<string, unknown>
+  occurred_at: Date
+}
+
+function toRecord(row: OutboxRow): OutboxEventRecord {
+  const { __audience, ...payload } = row.payload as Record<string, unknown> & { __audience?: unknown }
+  return {
+    eventId: row.event_id,
+    type: row.type,
+    channelId: row.channel_id,
+    occurredAt: row.occurred_at.toISOString(),
+    payload,
+    audience: Array.isArray(__audience) ? __audience.filter((x): x is string => typeof x === 'string') : [],
+  }
+}
+
+export interface WebhookTarget {
+  id: string
+  agentId: string
+  events: string[]
+}
+
+export interface IntegrationTarget {
+  id: string
+  events: string[]
+  agentIds: string[]
+}
+
+export interface NewDelivery {
+  webhookId: string | null
+  integrationId: string | null
+  eventId: string
+  eventType: string
+  body: string
+}
+
+export interface PlanContext {
+  events: OutboxEventRecord[]
+  webhooks: WebhookTarget[]
+  integrations: IntegrationTarget[]
+  dmChannelIds: Set<string>
+}
+
+/**
+ * Claims up to `limit` unplanned outbox events (oldest first; SKIP LOCKED so instances take
+ * different rows), lets `plan` turn them into deliveries and inserts those, all in one
+ * transaction: either the events are marked planned and their deliveries exist, or neither.
+ * Returns how many events were claimed and how many deliveries were created.
+ */
+export async function planBatch(
+  pool: pg.Pool,
+  limit: number,
+  plan: (ctx: PlanContext) => Promise<NewDelivery[]>,
+): Promise<{ events: number; deliveries: number }> {
+  const client = await pool.connect()
+  try {
+    await client.query('BEGIN')
+    const { rows } = await client.query<OutboxRow>(
+      `UPDATE outbox_events SET planned_at = now()
+        WHERE id IN (SELECT id FROM outbox_events WHERE planned_at IS NULL ORDER BY id LIMIT $1 FOR UPDATE SKIP LOCKED)
+        RETURNING id::text, event_id::text, type, channel_id::text, payload, occurred_at`,
+      [limit],
+    )
+    if (!rows.length) {
+      await client.query('COMMIT')
+      return { events: 0, deliveries: 0 }
+    }
+    rows.sort((a, b) => (BigInt(a.id) < BigInt(b.id) ? -1 : 1))
+    const events = rows.map(toRecord)
+    const types = [...new Set(events.map((e) => e.type))]
+    const channelIds = [...new Set(events.map((e) => e.channelId).filter((c): c is string => !!c))]
+    // One client runs one query at a time: sequential on purpose.
+    const webhooks = await client.query<{ id: string; agent_id: string; events: string[] }>(
+      'SELECT id::text, agent_id::text, events FROM webhooks WHERE active AND events && $1::text[]',
+      [types],
+    )
+    const integrations = await client.query<{ id: string; events: string[]; agent_ids: string[] }>(
+      `SELECT i.id::text, i.events, coalesce(array_agg(ia.agent_id::text) FILTER (WHERE ia.agent_id IS NOT NULL), '{}') AS agent_ids
+         FROM integrations i LEFT JOIN integration_agents ia ON ia.integration_id = i.id
+        WHERE i.active AND i.events && $1::text[]
+        GROUP BY i.id`,
+      [types],
+    )
+    const dms =
+      channelIds.length && (webhooks.rows.length || integrations.rows.length)
+        ? await client.query<{ id: string }>("SELECT id::text FROM channels WHERE id = ANY($1::uuid[]) AND type = 'dm'", [channelIds])
+        : { rows: [] as { id: string }[] }
+    const deliveries = await plan({
+      events,
+      webhooks: webhooks.rows.map((w) => ({ id: w.id, agentId: w.agent_id, events: w.events })),
+      integrations: integrations.rows.map((i) => ({ id: i.id, events: i.events, agentIds: i.agent_ids })),
+      dmChannelIds: new Set(dms.rows.map((r) => r.id)),
+    })
+    const inserted = await insertDeliveries(client, deliveries)
+    await client.query('COMMIT')
+    return { events: rows.length, deliveries: inserted }
+  } catch (error) {
+    await client.query('ROLLBACK').catch(() => {})
+    throw error
+  } finally {
+    client.release()
+  }
+}
+
+async function insertDeliveries(client: Queryable, deliveries: NewDelivery[]): Promise<number> {
+  if (!deliveries.length) return 0
+  // Ids are UUIDv7 in event order, so "newest first" by id matches the order events happened.
+  const ids = deliveries.map(() => uuidv7())
+  const res = await client.query(
+    `INSERT INTO deliveries (id, webhook_id, integration_id, event_id, event_type, body, status, attempts, next_attempt_at, created_at, updated_at)
+     SELECT d.id, d.webhook_id, d.integration_id, d.event_id, d.event_type, d.body, 'pending', 0, now(), now(), now()
+       FROM unnest($1::uuid[], $2::uuid[], $3::uuid[], $4::uuid[], $5::text[], $6::text[])
+            AS d(id, webhook_id, integration_id, event_id, event_type, body)
+     ON CONFLICT DO NOTHING`,
+    [
+      ids,
+      deliveries.map((d) => d.webhookId),
+      deliveries.map((d) => d.integrationId),
+      deliveries.map((d) => d.eventId),
+      deliveries.map((d) => d.eventType),
+      deliveries.map((d) => d.body),
+    ],
+  )
+  return res.rowCount ?? 0
+}
+
+export interface ClaimedDelivery {
+  id: string
+  attempts: number
+}
+
+/**
+ * Claims up to `limit` pending deliveries that are due (retry time reached, never queued, or a
+ * claim that expired because its worker died) by moving next_attempt_at a lease ahead.
+ */
+export async function claimDue(pool: pg.Pool, limit: number, leaseMs: number): Promise<ClaimedDelivery[]> {
+  if (limit <= 0) return []
+  const { rows } = await pool.query<{ id: string; attempts: number }>(
+    `UPDATE deliveries SET next_attempt_at = now() + make_interval(secs => $2::double precision / 1000)
+      WHERE id IN (SELECT id FROM deliveries
+                    WHERE status = 'pending' AND next_attempt_at <= now()
+                    ORDER BY next_attempt_at, id
+                    LIMIT $1 FOR UPDATE SKIP LOCKED)
+      RETURNING id::text, attempts`,
+    [limit, leaseMs],
+  )
+  return rows
+}
+
+/** Gives claimed-but-not-started deliveries back (graceful shutdown), so another instance takes them now. */
+export async function releaseClaims(pool: pg.Pool, items: ClaimedDelivery[]): Promise<void> {
+  if (!items.length) return
+  await pool.query(
+    `UPDATE deliveries d SET next_attempt_at = now()
+       FROM unnest($1::uuid[], $2::int[]) AS r(id, attempts)
+      WHERE d.id = r.id AND d.status = 'pending' AND d.attempts = r.attempts`,
+    [items.map((i) => i.id), items.map((i) => i.attempts)],
+  )
+}
+
+export interface AttemptRow {
+  id: string
+  webhookId: string | null
+  integrationId: string | null
+  eventId: string
+  eventType: string
+  body: string
+  /** The number of this attempt (1 for the first). */
+  attempt: number
+  url: string | null
+  secret: string | null
+  active: boolean
+  disabledReason: string | null
+}
+
+/**
+ * Starts attempt number `attempts + 1` of a delivery if it is still pending and no other worker
+ * started that attempt (compare-and-set on `attempts`); extends the claim for the attempt's
+ * duration. Null when the queue item is stale (already attempted, completed or deleted).
+ */
+export async function beginAttempt(pool: pg.Pool, id: string, attempts: number, leaseMs: number): Promise<AttemptRow | null> {
+  const { rows } = await pool.query<{
+    id: string
+    webhook_id: string | null
+    integration_id: string | null
+    event_id: string
+    event_type: string
+    body: string
+    attempts: number
+    url: string | null
+    secret: string | null
+    active: boolean | null
+    disabled_reason: string | null
+  }>(
+    `WITH d AS (
+       UPDATE deliveries SET attempts = attempts + 1, updated_at = now(),
+              next_attempt_at = now() + make_interval(secs => $3::double precision / 1000)
+        WHERE id = $1 AND status = 'pending' AND attempts = $2
+        RETURNING id, webhook_id, integration_id, event_id, event_type, body, attempts)
+     SELECT d.id::text, d.webhook_id::text, d.integration_id::text, d.event_id::text, d.event_type, d.body, d.attempts,
+            coalesce(w.url, i.webhook_url) AS url, coalesce(w.secret, i.hmac_secret) AS secret,
+            coalesce(w.active, i.active) AS active, coalesce(w.disabled_reason, i.disabled_reason) AS disabled_reason
+       FROM d LEFT JOIN webhooks w ON w.id = d.webhook_id LEFT JOIN integrations i ON i.id = d.integration_id`,
+    [id, attempts, leaseMs],
+  )
+  const r = rows[0]
+  if (!r) return null
+  return {
+    id: r.id,
+    webhookId: r.webhook_id,
+    integrationId: r.integration_id,
+    eventId: r.event_id,
+    eventType: r.event_type,
+    body: r.body,
+    attempt: r.attempts,
+    url: r.url,
+    secret: r.secret,
+    active: r.active ?? false,
+    disabledReason: r.disabled_reason,
+  }
+}
+
+export interface AttemptOutcome {
+  statusCode: number | null
+  error: string | null
+  durationMs: number
+}
+
+function target(row: AttemptRow): { table: TargetTable; id: string } {
+  return row.webhookId ? { table: 'webhooks', id: row.webhookId } : { table: 'integrations', id: row.integrationId! }
+}
+
+/** Records a 2xx: the delivery succeeded and its endpoint's failure streak ends (one statement). */
+export async function recordSuccess(pool: pg.Pool, row: AttemptRow, outcome: AttemptOutcome): Promise<void> {
+  const t = target(row)
+  await pool.query(
+    `WITH done AS (
+       UPDATE deliveries SET status = 'succeeded', last_status_code = $3, last_error = NULL, last_duration_ms = $4,
+              next_attempt_at = NULL, completed_at = now(), updated_at = now()
+        WHERE id = $1 AND attempts = $2 AND status = 'pending')
+     UPDATE ${t.table} SET consecutive_failures = 0, failing_since = NULL
+      WHERE id = $5 AND (consecutive_failures <> 0 OR failing_since IS NOT NULL)`,
+    [row.id, row.attempt, outcome.statusCode, outcome.durationMs, t.id],
+  )
+}
+
+export interface DisableRule {
+  afterSeconds: number
+  minFailures: number
+}
+
+/**
+ * Records a failed attempt: the delivery waits for its next attempt (`retryAt`) or, when null,
+ * becomes failed. The endpoint's failure streak grows; an endpoint failing without a success for
+ * `afterSeconds` and at least `minFailures` times is disabled with the reason. Returns whether
+ * this attempt disabled it.
+ */
+export async function recordFailure(pool: pg.Pool, row: AttemptRow, outcome: AttemptOutcome, retryAt: Date | null, rule: DisableRule): Promise<boolean> {
+  await pool.query(
+    `UPDATE deliveries SET status = CASE WHEN $5::timestamptz IS NULL THEN 'failed'::delivery_status ELSE 'pending'::delivery_status END,
+            last_status_code = $3, last_error = $4, last_duration_ms = $6,
+            next_attempt_at = $5::timestamptz,
+            completed_at = CASE WHEN $5::timestamptz IS NULL THEN now() ELSE NULL END, updated_at = now()
+      WHERE id = $1 AND attempts = $2 AND status = 'pending'`,
+    [row.id, row.attempt, outcome.statusCode, outcome.error, retryAt, outcome.durationMs],
+  )
+  const t = target(row)
+  const { rows } = await pool.query<{ disabled: boolean }>(
+    `UPDATE ${t.table} AS t SET
+            consecutive_failures = t.consecutive_failures + 1,
+            failing_since = coalesce(t.failing_since, now()),
+            active = t.active AND NOT c.disable,
+            disabled_at = CASE WHEN c.disable THEN now() ELSE t.disabled_at END,
+            disabled_reason = CASE WHEN c.disable THEN
+                'disabled after ' || (t.consecutive_failures + 1) || ' consecutive failed deliveries since '
+                || to_char(coalesce(t.failing_since, now()) AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"Z"')
+                || '; last error: ' || $4
+              ELSE t.disabled_reason END
+       FROM (SELECT id, (active AND consecutive_failures + 1 >= $2
+                         AND coalesce(failing_since, now()) <= now() - make_interval(secs => $3::double precision)) AS disable
+               FROM ${t.table} WHERE id = $1 FOR UPDATE) AS c
+      WHERE t.id = c.id
+      RETURNING c.disable AS disabled`,
+    [t.id, rule.minFailures, rule.afterSeconds, outcome.error ?? 'unknown error'],
+  )
+  return rows[0]?.disabled ?? false
+}
+
+/** A delivery whose endpoint is disabled (or gone) is not sent: it fails without an attempt. */
+export async function failUnsendable(pool: pg.Pool, row: AttemptRow, reason: string): Promise<void> {
+  await pool.query(
+    `UPDATE deliveries SET status = 'failed', attempts = attempts - 1, last_error = $3,
+            next_attempt_at = NULL, completed_at = now(), updated_at = now()
+      WHERE id = $1 AND attempts = $2 AND status = 'pending'`,
+    [row.id, row.attempt, reason],
+  )
+}

@@ -1,0 +1,229 @@
+// Real HTTP receivers on 127.0.0.1 for delivery tests, signature checks written independently
+// of the server's code, and small API helpers. Waits are event- or state-driven with a safety
+// deadline, never fixed sleeps.
+import { createHmac, timingSafeEqual } from 'node:crypto'
+import { spawn, type ChildProcess } from 'node:child_process'
+import net from 'node:net'
+import path from 'node:path'
+import { fileURLToPath } from 'node:url'
+import type { AppConfig } from '../../src/app.ts'
+import { TEST_JWT_SECRET } from '../helper.ts'
+import http from 'node:http'
+import type { AddressInfo } from 'node:net'
+import type { InjectOptions, LightMyRequestResponse } from 'fastify'
+import type { Test } from 'tap'
+
+export const SAFETY_MS = 30_000
+
+export interface Received {
+  headers: http.IncomingHttpHeaders
+  body: string
+  method: string
+  url: string
+}
+
+export type Responder = (req: Received, index: number) => number | Promise<number>
+
+/** An HTTP server that records every request and answers with the responder's status. */
+export class Receiver {
+  readonly requests: Received[] = []
+  private waiters: { pred: () => boolean; resolve: () => void }[] = []
+  private server: http.Server
+  port = 0
+  responder: Responder = () => 200
+
+  constructor() {
+    this.server = http.createServer((req, res) => {
+      const chunks: Buffer[] = []
+      req.on('data', (c: Buffer) => chunks.push(c))
+      req.on('end', () => {
+        const received: Received = { headers: req.headers, body: Buffer.concat(chunks).toString('utf8'), method: req.method ?? '', url: req.url ?? '' }
+        const index = this.requests.length
+        this.requests.push(received)
+        void Promise.resolve(this.responder(received, index)).then(
+          (status) => {
+            res.writeHead(status, { 'content-type': 'text/plain' })
+            res.end(status >= 300 ? `receiver says ${status}` : 'ok')
+            this.notify()
+          },
+          () => res.destroy(),
+        )
+      })
+    })
+  }
+
+  host = '127.0.0.1'
+
+  async listen(t: Test, port = 0, host = '127.0.0.1'): Promise<this> {
+    this.host = host
+    await new Promise<void>((resolve) => this.server.listen(port, host, resolve))
+    this.port = (this.server.address() as AddressInfo).port
+    t.teardown(() => this.close())
+    return this
+  }
+
+  async close(): Promise<void> {
+    this.server.closeAllConnections()
+    await new Promise<void>((resolve) => this.server.close(() => resolve()))
+  }
+
+  url(path = '/hook'): string {
+    return `http://${this.host}:${this.port}${path}`
+  }
+
+  private notify(): void {
+    for (const w of [...this.waiters]) {
+      if (w.pred()) {
+        this.waiters = this.waiters.filter((x) => x !== w)
+        w.resolve()
+      }
+    }
+  }
+
+  /** Resolves once at least `n` requests matching `pred` have been answered. */
+  waitFor(n: number, pred: (r: Received) => boolean = () => true): Promise<Received[]> {
+    const matching = (): Received[] => this.requests.filter(pred)
+    return new Promise((resolve, reject) => {
+      const check = (): boolean => matching().length >= n
+      if (check()) return resolve(matching())
+      const timer = setTimeout(() => reject(new Error(`receiver: expected ${n} requests, got ${matching().length}`)), SAFETY_MS)
+      this.waiters.push({
+        pred: check,
+        resolve: () => {
+          clearTimeout(timer)
+          resolve(matching())
+        },
+      })
+    })
+  }
+}
+
+export async function receiver(t: Test, responder?: Responder): Promise<Receiver> {
+  const r = new Receiver()
+  if (responder) r.responder = responder
+  return r.listen(t)
+}
+
+/** Polls `fn` until it returns a truthy value (state in the database), with a safety deadline. */
+export async function eventually<T>(fn: () => Promise<T | null | undefined | false>, what: string, intervalMs = 25): Promise<T> {
+  const deadline = Date.now() + SAFETY_MS
+  for (;;) {
+    const value = await fn()
+    if (value) return value
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`)
+    await new Promise((resolve) => setTimeout(resolve, intervalMs))
+  }
+}
+
+/** The receiver's own check of `sha256=<hex HMAC-SHA256(secret, raw body)>`, in constant time. */
+export function verifySignature(secret: string, body: string, header: string | string[] | undefined): boolean {
+  if (typeof header !== 'string') return false
+  const expected = Buffer.from(`sha256=${createHmac('sha256', secret).update(body, 'utf8').digest('hex')}`)
+  const given = Buffer.from(header)
+  return given.length === expected.length && timingSafeEqual(given, expected)
+}
+
+export function verifyTimestamped(secret: string, timestamp: string | string[] | undefined, body: string, header: string | string[] | undefined): boolean {
+  if (typeof timestamp !== 'string' || !/^\d+$/.test(timestamp)) return false
+  return verifySignature(secret, `${timestamp}.${body}`, header)
+}
+
+export type Api = (opts: InjectOptions) => Promise<LightMyRequestResponse>
+
+export const auth = (token: string): Record<string, string> => ({ authorization: `Bearer ${token}` })
+
+export const FAST_ENV: Record<string, string> = {
+  WEBHOOK_ALLOW_PRIVATE: 'true',
+  WEBHOOK_POLL_INTERVAL_MS: '50',
+  WEBHOOK_RETRY_SCHEDULE: '1,1,1',
+  WEBHOOK_TIMEOUT_MS: '2000',
+  WEBHOOK_CLAIM_TIMEOUT_MS: '3000',
+}
+
+export async function createChannel(api: Api, token: string, name: string, members: string[] = []): Promise<string> {
+  const res = await api({ method: 'POST', url: '/api/v1/channels', headers: auth(token), payload: { name, description: `${name} channel` } })
+  if (res.statusCode !== 201) throw new Error(`create channel: ${res.statusCode} ${res.body}`)
+  const id = res.json().id as string
+  for (const member of members) {
+    const add = await api({ method: 'POST', url: `/api/v1/channels/${id}/members`, headers: auth(token), payload: { user_id: member } })
+    if (add.statusCode >= 300) throw new Error(`add member: ${add.statusCode} ${add.body}`)
+  }
+  return id
+}
+
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- the REST message object, compared whole
+export async function postMessage(api: Api, token: string, channelId: string, text: string): Promise<Record<string, any>> {
+  const res = await api({ method: 'POST', url: `/api/v1/channels/${channelId}/messages`, headers: auth(token), payload: { text } })
+  if (res.statusCode !== 201) throw new Error(`post: ${res.statusCode} ${res.body}`)
+  return res.json()
+}
+
+export async function createWebhook(
+  api: Api,
+  token: string,
+  agentId: string,
+  url: string,
+  events: string[] = ['message.created'],
+): Promise<{ id: string; secret: string }> {
+  const res = await api({ method: 'POST', url: `/api/v1/agents/${agentId}/webhooks`, headers: auth(token), payload: { url, events } })
+  if (res.statusCode !== 201) throw new Error(`create webhook: ${res.statusCode} ${res.body}`)
+  return res.json()
+}
+
+// ---- real server processes (for the kill test) ----
+
+const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..')
+
+export async function freePort(): Promise<number> {
+  const server = net.createServer()
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+  const { port } = server.address() as AddressInfo
+  await new Promise((resolve) => server.close(resolve))
+  return port
+}
+
+export interface ServerProcess {
+  proc: ChildProcess
+  http: string
+  exited: Promise<number | null>
+  output: () => string
+}
+
+/** `node --import tsx src/server.ts` on the test's database and Redis prefix; resolves once /health answers. */
+export async function startServer(t: Test, config: AppConfig, extra: Record<string, string>): Promise<ServerProcess> {
+  const port = await freePort()
+  const env: Record<string, string> = {
+    PATH: process.env.PATH ?? '',
+    HOME: process.env.HOME ?? '',
+    HOST: '127.0.0.1',
+    PORT: String(port),
+    LOG_LEVEL: 'warn',
+    DATA_DIR: config.dataDir,
+    DATABASE_URL: config.databaseUrl,
+    DATABASE_POOL_SIZE: '4',
+    MIGRATE_ON_START: 'false',
+    JWT_SECRET: TEST_JWT_SECRET,
+    ...(config.redisUrl ? { REDIS_URL: config.redisUrl, REDIS_PREFIX: config.redisPrefix } : {}),
+    ...extra,
+  }
+  const proc = spawn(process.execPath, ['--import', 'tsx', 'src/server.ts'], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] })
+  let out = ''
+  proc.stdout!.on('data', (d: Buffer) => (out += d.toString()))
+  proc.stderr!.on('data', (d: Buffer) => (out += d.toString()))
+  const exited = new Promise<number | null>((resolve) => proc.once('exit', (code) => resolve(code)))
+  t.teardown(async () => {
+    if (proc.exitCode === null && proc.signalCode === null) {
+      proc.kill('SIGKILL')
+      await exited
+    }
+  })
+  const http = `http://127.0.0.1:${port}`
+  const deadline = Date.now() + 60_000
+  for (;;) {
+    if (proc.exitCode !== null) throw new Error(`server exited early (${proc.exitCode}): ${out}`)
+    if (await fetch(`${http}/health`).then((r) => r.ok, () => false)) break
+    if (Date.now() > deadline) throw new Error(`server did not start: ${out}`)
+    await new Promise((resolve) => setTimeout(resolve, 100))
+  }
+  return { proc, http, exited, output: () => out }
+}
