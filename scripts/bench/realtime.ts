@@ -1,0 +1,369 @@
+// Real-time fan-out benchmark, loopback only, bounded in time and size.
+//
+// For each mode (single-node, then Redis) it starts the real server as a child process
+// (`node --import tsx src/server.ts`) on a scratch database, seeds CLIENTS agents in CHANNELS
+// channels of CLIENTS/CHANNELS members (plus one poster agent in every channel), connects one
+// WebSocket per agent, then posts messages over REST at a fixed RATE for SECONDS and measures:
+//   - delivered frames per second (each message reaches the members of its channel),
+//   - post → receipt latency (from just before the POST is sent to the frame's arrival) p50/p99,
+//   - errors (non-201 posts, sockets closed, frames missing at the end).
+// Then it opens IDLE idle connections and reports the server's resident memory per connection.
+//
+// Usage: npx tsx scripts/bench/realtime.ts
+//   BENCH_CLIENTS (1000) BENCH_CHANNELS (100) BENCH_RATE (messages/s, 1500) BENCH_SECONDS (15)
+//   BENCH_IDLE (10000; 0 skips) BENCH_MODES ("single,redis")
+//   BENCH_DATABASE_URL (postgresql://postgres@127.0.0.1:5432/postgres: a scratch database is
+//   created next to it and dropped afterwards) BENCH_REDIS_URL (redis://127.0.0.1:6379)
+import { spawn, type ChildProcess } from 'node:child_process'
+import { randomUUID } from 'node:crypto'
+import { readFileSync } from 'node:fs'
+import { mkdtemp, rm } from 'node:fs/promises'
+import http from 'node:http'
+import net from 'node:net'
+import os from 'node:os'
+import path from 'node:path'
+import { performance } from 'node:perf_hooks'
+import { setTimeout as sleep } from 'node:timers/promises'
+import { fileURLToPath } from 'node:url'
+import { Redis } from 'ioredis'
+import pg from 'pg'
+import WebSocket from 'ws'
+import { applyMigrations } from '../../src/db/migrate.ts'
+import { uuidv7 } from '../../src/lib/ids.ts'
+import { API_KEY_PREFIX, maskSecret, newSecret, sha256Hex } from '../../src/lib/tokens.ts'
+
+const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..')
+const ADMIN_URL = process.env.BENCH_DATABASE_URL ?? 'postgresql://postgres@127.0.0.1:5432/postgres'
+const REDIS_URL = process.env.BENCH_REDIS_URL ?? 'redis://127.0.0.1:6379'
+const CLIENTS = Number(process.env.BENCH_CLIENTS ?? 1000)
+const CHANNELS = Number(process.env.BENCH_CHANNELS ?? 100)
+const RATE = Number(process.env.BENCH_RATE ?? 1500)
+const SECONDS = Number(process.env.BENCH_SECONDS ?? 15)
+const IDLE = Number(process.env.BENCH_IDLE ?? 10_000)
+const MODES = (process.env.BENCH_MODES ?? 'single,redis').split(',').map((s) => s.trim()) as ('single' | 'redis')[]
+const WARMUP_SECONDS = 2
+const POST_SOCKETS = 64
+
+interface Seeded {
+  poster: string
+  clients: { key: string; channel: number }[]
+  channels: string[]
+}
+
+function dbUrl(name: string): string {
+  const url = new URL(ADMIN_URL)
+  url.pathname = `/${name}`
+  return url.toString()
+}
+
+async function admin<T>(fn: (c: pg.Client) => Promise<T>): Promise<T> {
+  const client = new pg.Client({ connectionString: ADMIN_URL })
+  await client.connect()
+  try {
+    return await fn(client)
+  } finally {
+    await client.end()
+  }
+}
+
+async function seed(url: string): Promise<Seeded> {
+  const pool = new pg.Pool({ connectionString: url, max: 2 })
+  const agent = async (name: string): Promise<{ id: string; key: string }> => {
+    const id = uuidv7()
+    const key = newSecret(API_KEY_PREFIX)
+    await pool.query('INSERT INTO agents (id, name, display_name) VALUES ($1, $2, $2)', [id, name])
+    await pool.query('INSERT INTO api_keys (id, agent_id, name, key_hash, masked_key) VALUES ($1, $2, $3, $4, $5)', [uuidv7(), id, 'bench', sha256Hex(key), maskSecret(key, API_KEY_PREFIX)])
+    return { id, key }
+  }
+  await pool.query('INSERT INTO instance (id) VALUES ($1)', [uuidv7()])
+  const poster = await agent('bench-poster')
+  const channels: string[] = []
+  for (let c = 0; c < CHANNELS; c++) {
+    const id = uuidv7()
+    channels.push(id)
+    await pool.query("INSERT INTO channels (id, name, description) VALUES ($1, $2, '')", [id, `bench-${c}`])
+    await pool.query("INSERT INTO channel_members (channel_id, member_id, member_type) VALUES ($1, $2, 'AGENT')", [id, poster.id])
+  }
+  const clients: Seeded['clients'] = []
+  for (let i = 0; i < CLIENTS; i++) {
+    const a = await agent(`bench-agent-${i}`)
+    const channel = i % CHANNELS
+    await pool.query("INSERT INTO channel_members (channel_id, member_id, member_type) VALUES ($1, $2, 'AGENT')", [channels[channel], a.id])
+    clients.push({ key: a.key, channel })
+  }
+  await pool.end()
+  return { poster: poster.key, clients, channels }
+}
+
+async function freePort(): Promise<number> {
+  const server = net.createServer().listen(0, '127.0.0.1')
+  await new Promise((resolve) => server.once('listening', resolve))
+  const { port } = server.address() as net.AddressInfo
+  await new Promise((resolve) => server.close(resolve))
+  return port
+}
+
+async function startServer(env: Record<string, string>): Promise<{ proc: ChildProcess; base: string }> {
+  const port = await freePort()
+  // BENCH_PROFILE=1 writes a CPU profile of the server (CPU.*.cpuprofile in the working directory).
+  const profile = process.env.BENCH_PROFILE === '1' ? ['--cpu-prof'] : []
+  const proc = spawn(process.execPath, [...profile, '--import', 'tsx', 'src/server.ts'], {
+    cwd: ROOT,
+    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', HOST: '127.0.0.1', PORT: String(port), LOG_LEVEL: 'warn', ...env },
+    stdio: ['ignore', 'inherit', 'inherit'],
+  })
+  const base = `127.0.0.1:${port}`
+  for (let i = 0; i < 600; i++) {
+    const ok = await fetch(`http://${base}/health`).then((r) => r.ok, () => false)
+    if (ok) return { proc, base }
+    if (proc.exitCode !== null) break
+    await sleep(100)
+  }
+  proc.kill('SIGKILL')
+  throw new Error('server did not start')
+}
+
+async function stopServer(proc: ChildProcess): Promise<void> {
+  const exited = new Promise((resolve) => proc.once('exit', resolve))
+  proc.kill('SIGTERM')
+  await Promise.race([exited, sleep(15_000).then(() => proc.kill('SIGKILL'))])
+}
+
+/** Resident memory of a process, from /proc (Linux). */
+function rssBytes(pid: number): number {
+  const match = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))
+  return match ? Number(match[1]) * 1024 : NaN
+}
+
+function percentile(sorted: number[], p: number): number {
+  if (!sorted.length) return NaN
+  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!
+}
+
+async function openSockets(base: string, keys: string[], onFrame?: (data: Buffer) => void): Promise<WebSocket[]> {
+  const sockets: WebSocket[] = []
+  const BATCH = 200
+  for (let i = 0; i < keys.length; i += BATCH) {
+    const batch = keys.slice(i, i + BATCH).map(
+      (key) =>
+        new Promise<WebSocket>((resolve, reject) => {
+          const ws = new WebSocket(`ws://${base}/ws?token=${encodeURIComponent(key)}`, { perMessageDeflate: false })
+          ws.once('error', reject)
+          ws.on('message', (data: Buffer) => {
+            if (data.includes('"type":"ready"')) resolve(ws)
+            else onFrame?.(data)
+          })
+        }),
+    )
+    sockets.push(...(await Promise.all(batch)))
+  }
+  return sockets
+}
+
+interface LoadResult {
+  mode: string
+  clients: number
+  channels: number
+  targetRate: number
+  seconds: number
+  posted: number
+  postErrors: number
+  postsPerSecond: number
+  expectedFrames: number
+  deliveredFrames: number
+  deliveredPerSecond: number
+  missingFrames: number
+  socketsClosed: number
+  latencyP50Ms: number
+  latencyP99Ms: number
+  latencyMaxMs: number
+  postP50Ms: number
+  postP99Ms: number
+  serverRssMb: number
+}
+
+async function runLoad(mode: 'single' | 'redis', base: string, proc: ChildProcess, seeded: Seeded): Promise<LoadResult> {
+  const started = new Map<number, number>()
+  const latencies: number[] = []
+  const postTimes: number[] = []
+  let measuring = false
+  let delivered = 0
+  let closed = 0
+
+  const onFrame = (data: Buffer): void => {
+    const at = performance.now()
+    // Text is "b:<seq>"; find it without parsing the whole frame.
+    const i = data.indexOf('"text":"b:')
+    if (i < 0) return
+    const seq = Number(data.subarray(i + 10, data.indexOf('"', i + 10)).toString())
+    const t0 = started.get(seq)
+    if (t0 === undefined) return
+    if (measuring) {
+      delivered += 1
+      latencies.push(at - t0)
+    }
+  }
+  const sockets = await openSockets(base, seeded.clients.map((c) => c.key), onFrame)
+  for (const ws of sockets) ws.on('close', () => (closed += 1))
+  console.error(`# ${mode}: ${sockets.length} sockets ready; posting`)
+
+  const agent = new http.Agent({ keepAlive: true, maxSockets: POST_SOCKETS })
+  let postErrors = 0
+  const postOne = (seq: number, channel: string): Promise<void> =>
+    new Promise((resolve) => {
+      const body = JSON.stringify({ text: `b:${seq}` })
+      const t0 = performance.now()
+      started.set(seq, t0)
+      const req = http.request(
+        { agent, host: base.split(':')[0], port: Number(base.split(':')[1]), method: 'POST', path: `/api/v1/channels/${channel}/messages`, headers: { authorization: `Bearer ${seeded.poster}`, 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) } },
+        (res) => {
+          res.resume()
+          res.on('end', () => {
+            if (res.statusCode !== 201) postErrors += 1
+            else if (measuring) postTimes.push(performance.now() - t0)
+            resolve()
+          })
+        },
+      )
+      req.on('error', () => {
+        postErrors += 1
+        resolve()
+      })
+      req.end(body)
+    })
+
+  // Fixed-rate schedule: message n is due at n / RATE seconds; warm-up first, not measured.
+  let seq = 0
+  const inflight = new Set<Promise<void>>()
+  const runPhase = async (seconds: number): Promise<number> => {
+    const t0 = performance.now()
+    const total = Math.round(seconds * RATE)
+    for (let n = 0; n < total; n++) {
+      const due = t0 + (n * 1000) / RATE
+      const wait = due - performance.now()
+      if (wait > 1) await sleep(wait)
+      const s = seq++
+      const p = postOne(s, seeded.channels[s % seeded.channels.length]!)
+      inflight.add(p)
+      void p.then(() => inflight.delete(p))
+    }
+    await Promise.all(inflight)
+    return total
+  }
+  await runPhase(WARMUP_SECONDS)
+  const errorsBeforeMeasure = postErrors
+  measuring = true
+  const firstMeasured = seq
+  const t0 = performance.now()
+  const posted = await runPhase(SECONDS)
+  // Let the last frames arrive (bounded).
+  const membersPerChannel = CLIENTS / CHANNELS
+  const expected = posted * membersPerChannel
+  for (let i = 0; i < 100 && delivered < expected; i++) await sleep(50)
+  const elapsed = (performance.now() - t0) / 1000
+  measuring = false
+  const rss = rssBytes(proc.pid!)
+  latencies.sort((a, b) => a - b)
+  postTimes.sort((a, b) => a - b)
+  for (const ws of sockets) ws.terminate()
+  agent.destroy()
+  void firstMeasured
+  return {
+    mode,
+    clients: CLIENTS,
+    channels: CHANNELS,
+    targetRate: RATE,
+    seconds: SECONDS,
+    posted,
+    postErrors: postErrors - errorsBeforeMeasure,
+    postsPerSecond: Math.round(posted / SECONDS),
+    expectedFrames: expected,
+    deliveredFrames: delivered,
+    deliveredPerSecond: Math.round(delivered / elapsed),
+    missingFrames: expected - delivered,
+    socketsClosed: closed,
+    latencyP50Ms: +percentile(latencies, 50).toFixed(2),
+    latencyP99Ms: +percentile(latencies, 99).toFixed(2),
+    latencyMaxMs: +(latencies[latencies.length - 1] ?? NaN).toFixed(2),
+    postP50Ms: +percentile(postTimes, 50).toFixed(2),
+    postP99Ms: +percentile(postTimes, 99).toFixed(2),
+    serverRssMb: Math.round(rss / 1024 / 1024),
+  }
+}
+
+/**
+ * Server RSS with no idle sockets, with IDLE/2, and with IDLE. The first half also pays for the
+ * heap the connection burst grows (authentication, one agent.connected transaction each), so the
+ * second half's growth is the steady cost of a connection; both figures are reported.
+ */
+async function runIdle(base: string, proc: ChildProcess, keys: string[]) {
+  const settle = (): Promise<void> => sleep(10_000) // let the burst's garbage be collected
+  await settle()
+  const rss0 = rssBytes(proc.pid!)
+  const half = Math.floor(IDLE / 2)
+  const open = (n: number, offset: number): Promise<WebSocket[]> => openSockets(base, Array.from({ length: n }, (_, i) => keys[(i + offset) % keys.length]!))
+  const first = await open(half, 0)
+  await settle()
+  const rss1 = rssBytes(proc.pid!)
+  const second = await open(IDLE - half, half)
+  await settle()
+  const rss2 = rssBytes(proc.pid!)
+  for (const ws of [...first, ...second]) ws.terminate()
+  return {
+    connections: IDLE,
+    rssBeforeMb: Math.round(rss0 / 1048576),
+    rssHalfMb: Math.round(rss1 / 1048576),
+    rssAfterMb: Math.round(rss2 / 1048576),
+    bytesPerConnectionOverall: Math.round((rss2 - rss0) / IDLE),
+    bytesPerConnectionSecondHalf: Math.round((rss2 - rss1) / (IDLE - half)),
+  }
+}
+
+async function main(): Promise<void> {
+  const machine = `${os.cpus().length} × ${os.cpus()[0]?.model.trim()}, ${Math.round(os.totalmem() / 1024 ** 3)} GB RAM, Node ${process.version}`
+  console.log(`# realtime benchmark on ${machine}`)
+  console.log(`# ${CLIENTS} clients in ${CHANNELS} channels of ${CLIENTS / CHANNELS}, ${RATE} messages/s over REST for ${SECONDS} s (+${WARMUP_SECONDS} s warm-up)`)
+  const results: unknown[] = []
+  for (const mode of MODES) {
+    const name = `ams_bench_${Date.now().toString(36)}`
+    await admin((c) => c.query(`CREATE DATABASE "${name}"`))
+    const dataDir = await mkdtemp(path.join(os.tmpdir(), 'ams-bench-'))
+    let server: { proc: ChildProcess; base: string } | undefined
+    const redisPrefix = `ams:bench:${randomUUID()}:`
+    try {
+      await applyMigrations(dbUrl(name))
+      const seeded = await seed(dbUrl(name))
+      console.error(`# ${mode}: seeded; starting the server`)
+      server = await startServer({
+        DATABASE_URL: dbUrl(name),
+        DATABASE_POOL_SIZE: '20',
+        DATA_DIR: dataDir,
+        MIGRATE_ON_START: 'false',
+        JWT_SECRET: 'bench-secret-bench-secret-bench-secret-00',
+        ...(mode === 'redis' ? { REDIS_URL: REDIS_URL, REDIS_PREFIX: redisPrefix } : {}),
+      })
+      const load = await runLoad(mode, server.base, server.proc, seeded)
+      console.log(JSON.stringify(load))
+      results.push(load)
+      if (IDLE > 0) {
+        const idle = await runIdle(server.base, server.proc, seeded.clients.map((c) => c.key))
+        console.log(JSON.stringify({ mode, idle }))
+        results.push({ mode, idle })
+      }
+    } finally {
+      if (server) await stopServer(server.proc)
+      await admin((c) => c.query(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`)).catch(() => {})
+      await rm(dataDir, { recursive: true, force: true })
+      if (mode === 'redis') {
+        const redis = new Redis(REDIS_URL)
+        await redis.del(`${redisPrefix}events`).catch(() => 0)
+        redis.disconnect()
+      }
+    }
+  }
+  console.log(JSON.stringify({ machine, results }, null, 2))
+}
+
+await main()
+// Sockets and keep-alive agents may linger for a moment; the results are printed.
+process.exit(0)

@@ -1,0 +1,89 @@
+// The AsyncAPI 3.0 description of the WebSocket protocol, generated from the same TypeBox
+// schemas the gateway uses (frames.ts); `npm run openapi:export` writes openapi/asyncapi.yaml.
+import { API_VERSION } from '../plugins/openapi.ts'
+import { CLIENT_FRAMES, CursorSchema, SERVER_FRAMES } from './frames.ts'
+
+/** Plain JSON of a TypeBox schema (drops its symbol-keyed metadata). */
+const json = (schema: unknown): unknown => JSON.parse(JSON.stringify(schema))
+
+const SUMMARIES: Record<string, string> = {
+  new_message: 'A message was posted',
+  message_updated: 'A message was edited',
+  message_deleted: 'A message was deleted',
+  member_joined: 'A member was added to a channel',
+  member_left: 'A member was removed from a channel',
+  channel_created: 'A channel or DM was created',
+  channel_updated: 'A channel was changed',
+  channel_deleted: 'A channel was deleted',
+  ready: 'Catch-up finished; live events follow',
+  resync_required: 'The cursor is older than the retained history',
+  ack: 'A send_message was stored',
+  error: 'A client frame was refused',
+  pong: 'Answer to ping',
+  send_message: 'Post a message',
+  ping: 'Application-level keep-alive',
+}
+
+export function asyncApiDocument(): Record<string, unknown> {
+  const messages: Record<string, unknown> = {}
+  for (const [name, schema] of Object.entries({ ...SERVER_FRAMES, ...CLIENT_FRAMES })) {
+    messages[name] = { name, title: name, summary: SUMMARIES[name], contentType: 'application/json', payload: json(schema) }
+  }
+  const ref = (name: string) => ({ $ref: `#/channels/gateway/messages/${name}` })
+  return {
+    asyncapi: '3.0.0',
+    info: {
+      title: 'Agent Messaging Service — real-time gateway',
+      version: API_VERSION,
+      description:
+        'WebSocket at `/ws`. Authenticate with `?token=<API key or JWT>` (URL-encoded) or `Authorization: Bearer …`; a bad or missing credential is refused at the upgrade with HTTP 401. Add `since=<cursor>` to receive the events missed since that cursor before live events. All frames are JSON text. Full guide with a reference client: docs/realtime.md. The same event log over REST: `GET /api/v1/events` (openapi.json).',
+    },
+    servers: {
+      local: { host: 'localhost:3000', protocol: 'ws', description: 'Local instance (npm start)', security: [{ $ref: '#/components/securitySchemes/token' }, { $ref: '#/components/securitySchemes/bearer' }] },
+    },
+    channels: {
+      gateway: {
+        address: '/ws',
+        title: 'Real-time gateway',
+        description: 'One socket per client: events of the channels the client belongs to, and the client’s own frames.',
+        messages: Object.fromEntries(Object.keys(messages).map((name) => [name, { $ref: `#/components/messages/${name}` }])),
+        bindings: {
+          ws: {
+            method: 'GET',
+            query: {
+              type: 'object',
+              properties: {
+                token: { type: 'string', description: 'An agent API key (svc_…) or a human JWT, URL-encoded.' },
+                since: { ...(json(CursorSchema) as object), description: 'Resume after this cursor (the `cursor` of the last event processed).' },
+              },
+              additionalProperties: false,
+            },
+          },
+        },
+      },
+    },
+    operations: {
+      receiveEvents: {
+        action: 'receive',
+        channel: { $ref: '#/channels/gateway' },
+        title: 'Events and answers pushed by the server',
+        description: 'After an optional replay (or resync_required), `ready`, then live events. `ack`, `error` and `pong` answer client frames, echoing their `id`.',
+        messages: Object.keys(SERVER_FRAMES).map(ref),
+      },
+      sendFrames: {
+        action: 'send',
+        channel: { $ref: '#/channels/gateway' },
+        title: 'Frames a client sends',
+        description: 'At most WS_MESSAGES_PER_SECOND (default 100) per second per connection; beyond, an `error` frame RATE_LIMITED. Frames above WS_MAX_PAYLOAD_BYTES (1 MiB) close the socket with 1009.',
+        messages: Object.keys(CLIENT_FRAMES).map(ref),
+      },
+    },
+    components: {
+      messages,
+      securitySchemes: {
+        token: { type: 'httpApiKey', name: 'token', in: 'query', description: 'Agent API key or human JWT.' },
+        bearer: { type: 'http', scheme: 'bearer', description: 'Agent API key or human JWT in the Authorization header.' },
+      },
+    },
+  }
+}

@@ -1,0 +1,56 @@
+// Real-time layer: the broker (in process, or a Redis stream when REDIS_URL is set), the outbox
+// relay that feeds it, the hub that delivers to this instance's sockets, and the gateway at /ws.
+import websocket from '@fastify/websocket'
+import type { FastifyInstance } from 'fastify'
+import fp from 'fastify-plugin'
+import { channelIdsOf } from '../modules/channels/access.ts'
+import type { Broker } from './broker.ts'
+import { gateway } from './gateway.ts'
+import { Hub } from './hub.ts'
+import { MemoryBroker } from './memory-broker.ts'
+import { RedisBroker } from './redis-broker.ts'
+import { OutboxRelay } from './relay.ts'
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    realtime: { broker: Broker; hub: Hub; relay: OutboxRelay }
+  }
+}
+
+async function realtimePlugin(app: FastifyInstance): Promise<void> {
+  const { config } = app
+  const broker: Broker = app.redis
+    ? new RedisBroker(app.redis, app.redisDuplicate, app.redisPrefix, config.eventRetention, app.log)
+    : new MemoryBroker(config.eventRetention)
+  const relay = new OutboxRelay(app.db.pool, broker, app.log, {
+    sweepIntervalMs: config.outboxRelayIntervalMs,
+    republishAfterMs: config.outboxRelayDelayMs,
+  })
+  const hub = new Hub((memberId) => channelIdsOf(app, memberId), app.log)
+  broker.onEntries(hub.dispatch)
+  app.decorate('realtime', { broker, hub, relay })
+
+  // Every committed event goes to the broker at once; the sweeper catches what that misses.
+  const unsubscribe = app.events.subscribe(relay.onCommitted)
+
+  await app.register(websocket, {
+    options: { maxPayload: config.wsMaxPayloadBytes },
+    // The gateway closes its sockets itself (code 1001) in its own preClose hook.
+    preClose: async () => {},
+  })
+  await gateway(app, { broker, hub })
+
+  if (app.background) {
+    app.addHook('onReady', async () => {
+      await broker.start()
+      relay.start()
+    })
+  }
+  app.addHook('onClose', async () => {
+    unsubscribe()
+    await relay.stop()
+    await broker.stop()
+  })
+}
+
+export default fp(realtimePlugin, { name: 'realtime', dependencies: ['db', 'redis', 'auth'] })

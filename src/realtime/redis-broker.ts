@@ -1,0 +1,167 @@
+// Multi-instance broker: one Redis stream `${prefix}events` shared by every instance. Publishing
+// is XADD with an approximate MAXLEN (the retained history); the stream id is the event's cursor.
+// Each instance runs one blocking XREAD loop on its own connection and hands what it reads to its
+// hub, so an event is read and decoded once per instance, whichever instance published it.
+import type { FastifyBaseLogger } from 'fastify'
+import type { Redis } from 'ioredis'
+import type { DomainEvent } from '../events/types.ts'
+import { decodeEvent, encodeEvent, type Broker, type EntryListener, type LogEntry, type LogInfo } from './broker.ts'
+import { ORIGIN, type Cursor } from './cursor.ts'
+
+const FIELD = 'e'
+const READ_BLOCK_MS = 5_000
+const READ_COUNT = 1_000
+
+type StreamEntries = [id: string, fields: string[]][]
+
+function toEntries(raw: StreamEntries): LogEntry[] {
+  const out: LogEntry[] = []
+  for (const [id, fields] of raw) {
+    const i = fields.indexOf(FIELD)
+    const event = i >= 0 ? decodeEvent(fields[i + 1]!) : null
+    if (event) out.push({ cursor: id, event })
+  }
+  return out
+}
+
+export class RedisBroker implements Broker {
+  readonly kind = 'redis' as const
+  private readonly key: string
+  private readonly listeners: EntryListener[] = []
+  private reader: Redis | null = null
+  private lastRead: Cursor | null = null
+  private stopped = true
+  private loop: Promise<void> | null = null
+
+  constructor(
+    private readonly redis: Redis,
+    private readonly duplicate: () => Redis,
+    prefix: string,
+    private readonly retention: number,
+    private readonly log: FastifyBaseLogger,
+  ) {
+    this.key = `${prefix}events`
+  }
+
+  async publish(events: DomainEvent[]): Promise<void> {
+    if (!events.length) return
+    const pipeline = this.redis.pipeline()
+    for (const event of events) pipeline.xadd(this.key, 'MAXLEN', '~', this.retention, '*', FIELD, encodeEvent(event))
+    const results = await pipeline.exec()
+    const failed = results?.find(([error]) => error)
+    if (!results || failed) throw failed?.[0] ?? new Error('Redis pipeline was not executed')
+  }
+
+  async range(after: Cursor, count: number): Promise<LogEntry[]> {
+    const raw = (await this.redis.xrange(this.key, `(${after}`, '+', 'COUNT', count)) as StreamEntries
+    return toEntries(raw)
+  }
+
+  async info(client: Redis = this.redis): Promise<LogInfo> {
+    let raw: unknown[]
+    try {
+      raw = (await client.xinfo('STREAM', this.key)) as unknown[]
+    } catch (error) {
+      if (error instanceof Error && /no such key/i.test(error.message)) return { newest: ORIGIN, floor: ORIGIN }
+      throw error
+    }
+    const field = (name: string): unknown => raw[raw.indexOf(name) + 1]
+    const newest = String(field('last-generated-id') ?? ORIGIN)
+    const floor = String(field('max-deleted-entry-id') ?? ORIGIN)
+    return { newest, floor }
+  }
+
+  onEntries(listener: EntryListener): void {
+    this.listeners.push(listener)
+  }
+
+  /** Settles when stop() is called: a command in flight on a dead connection may never settle. */
+  private signalStop: () => void = () => {}
+  private stopSignal: Promise<null> = new Promise(() => {})
+  private markPositioned!: () => void
+  private readonly positioned = new Promise<void>((resolve) => (this.markPositioned = resolve))
+
+  async start(waitMs = 2_000): Promise<void> {
+    if (!this.stopped) return
+    this.stopped = false
+    this.stopSignal = new Promise((resolve) => (this.signalStop = () => resolve(null)))
+    this.reader = this.duplicate()
+    this.loop = this.readLoop()
+    let timer: NodeJS.Timeout | undefined
+    await Promise.race([this.positioned, new Promise((resolve) => (timer = setTimeout(resolve, waitMs)))])
+    clearTimeout(timer)
+  }
+
+  reading(): Promise<void> {
+    return this.positioned
+  }
+
+  /** Until the connection is up (commands fail at once without an offline queue), or a while. */
+  private connected(client: Redis): Promise<void> {
+    if (client.status === 'ready') return Promise.resolve()
+    return new Promise((resolve) => {
+      const done = (): void => {
+        clearTimeout(timer)
+        client.off('ready', done)
+        resolve()
+      }
+      const timer = setTimeout(done, 1_000)
+      client.once('ready', done)
+    })
+  }
+
+  private async readLoop(): Promise<void> {
+    let failures = 0
+    while (!this.stopped) {
+      const reader = this.reader!
+      try {
+        await this.connected(reader)
+        if (this.stopped) break
+        if (this.lastRead === null) {
+          // Start at the end of the log: no socket here has caught up yet (they wait for this).
+          const pending = this.info(reader)
+          pending.catch(() => {}) // abandoned on stop
+          const info = await Promise.race([pending, this.stopSignal])
+          if (!info) break
+          this.lastRead = info.newest
+          this.markPositioned()
+        }
+        const read = reader.xread('COUNT', READ_COUNT, 'BLOCK', READ_BLOCK_MS, 'STREAMS', this.key, this.lastRead) as Promise<
+          [key: string, entries: StreamEntries][] | null
+        >
+        read.catch(() => {}) // abandoned on stop
+        const result = await Promise.race([read, this.stopSignal])
+        if (this.stopped) break
+        failures = 0
+        if (!result) continue
+        for (const [, rawEntries] of result) {
+          if (!rawEntries.length) continue
+          this.lastRead = rawEntries[rawEntries.length - 1]![0]
+          const entries = toEntries(rawEntries)
+          if (!entries.length) continue
+          for (const listener of this.listeners) {
+            try {
+              listener(entries)
+            } catch (error) {
+              this.log.error({ err: error }, 'event stream listener failed')
+            }
+          }
+        }
+      } catch (error) {
+        if (this.stopped) break
+        failures += 1
+        if (failures === 1) this.log.warn({ err: error }, 'event stream read failed; retrying')
+        await Promise.race([new Promise((resolve) => setTimeout(resolve, Math.min(100 * 2 ** failures, 2_000)).unref()), this.stopSignal])
+      }
+    }
+  }
+
+  async stop(): Promise<void> {
+    if (this.stopped) return
+    this.stopped = true
+    this.signalStop()
+    // Ends the blocking XREAD at once instead of waiting for its timeout.
+    this.reader?.disconnect()
+    await this.loop
+  }
+}

@@ -1,0 +1,108 @@
+// Outbox relay: moves committed domain events from the outbox_events table to the broker.
+// Fast path: the instance that committed publishes at once (bus subscriber) and marks the rows
+// published_at in small batches. Safety net: a sweeper republishes rows still unpublished after
+// a short delay (Redis was down, the process died between commit and publish), claiming them with
+// FOR UPDATE SKIP LOCKED so two instances do not both publish the same rows. A row may reach the
+// log twice (fast path slower than the delay, crash between publish and mark): events carry their
+// id and clients de-duplicate on it.
+import type { FastifyBaseLogger } from 'fastify'
+import type pg from 'pg'
+import type { DomainEvent } from '../events/types.ts'
+import type { Broker } from './broker.ts'
+import { markPublished, relayUnpublished } from './repo.ts'
+
+const MARK_DELAY_MS = 10
+const MARK_BATCH = 1_000
+const SWEEP_BATCH = 500
+
+export interface RelayOptions {
+  sweepIntervalMs: number
+  republishAfterMs: number
+}
+
+export class OutboxRelay {
+  private pendingMarks: string[] = []
+  private markTimer: NodeJS.Timeout | null = null
+  private sweepTimer: NodeJS.Timeout | null = null
+  private sweeping: Promise<unknown> | null = null
+  private brokerDown = false
+  private stopped = true
+
+  constructor(
+    private readonly pool: pg.Pool,
+    private readonly broker: Broker,
+    private readonly log: FastifyBaseLogger,
+    private readonly options: RelayOptions,
+  ) {}
+
+  /** Bus subscriber: events that just committed in this process. */
+  readonly onCommitted = (events: DomainEvent[]): void => {
+    this.broker.publish(events).then(
+      () => {
+        this.brokerUp()
+        this.mark(events.map((e) => e.id))
+      },
+      (error: unknown) => {
+        // The rows stay unpublished; the sweeper relays them once the broker is back.
+        if (!this.brokerDown) this.log.warn({ err: error }, 'event broker unavailable; events stay in the outbox until it is back')
+        this.brokerDown = true
+      },
+    )
+  }
+
+  private brokerUp(): void {
+    if (this.brokerDown) this.log.info('event broker available again')
+    this.brokerDown = false
+  }
+
+  private mark(ids: string[]): void {
+    this.pendingMarks.push(...ids)
+    if (this.pendingMarks.length >= MARK_BATCH) void this.flushMarks()
+    else this.markTimer ??= setTimeout(() => void this.flushMarks(), MARK_DELAY_MS)
+  }
+
+  private async flushMarks(): Promise<void> {
+    if (this.markTimer) clearTimeout(this.markTimer)
+    this.markTimer = null
+    const ids = this.pendingMarks
+    this.pendingMarks = []
+    // If this fails the sweeper publishes the rows again; clients de-duplicate by event id.
+    await markPublished(this.pool, ids).catch((error: unknown) => this.log.warn({ err: error }, 'could not mark outbox events published'))
+  }
+
+  start(): void {
+    this.stopped = false
+    const tick = (): void => {
+      this.sweeping = this.sweep().finally(() => {
+        this.sweeping = null
+        if (!this.stopped) this.sweepTimer = setTimeout(tick, this.options.sweepIntervalMs)
+      })
+    }
+    this.sweepTimer = setTimeout(tick, this.options.sweepIntervalMs)
+  }
+
+  /** Relays every event left unpublished for longer than the delay; returns how many. */
+  async sweep(): Promise<number> {
+    let total = 0
+    try {
+      for (;;) {
+        const n = await relayUnpublished(this.pool, this.options.republishAfterMs, SWEEP_BATCH, (events) => this.broker.publish(events))
+        total += n
+        if (n) this.brokerUp()
+        if (n < SWEEP_BATCH || this.stopped) break
+      }
+      if (total) this.log.info({ events: total }, 'relayed outbox events left unpublished')
+    } catch (error) {
+      if (!this.brokerDown) this.log.warn({ err: error }, 'outbox sweep failed; retrying')
+      this.brokerDown = true
+    }
+    return total
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true
+    if (this.sweepTimer) clearTimeout(this.sweepTimer)
+    await this.sweeping
+    await this.flushMarks()
+  }
+}

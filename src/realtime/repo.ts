@@ -1,0 +1,84 @@
+// Database access of the realtime layer: raw SQL on the shared pool (hot paths: relaying the
+// outbox, re-checking the credentials of open sockets).
+import type pg from 'pg'
+import type { DomainEvent, DomainEventType } from '../events/types.ts'
+
+interface OutboxRow {
+  id: string
+  event_id: string
+  type: string
+  channel_id: string | null
+  payload: Record<string, unknown>
+  occurred_at: Date
+}
+
+function toEvent(row: OutboxRow): DomainEvent {
+  const { __audience, ...payload } = row.payload as Record<string, unknown> & { __audience?: string[] }
+  return {
+    id: row.event_id,
+    type: row.type as DomainEventType,
+    channelId: row.channel_id,
+    occurredAt: row.occurred_at.toISOString(),
+    payload,
+    ...(Array.isArray(__audience) ? { audience: __audience } : {}),
+  }
+}
+
+/** Marks events as relayed to the broker (those another path already marked stay as they are). */
+export async function markPublished(pool: pg.Pool, eventIds: string[]): Promise<void> {
+  if (!eventIds.length) return
+  await pool.query('UPDATE outbox_events SET published_at = now() WHERE event_id = ANY($1::uuid[]) AND published_at IS NULL', [eventIds])
+}
+
+/**
+ * Claims up to `limit` events that were committed more than `olderThanMs` ago and never relayed,
+ * oldest first, and runs `publish` on them while holding their row locks (SKIP LOCKED: another
+ * instance sweeping at the same time takes other rows). They are marked published only when
+ * `publish` resolves; when it throws, the transaction rolls back and they stay unpublished.
+ * Returns how many events were relayed.
+ */
+export async function relayUnpublished(
+  pool: pg.Pool,
+  olderThanMs: number,
+  limit: number,
+  publish: (events: DomainEvent[]) => Promise<void>,
+): Promise<number> {
+  const client = await pool.connect()
+  try {
+    await client.query('BEGIN')
+    const { rows } = await client.query<OutboxRow>(
+      `SELECT id::text, event_id::text, type, channel_id::text, payload, occurred_at
+         FROM outbox_events
+        WHERE published_at IS NULL AND occurred_at < now() - make_interval(secs => $1::double precision / 1000)
+        ORDER BY id
+        LIMIT $2
+        FOR UPDATE SKIP LOCKED`,
+      [olderThanMs, limit],
+    )
+    if (rows.length) {
+      await publish(rows.map(toEvent))
+      await client.query('UPDATE outbox_events SET published_at = now() WHERE id = ANY($1::bigint[])', [rows.map((r) => r.id)])
+    }
+    await client.query('COMMIT')
+    return rows.length
+  } catch (error) {
+    await client.query('ROLLBACK').catch(() => {})
+    throw error
+  } finally {
+    client.release()
+  }
+}
+
+/** Of the given API key ids, those that still exist and are not revoked. */
+export async function liveApiKeyIds(pool: pg.Pool, keyIds: string[]): Promise<Set<string>> {
+  if (!keyIds.length) return new Set()
+  const { rows } = await pool.query<{ id: string }>('SELECT id::text FROM api_keys WHERE id = ANY($1::uuid[]) AND revoked_at IS NULL', [keyIds])
+  return new Set(rows.map((r) => r.id))
+}
+
+/** Of the given user ids, those that still exist and are active. */
+export async function activeUserIds(pool: pg.Pool, userIds: string[]): Promise<Set<string>> {
+  if (!userIds.length) return new Set()
+  const { rows } = await pool.query<{ id: string }>("SELECT id::text FROM users WHERE id = ANY($1::uuid[]) AND status = 'active'", [userIds])
+  return new Set(rows.map((r) => r.id))
+}

@@ -1,0 +1,265 @@
+// Real sockets for realtime tests: a WebSocket client that records every frame and lets a test
+// wait for the one it expects, plus helpers to listen on a free port and to start real server
+// processes (several instances, shutdown). Waits are bounded only as a safety net: tests wait
+// for events, never for time.
+import { spawn, type ChildProcess } from 'node:child_process'
+import { once } from 'node:events'
+import net from 'node:net'
+import path from 'node:path'
+import { fileURLToPath } from 'node:url'
+import type { FastifyInstance } from 'fastify'
+import type { Test } from 'tap'
+import WebSocket from 'ws'
+import type { AppConfig } from '../../src/app.ts'
+import { TEST_JWT_SECRET } from '../helper.ts'
+import { Compile } from 'typebox/compile'
+import { SERVER_FRAMES } from '../../src/realtime/frames.ts'
+
+export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..')
+const SAFETY_MS = 20_000
+
+// Every frame a test receives must match the published protocol (openapi/asyncapi.yaml).
+const checkers = new Map<string, { Check: (v: unknown) => boolean; Errors: (v: unknown) => { instancePath: string; message: string }[] }>(
+  Object.entries(SERVER_FRAMES).map(([type, schema]) => [type, Compile(schema as never)]),
+)
+function protocolViolation(frame: Frame): string | null {
+  const checker = checkers.get(String(frame.type))
+  if (!checker) return `unknown frame type ${String(frame.type)}`
+  if (checker.Check(frame)) return null
+  const first = checker.Errors(frame)[0]
+  return `${String(frame['type'])} frame does not match its schema: ${first?.instancePath} ${first?.message}`
+}
+
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- frames are checked field by field in the tests
+export type Frame = Record<string, any>
+
+export class WsClient {
+  readonly frames: Frame[] = []
+  /** Frames that did not match the published schemas; `next` fails while any exist. */
+  readonly violations: string[] = []
+  private readonly taken = new Set<number>()
+  private waiters: { pred: (f: Frame) => boolean; resolve: (f: Frame) => void; reject: (e: Error) => void }[] = []
+  readonly closed: Promise<{ code: number; reason: string }>
+
+  constructor(readonly ws: WebSocket) {
+    ws.on('message', (data) => {
+      const frame = JSON.parse(data.toString()) as Frame
+      const violation = protocolViolation(frame)
+      if (violation) this.violations.push(violation)
+      this.frames.push(frame)
+      const index = this.frames.length - 1
+      for (const waiter of this.waiters) {
+        if (waiter.pred(frame)) {
+          this.taken.add(index)
+          this.waiters = this.waiters.filter((w) => w !== waiter)
+          waiter.resolve(frame)
+          break
+        }
+      }
+    })
+    this.closed = new Promise((resolve) => {
+      ws.on('close', (code, reason) => {
+        resolve({ code, reason: reason.toString() })
+        for (const w of this.waiters) w.reject(new Error(`socket closed (${code}) while waiting for a frame`))
+        this.waiters = []
+      })
+    })
+  }
+
+  /** The first frame not yet taken that matches, now or when it arrives. */
+  next(pred: (f: Frame) => boolean = () => true, what = 'frame'): Promise<Frame> {
+    if (this.violations.length) return Promise.reject(new Error(this.violations.join('; ')))
+    for (let i = 0; i < this.frames.length; i++) {
+      if (!this.taken.has(i) && pred(this.frames[i]!)) {
+        this.taken.add(i)
+        return Promise.resolve(this.frames[i]!)
+      }
+    }
+    return new Promise((resolve, reject) => {
+      const timer = setTimeout(() => reject(new Error(`no ${what} arrived`)), SAFETY_MS)
+      this.waiters.push({
+        pred,
+        resolve: (f) => {
+          clearTimeout(timer)
+          resolve(f)
+        },
+        reject: (e) => {
+          clearTimeout(timer)
+          reject(e)
+        },
+      })
+    })
+  }
+
+  type(type: string, pred: (f: Frame) => boolean = () => true): Promise<Frame> {
+    return this.next((f) => f.type === type && pred(f), `${type} frame`)
+  }
+
+  /** Frames of event types (those with an event_id), in order. */
+  events(): Frame[] {
+    return this.frames.filter((f) => typeof f.event_id === 'string')
+  }
+
+  send(frame: unknown): void {
+    this.ws.send(typeof frame === 'string' ? frame : JSON.stringify(frame))
+  }
+
+  close(): Promise<{ code: number; reason: string }> {
+    if (this.ws.readyState === WebSocket.OPEN || this.ws.readyState === WebSocket.CONNECTING) this.ws.close(1000)
+    return this.closed
+  }
+}
+
+export function wsUrl(app: FastifyInstance | string, params: Record<string, string | undefined> = {}): string {
+  const base = typeof app === 'string' ? app : `ws://127.0.0.1:${(app.server.address() as net.AddressInfo).port}`
+  const query = new URLSearchParams(Object.entries(params).filter((e): e is [string, string] => e[1] !== undefined))
+  const qs = query.toString()
+  return `${base}/ws${qs ? `?${qs}` : ''}`
+}
+
+/** Opens a socket; resolves once open (the caller then waits for `ready`). */
+export async function openWs(url: string, options: WebSocket.ClientOptions = {}): Promise<WsClient> {
+  const ws = new WebSocket(url, options)
+  const client = new WsClient(ws)
+  await new Promise<void>((resolve, reject) => {
+    ws.once('open', () => resolve())
+    ws.once('unexpected-response', (_req, res) => reject(new Error(`upgrade refused with ${res.statusCode}`)))
+    ws.once('error', reject)
+  })
+  return client
+}
+
+/** Opens a socket and waits for its `ready` frame. */
+export async function connect(app: FastifyInstance | string, token: string, params: { since?: string } = {}): Promise<{ client: WsClient; ready: Frame }> {
+  const client = await openWs(wsUrl(app, { token, ...params }))
+  const ready = await client.type('ready')
+  return { client, ready }
+}
+
+/** The HTTP answer to an upgrade that the server refuses. */
+export async function refusedUpgrade(url: string, options: WebSocket.ClientOptions = {}): Promise<{ status: number; body: unknown }> {
+  const ws = new WebSocket(url, options)
+  return new Promise((resolve, reject) => {
+    ws.once('open', () => {
+      ws.terminate()
+      reject(new Error('the upgrade was accepted'))
+    })
+    ws.once('unexpected-response', (_req, res) => {
+      let raw = ''
+      res.on('data', (chunk: Buffer) => (raw += chunk.toString()))
+      res.on('end', () => {
+        let body: unknown = raw
+        try {
+          body = JSON.parse(raw)
+        } catch {}
+        resolve({ status: res.statusCode ?? 0, body })
+      })
+    })
+    ws.once('error', reject)
+  })
+}
+
+export async function listen(app: FastifyInstance): Promise<void> {
+  await app.listen({ host: '127.0.0.1', port: 0 })
+}
+
+export async function freePort(): Promise<number> {
+  const server = net.createServer()
+  server.listen(0, '127.0.0.1')
+  await once(server, 'listening')
+  const { port } = server.address() as net.AddressInfo
+  await new Promise((resolve) => server.close(resolve))
+  return port
+}
+
+/** Environment for a real server process from a test config. */
+export function serverEnv(config: AppConfig, port: number, extra: Record<string, string> = {}): Record<string, string> {
+  return {
+    PATH: process.env.PATH ?? '',
+    HOME: process.env.HOME ?? '',
+    HOST: '127.0.0.1',
+    PORT: String(port),
+    LOG_LEVEL: 'warn',
+    DATA_DIR: config.dataDir,
+    DATABASE_URL: config.databaseUrl,
+    DATABASE_POOL_SIZE: '4',
+    MIGRATE_ON_START: 'false',
+    JWT_SECRET: TEST_JWT_SECRET,
+    PUBLIC_URL: config.publicUrl,
+    FRONTEND_URL: config.frontendUrl,
+    ...(config.redisUrl ? { REDIS_URL: config.redisUrl, REDIS_PREFIX: config.redisPrefix } : {}),
+    ...extra,
+  }
+}
+
+export interface ServerProcess {
+  proc: ChildProcess
+  port: number
+  http: string
+  ws: string
+  output: () => string
+  /** Resolves with the exit code. */
+  exited: Promise<number | null>
+}
+
+/** Starts `node --import tsx src/server.ts` and waits until /health answers. */
+export async function startServer(t: Test, env: Record<string, string>): Promise<ServerProcess> {
+  const port = Number(env.PORT)
+  const proc = spawn(process.execPath, ['--import', 'tsx', 'src/server.ts'], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] })
+  let out = ''
+  proc.stdout!.on('data', (d: Buffer) => (out += d.toString()))
+  proc.stderr!.on('data', (d: Buffer) => (out += d.toString()))
+  const exited = new Promise<number | null>((resolve) => proc.once('exit', (code) => resolve(code)))
+  t.teardown(async () => {
+    if (proc.exitCode === null && proc.signalCode === null) {
+      proc.kill('SIGKILL')
+      await exited
+    }
+  })
+  const http = `http://127.0.0.1:${port}`
+  const deadline = Date.now() + 60_000
+  for (;;) {
+    if (proc.exitCode !== null) throw new Error(`server exited early (${proc.exitCode}): ${out}`)
+    const ok = await fetch(`${http}/health`).then(
+      (r) => r.ok,
+      () => false,
+    )
+    if (ok) break
+    if (Date.now() > deadline) throw new Error(`server did not start: ${out}`)
+    await new Promise((resolve) => setTimeout(resolve, 100))
+  }
+  return { proc, port, http, ws: `ws://127.0.0.1:${port}`, output: () => out, exited }
+}
+
+type Api = (opts: import('fastify').InjectOptions) => Promise<import('fastify').LightMyRequestResponse>
+
+const auth = (token: string): Record<string, string> => ({ authorization: `Bearer ${token}` })
+
+/** Creates a channel as `creator` (who joins it) and adds the given members. */
+export async function createChannel(api: Api, creatorToken: string, name: string, memberIds: string[] = []): Promise<string> {
+  const res = await api({ method: 'POST', url: '/api/v1/channels', headers: auth(creatorToken), payload: { name, description: `${name} channel` } })
+  if (res.statusCode !== 201) throw new Error(`create channel: ${res.statusCode} ${res.body}`)
+  const id = res.json().id as string
+  for (const memberId of memberIds) await addMember(api, creatorToken, id, memberId)
+  return id
+}
+
+export async function addMember(api: Api, token: string, channelId: string, memberId: string): Promise<void> {
+  const res = await api({ method: 'POST', url: `/api/v1/channels/${channelId}/members`, headers: auth(token), payload: { user_id: memberId } })
+  if (res.statusCode >= 300) throw new Error(`add member: ${res.statusCode} ${res.body}`)
+}
+
+export async function removeMember(api: Api, token: string, channelId: string, memberId: string): Promise<void> {
+  const res = await api({ method: 'DELETE', url: `/api/v1/channels/${channelId}/members/${memberId}`, headers: auth(token) })
+  if (res.statusCode >= 300) throw new Error(`remove member: ${res.statusCode} ${res.body}`)
+}
+
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- the REST message object, compared whole
+export async function post(api: Api, token: string, channelId: string, text: string): Promise<Record<string, any>> {
+  const res = await api({ method: 'POST', url: `/api/v1/channels/${channelId}/messages`, headers: auth(token), payload: { text } })
+  if (res.statusCode !== 201) throw new Error(`post: ${res.statusCode} ${res.body}`)
+  return res.json()
+}
+
+export const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/
+export const CURSOR_RE = /^\d+-\d+$/

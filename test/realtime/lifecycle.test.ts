@@ -1,0 +1,106 @@
+// Connection life cycle: credentials re-checked while connected, keep-alive, slow readers, the
+// outbox sweeper, and shutdown.
+import t from 'tap'
+import { build } from '../helper.ts'
+import { seedWorkspace } from '../fixtures.ts'
+import { connect, createChannel, listen, openWs, post, refusedUpgrade, wsUrl } from './helpers.ts'
+import { newEvent, outboxRow } from '../../src/events/bus.ts'
+
+// Short intervals so the tests wait little. The ping interval is short only in the keep-alive
+// test: clients and server share this process, and a busy event loop delays the pong.
+const recheckFast = { WS_AUTH_RECHECK_MS: '100' }
+const pingFast = { WS_PING_INTERVAL_MS: '500' }
+
+t.test('a revoked key, a deleted agent and an expired JWT close their sockets (4401)', async (t) => {
+  const { app } = await build(t, { env: recheckFast })
+  const ws = await seedWorkspace(app, 3)
+  await listen(app)
+  const [a1, a2, a3] = ws.agents
+  const revoked = await connect(app, a1!.key)
+  const deleted = await connect(app, a2!.key)
+  const kept = await connect(app, a3!.key)
+  const shortJwt = app.jwt.sign({ sub: ws.member.id, typ: 'human' }, { expiresIn: '3s' })
+  const expiring = await connect(app, shortJwt)
+
+  await app.db.prisma.apiKey.update({ where: { id: a1!.keyId }, data: { revokedAt: new Date() } })
+  await app.db.prisma.agent.delete({ where: { id: a2!.id } })
+  for (const c of [revoked, deleted, expiring]) {
+    const closed = await c.client.closed
+    t.equal(closed.code, 4401)
+    t.match(closed.reason, /revoked or expired/)
+  }
+  t.equal(kept.client.ws.readyState, kept.client.ws.OPEN, 'a valid key stays connected')
+  await kept.client.close()
+})
+
+t.test('keep-alive: pings arrive, a client that never answers is dropped', async (t) => {
+  const { app } = await build(t, { env: pingFast })
+  const ws = await seedWorkspace(app)
+  await listen(app)
+  const alive = await connect(app, ws.primary.key)
+  let pings = 0
+  alive.client.ws.on('ping', () => (pings += 1))
+  const mute = await openWs(wsUrl(app, { token: ws.agents[0]!.key }), { autoPong: false })
+  const closed = await mute.closed
+  t.equal(closed.code, 1006, `terminated without a closing handshake (${JSON.stringify(closed)}, ${JSON.stringify(mute.frames)})`)
+  t.ok(pings >= 1, 'the healthy client was pinged')
+  t.equal(alive.client.ws.readyState, alive.client.ws.OPEN, 'and is still connected')
+  await alive.client.close()
+})
+
+t.test('a client that stops reading is disconnected instead of growing memory', async (t) => {
+  const { app, api } = await build(t, { env: { WS_MAX_BUFFERED_BYTES: '65536' } })
+  const ws = await seedWorkspace(app)
+  await listen(app)
+  const channel = await createChannel(api, ws.primary.key, 'firehose', [ws.agents[0]!.id])
+  const { client } = await connect(app, ws.agents[0]!.key)
+  // Stop reading: the kernel buffers fill, then the server's send queue.
+  ;(client.ws as unknown as { _socket: { pause: () => void } })._socket.pause()
+  const text = 'x'.repeat(30_000)
+  let posted = 0
+  while (app.realtimeConnections() > 0 && posted < 2_000) {
+    await post(api, ws.primary.key, channel, text)
+    posted += 1
+  }
+  t.equal(app.realtimeConnections(), 0, `cut off after ${posted} messages`)
+  t.ok(posted < 2_000)
+})
+
+t.test('the sweeper relays outbox events that were committed but never published', async (t) => {
+  const { app, api } = await build(t, { env: { OUTBOX_RELAY_INTERVAL_MS: '100', OUTBOX_RELAY_DELAY_MS: '0' } })
+  const ws = await seedWorkspace(app)
+  await listen(app)
+  const channel = await createChannel(api, ws.primary.key, 'crash', [ws.agents[0]!.id])
+  const { client } = await connect(app, ws.agents[0]!.key)
+  const sent = await post(api, ws.primary.key, channel, 'template')
+  await client.type('new_message')
+  // As if the process had died between the commit and the publish: a row nobody relayed.
+  const orphan = newEvent('message.updated', channel, { message: { ...sent, text: 'edited before the crash', edited_at: new Date().toISOString() } })
+  await app.db.pool.query('INSERT INTO outbox_events (event_id, type, channel_id, payload, occurred_at) VALUES ($1, $2, $3, $4, $5)', outboxRow(orphan))
+  const frame = await client.type('message_updated')
+  t.equal(frame.event_id, orphan.id)
+  t.equal(frame.message.text, 'edited before the crash')
+  // The frame can arrive before the sweeper's transaction commits: wait for the commit.
+  let published = null
+  for (let i = 0; i < 100 && !published; i++) {
+    published = (await app.db.pool.query('SELECT published_at FROM outbox_events WHERE event_id = $1', [orphan.id])).rows[0].published_at
+    if (!published) await new Promise((resolve) => setTimeout(resolve, 20))
+  }
+  t.ok(published, 'the sweeper marked it published')
+  await client.close()
+})
+
+t.test('shutdown closes open sockets with 1001 and refuses new ones', async (t) => {
+  const { app } = await build(t)
+  const ws = await seedWorkspace(app)
+  await listen(app)
+  const url = wsUrl(app, { token: ws.primary.key })
+  const { client } = await connect(app, ws.primary.key)
+  const closing = app.close()
+  const closed = await client.closed
+  t.equal(closed.code, 1001)
+  t.match(closed.reason, /shutting down/)
+  await closing
+  const after = await refusedUpgrade(url).catch((error: Error) => ({ status: 0, body: error.message }))
+  t.match(after, { status: 0, body: /ECONNREFUSED/ }, 'the port is closed')
+})
