@@ -288,16 +288,19 @@ export async function gateway(app: FastifyInstance, { broker, hub }: GatewayOpti
 
   // A revoked key, a deleted agent or user, or an expired JWT closes its sockets.
   async function recheckCredentials(): Promise<void> {
+    // Judge only the sockets open when the query was made: one that connects while it runs was
+    // authenticated just now, and its key is not in the answer.
+    const checked = [...connections]
     const keyIds = new Set<string>()
     const userIds = new Set<string>()
-    for (const { principal } of connections) {
+    for (const { principal } of checked) {
       if (principal.kind === 'agent') keyIds.add(principal.keyId)
       else userIds.add(principal.id)
     }
     if (!keyIds.size && !userIds.size) return
     const [liveKeys, activeUsers] = await Promise.all([liveApiKeyIds(app.db.pool, [...keyIds]), activeUserIds(app.db.pool, [...userIds])])
     const now = Date.now()
-    for (const conn of connections) {
+    for (const conn of checked) {
       const { principal, expiresAt } = conn.credential
       const valid =
         principal.kind === 'agent' ? liveKeys.has(principal.keyId) : activeUsers.has(principal.id) && (expiresAt === null || expiresAt > now)
