@@ -109,7 +109,7 @@ async function startServer(env: Record<string, string>): Promise<{ proc: ChildPr
   const profile = process.env.BENCH_PROFILE === '1' ? ['--cpu-prof'] : []
   const proc = spawn(process.execPath, [...profile, '--import', 'tsx', 'src/server.ts'], {
     cwd: ROOT,
-    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', HOST: '127.0.0.1', PORT: String(port), LOG_LEVEL: 'warn', ...env },
+    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', HOST: '127.0.0.1', PORT: String(port), LOG_LEVEL: process.env.BENCH_LOG_LEVEL ?? 'warn', ...(process.env.BENCH_NODE_OPTIONS ? { NODE_OPTIONS: process.env.BENCH_NODE_OPTIONS } : {}), ...env },
     stdio: ['ignore', 'inherit', 'inherit'],
   })
   const base = `127.0.0.1:${port}`
@@ -187,6 +187,7 @@ async function runLoad(mode: 'single' | 'redis', base: string, proc: ChildProces
   const latencies: number[] = []
   const postTimes: number[] = []
   let measuring = false
+  let firstMeasured = Number.POSITIVE_INFINITY
   let delivered = 0
   let closed = 0
 
@@ -198,7 +199,8 @@ async function runLoad(mode: 'single' | 'redis', base: string, proc: ChildProces
     const seq = Number(data.subarray(i + 10, data.indexOf('"', i + 10)).toString())
     const t0 = started.get(seq)
     if (t0 === undefined) return
-    if (measuring) {
+    // Only messages posted in the measured phase: the warm-up's last frames may still arrive.
+    if (measuring && seq >= firstMeasured) {
       delivered += 1
       latencies.push(at - t0)
     }
@@ -252,8 +254,8 @@ async function runLoad(mode: 'single' | 'redis', base: string, proc: ChildProces
   }
   await runPhase(WARMUP_SECONDS)
   const errorsBeforeMeasure = postErrors
+  firstMeasured = seq
   measuring = true
-  const firstMeasured = seq
   const t0 = performance.now()
   const posted = await runPhase(SECONDS)
   // Let the last frames arrive (bounded).
@@ -267,7 +269,6 @@ async function runLoad(mode: 'single' | 'redis', base: string, proc: ChildProces
   postTimes.sort((a, b) => a - b)
   for (const ws of sockets) ws.terminate()
   agent.destroy()
-  void firstMeasured
   return {
     mode,
     clients: CLIENTS,

@@ -6,10 +6,25 @@ import { randomBytes } from 'node:crypto'
 let lastMs = 0
 let counter = 0
 
+// Random bytes are drawn 4 KiB at a time: one call per id costs more than the rest of the id.
+const POOL_SIZE = 4096
+let pool = randomBytes(POOL_SIZE)
+let offset = 0
+
+function random(n: number): Buffer {
+  if (offset + n > POOL_SIZE) {
+    pool = randomBytes(POOL_SIZE)
+    offset = 0
+  }
+  const out = Buffer.from(pool.subarray(offset, offset + n))
+  offset += n
+  return out
+}
+
 export function uuidv7(now = Date.now()): string {
   if (now > lastMs) {
     lastMs = now
-    counter = randomBytes(2).readUInt16BE(0) & 0x1ff // leave headroom before the 12-bit counter wraps
+    counter = random(2).readUInt16BE(0) & 0x1ff // leave headroom before the 12-bit counter wraps
   } else {
     counter++
     if (counter > 0xfff) {
@@ -17,7 +32,7 @@ export function uuidv7(now = Date.now()): string {
       counter = 0
     }
   }
-  const bytes = randomBytes(16)
+  const bytes = random(16)
   const ms = lastMs
   bytes[0] = Math.floor(ms / 2 ** 40) & 0xff
   bytes[1] = Math.floor(ms / 2 ** 32) & 0xff

@@ -6,6 +6,7 @@
 import jwt from '@fastify/jwt'
 import type { FastifyInstance, FastifyRequest } from 'fastify'
 import fp from 'fastify-plugin'
+import { Batcher } from '../lib/batcher.ts'
 import { AppError, forbidden, unauthorized } from '../lib/errors.ts'
 import { API_KEY_PREFIX, INTEGRATION_KEY_PREFIX, safeEqual, sha256Hex } from '../lib/tokens.ts'
 
@@ -79,13 +80,39 @@ async function authPlugin(app: FastifyInstance, opts: { jwtSecret: string }): Pr
     verify: { algorithms: ['HS256'], allowedIss: JWT_ISSUER },
   })
 
-  const prisma = app.db.prisma
+  const { prisma, pool } = app.db
+
+  // Every agent request starts here, so this is a prepared statement through `pg` rather than
+  // Prisma (whose findUnique + include costs two round trips and several times the CPU), and
+  // concurrent lookups share one statement (src/lib/batcher.ts). The key is looked up on every
+  // request, never cached: a revoked key gets 401 on its next request, on every instance.
+  interface KeyRow {
+    key_id: string
+    key_hash: string
+    revoked: boolean
+    id: string
+    name: string
+    display_name: string
+  }
+  const keyLookups = new Batcher<string, KeyRow | undefined>(
+    async (hashes) => {
+      const { rows } = await pool.query<KeyRow>({
+        name: 'auth-agent-keys',
+        text: `SELECT k.id::text AS key_id, k.key_hash, k.revoked_at IS NOT NULL AS revoked, a.id::text AS id, a.name, a.display_name
+                 FROM api_keys k JOIN agents a ON a.id = k.agent_id WHERE k.key_hash = ANY($1::text[])`,
+        values: [hashes],
+      })
+      const byHash = new Map(rows.map((r) => [r.key_hash, r]))
+      return hashes.map((h) => byHash.get(h))
+    },
+    { maxInFlight: 4, maxBatch: 200 },
+  )
 
   async function authenticateAgentKey(key: string): Promise<Principal | null> {
     const hash = sha256Hex(key)
-    const row = await prisma.apiKey.findUnique({ where: { keyHash: hash }, include: { agent: true } })
-    if (!row || row.revokedAt || !safeEqual(row.keyHash, hash)) return null
-    return { kind: 'agent', id: row.agent.id, name: row.agent.name, displayName: row.agent.displayName, keyId: row.id }
+    const row = await keyLookups.submit(hash)
+    if (!row || row.revoked || !safeEqual(row.key_hash, hash)) return null
+    return { kind: 'agent', id: row.id, name: row.name, displayName: row.display_name, keyId: row.key_id }
   }
 
   async function authenticateIntegrationKey(key: string): Promise<Principal | null> {

@@ -5,6 +5,7 @@
 import type { FastifyBaseLogger } from 'fastify'
 import type { Redis } from 'ioredis'
 import type { DomainEvent } from '../events/types.ts'
+import { Batcher } from '../lib/batcher.ts'
 import { decodeEvent, encodeEvent, type Broker, type EntryListener, type LogEntry, type LogInfo } from './broker.ts'
 import { ORIGIN, type Cursor } from './cursor.ts'
 
@@ -43,8 +44,17 @@ export class RedisBroker implements Broker {
     this.key = `${prefix}events`
   }
 
+  // Concurrent publishes (one per committed request) leave together in one pipeline.
+  private readonly appends = new Batcher<DomainEvent[], void>((batches) => this.append(batches.flat()).then(() => batches.map(() => undefined)), {
+    maxInFlight: 2,
+    maxBatch: 500,
+  })
+
   async publish(events: DomainEvent[]): Promise<void> {
-    if (!events.length) return
+    if (events.length) await this.appends.submit(events)
+  }
+
+  private async append(events: DomainEvent[]): Promise<void> {
     const pipeline = this.redis.pipeline()
     for (const event of events) pipeline.xadd(this.key, 'MAXLEN', '~', this.retention, '*', FIELD, encodeEvent(event))
     const results = await pipeline.exec()

@@ -11,7 +11,7 @@ import type { DomainEvent } from '../events/types.ts'
 import type { Broker } from './broker.ts'
 import { markPublished, relayUnpublished } from './repo.ts'
 
-const MARK_DELAY_MS = 10
+const MARK_DELAY_MS = 25
 const MARK_BATCH = 1_000
 const SWEEP_BATCH = 500
 

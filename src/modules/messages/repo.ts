@@ -2,8 +2,10 @@
 // message, its attachment, the remembered idempotent response and the outbox event atomically
 // (docs/decisions.md, Conversations). Reads and edits go through Prisma.
 import type { FastifyInstance } from 'fastify'
+import type pg from 'pg'
 import type { Prisma, PrismaClient } from '../../db/client.ts'
 import { outboxRow } from '../../events/bus.ts'
+import { Batcher } from '../../lib/batcher.ts'
 import type { DomainEvent } from '../../events/types.ts'
 import type { MessageRecord } from './schemas.ts'
 
@@ -62,17 +64,76 @@ function insertSql(withAttachment: boolean, withIdempotency: boolean): string {
   return sql
 }
 
+// Many plain messages (no file, no Idempotency-Key) in one statement: each row is inserted, with
+// its outbox event, only if its author is a member of its channel. Returns the ids inserted.
+const INSERT_MANY_SQL = `
+  WITH input AS (
+    SELECT * FROM unnest($1::uuid[], $2::uuid[], $3::uuid[], $4::actor_type[], $5::text[], $6::text[], $7::timestamptz[],
+                         $8::uuid[], $9::text[], $10::jsonb[], $11::timestamptz[])
+      WITH ORDINALITY AS t(id, channel_id, author_id, author_type, author_name, text, created_at, event_id, type, payload, occurred_at, ord)
+  ), ok AS (
+    SELECT * FROM input i WHERE EXISTS (SELECT 1 FROM channel_members m WHERE m.channel_id = i.channel_id AND m.member_id = i.author_id)
+  ), msg AS (
+    INSERT INTO messages (id, channel_id, author_id, author_type, author_name, text, created_at)
+    SELECT id, channel_id, author_id, author_type, author_name, text, created_at FROM ok ORDER BY ord
+    RETURNING id
+  ), ob AS (
+    INSERT INTO outbox_events (event_id, type, channel_id, payload, occurred_at)
+    SELECT event_id, type, channel_id, payload, occurred_at FROM ok ORDER BY ord
+    RETURNING 1
+  )
+  SELECT id::text FROM msg`
+
+type InsertOutcome = { inserted: boolean } | { error: unknown }
+
+async function insertPlainMessages(pool: pg.Pool, rows: NewMessage[]): Promise<InsertOutcome[]> {
+  const one = (m: NewMessage): Promise<InsertOutcome> => insertOne(pool, m).then((inserted) => ({ inserted }), (error: unknown) => ({ error }))
+  if (rows.length === 1) return [await one(rows[0]!)]
+  const columns: unknown[][] = Array.from({ length: 11 }, () => [])
+  for (const m of rows) {
+    const [eventId, type, , payload, occurredAt] = outboxRow(m.event)
+    const values = [m.id, m.channelId, m.authorId, m.authorType, m.authorName, m.text, m.createdAt, eventId, type, payload, occurredAt]
+    values.forEach((v, i) => columns[i]!.push(v))
+  }
+  try {
+    const { rows: inserted } = await pool.query<{ id: string }>({ name: 'post-messages-batch', text: INSERT_MANY_SQL, values: columns })
+    const ids = new Set(inserted.map((r) => r.id))
+    return rows.map((m) => ({ inserted: ids.has(m.id) }))
+  } catch {
+    // One bad row (its channel deleted meanwhile) fails the whole statement: retry them one by
+    // one so that each request gets its own answer.
+    return Promise.all(rows.map(one))
+  }
+}
+
+const batchers = new WeakMap<pg.Pool, Batcher<NewMessage, InsertOutcome>>()
+
 /**
  * Inserts the message (with its attachment, idempotent response and outbox event) if the author
  * is a member of the channel. Returns false when the author is not a member (nothing stored).
+ * Plain messages go through a group commit (src/lib/batcher.ts): concurrent posts share one
+ * statement.
  */
 export async function insertMessage(app: FastifyInstance, m: NewMessage): Promise<boolean> {
+  const pool = app.db.pool
+  if (m.attachment || m.idempotency) return insertOne(pool, m)
+  let batcher = batchers.get(pool)
+  if (!batcher) {
+    batcher = new Batcher((rows) => insertPlainMessages(pool, rows), { maxInFlight: 4, maxBatch: 200 })
+    batchers.set(pool, batcher)
+  }
+  const outcome = await batcher.submit(m)
+  if ('error' in outcome) throw outcome.error
+  return outcome.inserted
+}
+
+async function insertOne(pool: pg.Pool, m: NewMessage): Promise<boolean> {
   const values: unknown[] = [m.id, m.channelId, m.authorId, m.authorType, m.authorName, m.text, m.createdAt, ...outboxRow(m.event)]
   if (m.attachment) values.push(m.attachment.id, m.attachment.fileName, m.attachment.contentType, m.attachment.size, m.attachment.storageName)
   if (m.idempotency) values.push(m.idempotency.key, m.idempotency.hash, JSON.stringify(m.idempotency.body))
   const withAttachment = Boolean(m.attachment)
   const withIdempotency = Boolean(m.idempotency)
-  const { rows } = await app.db.pool.query<{ inserted: number }>({
+  const { rows } = await pool.query<{ inserted: number }>({
     name: `post-message-${withAttachment}-${withIdempotency}`,
     text: insertSql(withAttachment, withIdempotency),
     values,

@@ -1,0 +1,92 @@
+// Concurrent posts share one INSERT statement and concurrent API-key lookups one SELECT
+// (src/lib/batcher.ts). Each request must still get its own answer: its own message, its own
+// 404 or 401, its own event, exactly once.
+import t from 'tap'
+import type pg from 'pg'
+import { newEvent } from '../../src/events/bus.ts'
+import { uuidv7 } from '../../src/lib/ids.ts'
+import { insertMessage, type NewMessage } from '../../src/modules/messages/repo.ts'
+import { addMember, auth, createChannel, setup } from './fixtures/support.ts'
+
+/** Records the largest parameter array sent with each named statement. */
+function spyStatements(pool: pg.Pool): Map<string, number> {
+  const largest = new Map<string, number>()
+  const original = pool.query.bind(pool) as (...args: unknown[]) => unknown
+  ;(pool as unknown as { query: (...args: unknown[]) => unknown }).query = (...args: unknown[]) => {
+    const config = args[0] as { name?: string; values?: unknown[] }
+    if (config && typeof config === 'object' && config.name) {
+      const first = config.values?.[0]
+      const size = Array.isArray(first) ? first.length : 1
+      largest.set(config.name, Math.max(largest.get(config.name) ?? 0, size))
+    }
+    return original(...args)
+  }
+  return largest
+}
+
+t.test('60 concurrent posts: members get 201 once each, non-members 404, a revoked key 401; nothing lost or doubled', async (t) => {
+  const c = await setup(t)
+  const ch = await createChannel(c.api, c.tok.a1, 'busy')
+  await addMember(c.api, c.tok.a1, ch.id, c.ws.member.id)
+  const revoked = c.ws.agents[1]!
+  const statements = spyStatements(c.app.db.pool)
+  c.events.length = 0
+
+  const url = `/api/v1/channels/${ch.id}/messages`
+  const requests = Array.from({ length: 60 }, (_, i) => {
+    const who = i % 3 === 0 ? 'a1' : i % 3 === 1 ? 'member' : 'a2'
+    return { i, who, promise: c.api({ method: 'POST', url, headers: auth(c.tok[who]), payload: { text: `n${i}` } }) }
+  })
+  // a2 is not a member: its posts must fail one by one while the others' succeed.
+  const answers = await Promise.all(requests.map(async (r) => ({ ...r, res: await r.promise })))
+  for (const { i, who, res } of answers) {
+    if (who === 'a2') {
+      t.equal(res.statusCode, 404, `post ${i} by a non-member`)
+      t.equal(res.json().code, 'NOT_FOUND')
+    } else {
+      t.equal(res.statusCode, 201, `post ${i} by ${who}`)
+      t.equal(res.json().text, `n${i}`)
+    }
+  }
+  const created = answers.filter((a) => a.who !== 'a2').map((a) => a.res.json())
+  const stored = await c.app.db.prisma.message.findMany({ where: { channelId: ch.id }, orderBy: { id: 'asc' } })
+  t.same(stored.map((m) => m.id).sort(), created.map((m) => m.id).sort(), 'exactly the acknowledged messages are stored')
+  t.same(new Set(stored.map((m) => m.text)).size, 40, 'no duplicates')
+  const events = c.events.filter((e) => e.type === 'message.created')
+  t.same(events.map((e) => (e.payload.message as { id: string }).id).sort(), created.map((m) => m.id).sort(), 'one message.created per message')
+  t.equal(await c.app.db.prisma.outboxEvent.count({ where: { type: 'message.created' } }), 40)
+  t.ok((statements.get('post-messages-batch') ?? 0) > 1, 'several posts shared one INSERT')
+  t.ok((statements.get('auth-agent-keys') ?? 0) > 1, 'several requests shared one key lookup')
+
+  // A key revoked while its requests queue with others is refused; the others are not affected.
+  await c.app.db.prisma.apiKey.update({ where: { id: revoked.keyId }, data: { revokedAt: new Date() } })
+  const mixed = await Promise.all(
+    Array.from({ length: 20 }, (_, i) => c.api({ method: 'GET', url: `/api/v1/channels/${ch.id}`, headers: auth(i % 2 ? revoked.key : c.tok.a1) })),
+  )
+  mixed.forEach((res, i) => t.equal(res.statusCode, i % 2 ? 401 : 200, `lookup ${i}`))
+})
+
+t.test('a row that fails inside a shared statement fails alone; the rest of the batch is stored', async (t) => {
+  const c = await setup(t)
+  const ch = await createChannel(c.api, c.tok.a1, 'batch')
+  const author = c.ws.agents[0]!
+  const row = (text: string, eventId?: string): NewMessage => {
+    const id = uuidv7()
+    const event = newEvent('message.created', ch.id, { message: { id, text } })
+    if (eventId) event.id = eventId
+    return { id, channelId: ch.id, authorId: author.id, authorType: 'AGENT', authorName: author.name, text, createdAt: new Date(), event }
+  }
+  // Two rows carry the same event id: the outbox's unique key accepts only one of them.
+  const clash = uuidv7()
+  const rows = Array.from({ length: 12 }, (_, i) => row(`r${i}`, i === 8 || i === 9 ? clash : undefined))
+  const statements = spyStatements(c.app.db.pool)
+  const outcomes = await Promise.allSettled(rows.map((r) => insertMessage(c.app, r)))
+
+  t.ok((statements.get('post-messages-batch') ?? 0) > 1, 'the rows went out in shared statements')
+  const failed = outcomes.flatMap((o, i) => (o.status === 'rejected' ? [i] : []))
+  t.equal(failed.length, 1, 'exactly one of the clashing rows fails')
+  t.ok(failed[0] === 8 || failed[0] === 9)
+  t.equal((outcomes[failed[0]!] as PromiseRejectedResult).reason.code, '23505')
+  for (const [i, o] of outcomes.entries()) if (i !== failed[0]) t.same(o, { status: 'fulfilled', value: true }, `row ${i} stored`)
+  t.equal(await c.app.db.prisma.message.count({ where: { channelId: ch.id } }), 11)
+})
