@@ -32,6 +32,7 @@ const EnvSchema = Type.Object({
   WS_MAX_BUFFERED_BYTES: Type.Integer({ minimum: 1024, default: 4 * 1024 * 1024 }),
   OUTBOX_RELAY_INTERVAL_MS: Type.Integer({ minimum: 50, default: 1_000 }),
   OUTBOX_RELAY_DELAY_MS: Type.Integer({ minimum: 0, default: 2_000 }),
+  OUTBOX_RETENTION_MS: Type.Integer({ minimum: 0, default: 86_400_000 }),
   WEBHOOK_ALLOW_PRIVATE: Type.Optional(Bool),
   WEBHOOK_ALLOW_HOSTS: Type.String({ default: '' }),
   WEBHOOK_RETRY_SCHEDULE: Type.Optional(Type.String({ pattern: '^\\d+(,\\d+)*$' })),
@@ -81,6 +82,8 @@ export interface Config {
   /** Outbox sweeper: how often it looks for events left unpublished, and how old they must be. */
   outboxRelayIntervalMs: number
   outboxRelayDelayMs: number
+  /** Outbox rows already relayed and planned are deleted once older than this. */
+  outboxRetentionMs: number
   webhookAllowPrivate: boolean
   webhookAllowHosts: string[]
   /** Seconds between delivery attempts; undefined = the documented default schedule. */
@@ -153,6 +156,7 @@ function fromEnv(e: Env): Config {
     wsMaxBufferedBytes: e.WS_MAX_BUFFERED_BYTES,
     outboxRelayIntervalMs: e.OUTBOX_RELAY_INTERVAL_MS,
     outboxRelayDelayMs: e.OUTBOX_RELAY_DELAY_MS,
+    outboxRetentionMs: e.OUTBOX_RETENTION_MS,
     webhookAllowPrivate: truthy(e.WEBHOOK_ALLOW_PRIVATE, false),
     webhookAllowHosts: e.WEBHOOK_ALLOW_HOSTS.split(',').map((s) => s.trim()).filter(Boolean),
     webhookRetrySchedule: e.WEBHOOK_RETRY_SCHEDULE?.split(',').map(Number),

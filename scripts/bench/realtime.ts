@@ -1,17 +1,20 @@
 // Real-time fan-out benchmark, loopback only, bounded in time and size.
 //
-// For each mode (single-node, then Redis) it starts the real server as a child process
+// For each mode (single-node; Redis with one instance; Redis with two instances sharing the
+// database and the stream, sockets and posts alternating between them) it starts the real server as child processes
 // (`node --import tsx src/server.ts`) on a scratch database, seeds CLIENTS agents in CHANNELS
 // channels of CLIENTS/CHANNELS members (plus one poster agent in every channel), connects one
 // WebSocket per agent, then posts messages over REST at a fixed RATE for SECONDS and measures:
 //   - delivered frames per second (each message reaches the members of its channel),
 //   - post → receipt latency (from just before the POST is sent to the frame's arrival) p50/p99,
 //   - errors (non-201 posts, sockets closed, frames missing at the end).
-// Then it opens IDLE idle connections and reports the server's resident memory per connection.
+// Then (one-instance modes) it opens IDLE idle connections and reports the server's resident
+// memory per connection. BENCH_LOG_LEVEL (warn), BENCH_PROFILE=1 (CPU profile of the server) and
+// BENCH_NODE_OPTIONS (NODE_OPTIONS of the server) help investigations.
 //
 // Usage: npx tsx scripts/bench/realtime.ts
 //   BENCH_CLIENTS (1000) BENCH_CHANNELS (100) BENCH_RATE (messages/s, 1500) BENCH_SECONDS (15)
-//   BENCH_IDLE (10000; 0 skips) BENCH_MODES ("single,redis")
+//   BENCH_IDLE (10000; 0 skips) BENCH_MODES ("single,redis,redis-x2")
 //   BENCH_DATABASE_URL (postgresql://postgres@127.0.0.1:5432/postgres: a scratch database is
 //   created next to it and dropped afterwards) BENCH_REDIS_URL (redis://127.0.0.1:6379)
 import { spawn, type ChildProcess } from 'node:child_process'
@@ -40,8 +43,12 @@ const CHANNELS = Number(process.env.BENCH_CHANNELS ?? 100)
 const RATE = Number(process.env.BENCH_RATE ?? 1500)
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 15)
 const IDLE = Number(process.env.BENCH_IDLE ?? 10_000)
-const MODES = (process.env.BENCH_MODES ?? 'single,redis').split(',').map((s) => s.trim()) as ('single' | 'redis')[]
+type Mode = 'single' | 'redis' | 'redis-x2'
+// redis-x2: two instances sharing PostgreSQL and Redis, as behind a load balancer: sockets and
+// posts alternate between them, so most frames cross from one instance to the other.
+const MODES = (process.env.BENCH_MODES ?? 'single,redis,redis-x2').split(',').map((s) => s.trim()) as Mode[]
 const WARMUP_SECONDS = 2
+const TRACE = process.env.BENCH_TRACE === '1'
 const POST_SOCKETS = 64
 
 interface Seeded {
@@ -182,10 +189,11 @@ interface LoadResult {
   serverRssMb: number
 }
 
-async function runLoad(mode: 'single' | 'redis', base: string, proc: ChildProcess, seeded: Seeded): Promise<LoadResult> {
+async function runLoad(mode: Mode, bases: string[], procs: ChildProcess[], seeded: Seeded): Promise<LoadResult> {
   const started = new Map<number, number>()
   const latencies: number[] = []
   const postTimes: number[] = []
+  const trace: [number, number][] = []
   let measuring = false
   let firstMeasured = Number.POSITIVE_INFINITY
   let delivered = 0
@@ -205,13 +213,14 @@ async function runLoad(mode: 'single' | 'redis', base: string, proc: ChildProces
       latencies.push(at - t0)
     }
   }
-  const sockets = await openSockets(base, seeded.clients.map((c) => c.key), onFrame)
+  const keys = seeded.clients.map((c) => c.key)
+  const sockets = (await Promise.all(bases.map((base, b) => openSockets(base, keys.filter((_, i) => i % bases.length === b), onFrame)))).flat()
   for (const ws of sockets) ws.on('close', () => (closed += 1))
   console.error(`# ${mode}: ${sockets.length} sockets ready; posting`)
 
   const agent = new http.Agent({ keepAlive: true, maxSockets: POST_SOCKETS })
   let postErrors = 0
-  const postOne = (seq: number, channel: string): Promise<void> =>
+  const postOne = (seq: number, channel: string, base = bases[seq % bases.length]!): Promise<void> =>
     new Promise((resolve) => {
       const body = JSON.stringify({ text: `b:${seq}` })
       const t0 = performance.now()
@@ -222,7 +231,10 @@ async function runLoad(mode: 'single' | 'redis', base: string, proc: ChildProces
           res.resume()
           res.on('end', () => {
             if (res.statusCode !== 201) postErrors += 1
-            else if (measuring) postTimes.push(performance.now() - t0)
+            else if (measuring) {
+              postTimes.push(performance.now() - t0)
+              if (TRACE) trace.push([t0, performance.now() - t0])
+            }
             resolve()
           })
         },
@@ -264,7 +276,13 @@ async function runLoad(mode: 'single' | 'redis', base: string, proc: ChildProces
   for (let i = 0; i < 100 && delivered < expected; i++) await sleep(50)
   const elapsed = (performance.now() - t0) / 1000
   measuring = false
-  const rss = rssBytes(proc.pid!)
+  const rss = procs.reduce((sum, proc) => sum + rssBytes(proc.pid!), 0)
+  if (TRACE) {
+    // Worst post latency of each 250 ms of the measured phase: shows stalls and their period.
+    const buckets = new Map<number, number>()
+    for (const [at, ms] of trace) buckets.set(Math.floor((at - t0) / 250), Math.max(buckets.get(Math.floor((at - t0) / 250)) ?? 0, ms))
+    console.error(`# ${mode} worst post latency per 250 ms: ${[...buckets.values()].map((v) => Math.round(v)).join(' ')}`)
+  }
   latencies.sort((a, b) => a - b)
   postTimes.sort((a, b) => a - b)
   for (const ws of sockets) ws.terminate()
@@ -329,33 +347,42 @@ async function main(): Promise<void> {
     const name = `ams_bench_${Date.now().toString(36)}`
     await admin((c) => c.query(`CREATE DATABASE "${name}"`))
     const dataDir = await mkdtemp(path.join(os.tmpdir(), 'ams-bench-'))
-    let server: { proc: ChildProcess; base: string } | undefined
+    const servers: { proc: ChildProcess; base: string }[] = []
     const redisPrefix = `ams:bench:${randomUUID()}:`
     try {
       await applyMigrations(dbUrl(name))
       const seeded = await seed(dbUrl(name))
       console.error(`# ${mode}: seeded; starting the server`)
-      server = await startServer({
-        DATABASE_URL: dbUrl(name),
-        DATABASE_POOL_SIZE: '20',
-        DATA_DIR: dataDir,
-        MIGRATE_ON_START: 'false',
-        JWT_SECRET: 'bench-secret-bench-secret-bench-secret-00',
-        ...(mode === 'redis' ? { REDIS_URL: REDIS_URL, REDIS_PREFIX: redisPrefix } : {}),
-      })
-      const load = await runLoad(mode, server.base, server.proc, seeded)
+      for (let i = 0; i < (mode === 'redis-x2' ? 2 : 1); i++) {
+        servers.push(
+          await startServer({
+            DATABASE_URL: dbUrl(name),
+            DATABASE_POOL_SIZE: mode === 'redis-x2' ? '10' : '20',
+            DATA_DIR: dataDir,
+            MIGRATE_ON_START: 'false',
+            JWT_SECRET: 'bench-secret-bench-secret-bench-secret-00',
+            ...(mode === 'single' ? {} : { REDIS_URL: REDIS_URL, REDIS_PREFIX: redisPrefix }),
+          }),
+        )
+      }
+      const load = await runLoad(
+        mode,
+        servers.map((s) => s.base),
+        servers.map((s) => s.proc),
+        seeded,
+      )
       console.log(JSON.stringify(load))
       results.push(load)
-      if (IDLE > 0) {
-        const idle = await runIdle(server.base, server.proc, seeded.clients.map((c) => c.key))
+      if (IDLE > 0 && servers.length === 1) {
+        const idle = await runIdle(servers[0]!.base, servers[0]!.proc, seeded.clients.map((c) => c.key))
         console.log(JSON.stringify({ mode, idle }))
         results.push({ mode, idle })
       }
     } finally {
-      if (server) await stopServer(server.proc)
+      await Promise.all(servers.map((s) => stopServer(s.proc)))
       await admin((c) => c.query(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`)).catch(() => {})
       await rm(dataDir, { recursive: true, force: true })
-      if (mode === 'redis') {
+      if (mode !== 'single') {
         const redis = new Redis(REDIS_URL)
         await redis.del(`${redisPrefix}events`).catch(() => 0)
         redis.disconnect()

@@ -25,6 +25,7 @@ async function realtimePlugin(app: FastifyInstance): Promise<void> {
   const relay = new OutboxRelay(app.db.pool, broker, app.log, {
     sweepIntervalMs: config.outboxRelayIntervalMs,
     republishAfterMs: config.outboxRelayDelayMs,
+    retentionMs: config.outboxRetentionMs,
   })
   const hub = new Hub((memberId) => channelIdsOf(app, memberId), app.log)
   broker.onEntries(hub.dispatch)

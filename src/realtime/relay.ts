@@ -9,15 +9,19 @@ import type { FastifyBaseLogger } from 'fastify'
 import type pg from 'pg'
 import type { DomainEvent } from '../events/types.ts'
 import type { Broker } from './broker.ts'
-import { markPublished, relayUnpublished } from './repo.ts'
+import { markPublished, pruneOutbox, relayUnpublished } from './repo.ts'
 
 const MARK_DELAY_MS = 25
 const MARK_BATCH = 1_000
 const SWEEP_BATCH = 500
+const PRUNE_EVERY_MS = 60_000
+const PRUNE_BATCH = 10_000
 
 export interface RelayOptions {
   sweepIntervalMs: number
   republishAfterMs: number
+  /** Rows relayed and planned are deleted once older than this. */
+  retentionMs: number
 }
 
 export class OutboxRelay {
@@ -27,6 +31,7 @@ export class OutboxRelay {
   private sweeping: Promise<unknown> | null = null
   private brokerDown = false
   private stopped = true
+  private lastPrune = Date.now()
 
   constructor(
     private readonly pool: pg.Pool,
@@ -73,10 +78,12 @@ export class OutboxRelay {
   start(): void {
     this.stopped = false
     const tick = (): void => {
-      this.sweeping = this.sweep().finally(() => {
-        this.sweeping = null
-        if (!this.stopped) this.sweepTimer = setTimeout(tick, this.options.sweepIntervalMs)
-      })
+      this.sweeping = this.sweep()
+        .then(() => (Date.now() - this.lastPrune >= PRUNE_EVERY_MS ? this.prune() : 0))
+        .finally(() => {
+          this.sweeping = null
+          if (!this.stopped) this.sweepTimer = setTimeout(tick, this.options.sweepIntervalMs)
+        })
     }
     this.sweepTimer = setTimeout(tick, this.options.sweepIntervalMs)
   }
@@ -97,6 +104,22 @@ export class OutboxRelay {
       this.brokerDown = true
     }
     return total
+  }
+
+  /** Deletes the rows that have done their work (see OUTBOX_RETENTION_MS); returns how many. */
+  async prune(): Promise<number> {
+    this.lastPrune = Date.now()
+    try {
+      let total = 0
+      for (;;) {
+        const n = await pruneOutbox(this.pool, this.options.retentionMs, PRUNE_BATCH)
+        total += n
+        if (n < PRUNE_BATCH || this.stopped) return total
+      }
+    } catch (error) {
+      this.log.warn({ err: error }, 'outbox pruning failed; retrying later')
+      return 0
+    }
   }
 
   async stop(): Promise<void> {

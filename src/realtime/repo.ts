@@ -24,6 +24,22 @@ function toEvent(row: OutboxRow): DomainEvent {
   }
 }
 
+/**
+ * Deletes outbox rows that have done their work (relayed to the broker and planned into
+ * deliveries) and are older than `olderThanMs`, looking only at the `limit` oldest rows so the
+ * statement stays cheap however large the table. Returns how many rows were deleted.
+ */
+export async function pruneOutbox(pool: pg.Pool, olderThanMs: number, limit: number): Promise<number> {
+  const { rowCount } = await pool.query(
+    `DELETE FROM outbox_events
+      WHERE id IN (SELECT id FROM outbox_events ORDER BY id LIMIT $2)
+        AND published_at IS NOT NULL AND planned_at IS NOT NULL
+        AND occurred_at < now() - make_interval(secs => $1::double precision / 1000)`,
+    [olderThanMs, limit],
+  )
+  return rowCount ?? 0
+}
+
 /** Marks events as relayed to the broker (those another path already marked stay as they are). */
 export async function markPublished(pool: pg.Pool, eventIds: string[]): Promise<void> {
   if (!eventIds.length) return

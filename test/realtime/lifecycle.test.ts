@@ -92,6 +92,39 @@ t.test('the sweeper relays outbox events that were committed but never published
   await client.close()
 })
 
+t.test('pruning deletes outbox rows that were relayed and planned, and only those', async (t) => {
+  const { app } = await build(t, { env: { OUTBOX_RETENTION_MS: '0' } })
+  const insert = async (published: boolean, planned: boolean): Promise<string> => {
+    const event = newEvent('channel.updated', null, { n: 1 })
+    await app.db.pool.query(
+      `INSERT INTO outbox_events (event_id, type, channel_id, payload, occurred_at, published_at, planned_at)
+       VALUES ($1, $2, $3, $4, now() - interval '1 minute', ${published ? 'now()' : 'NULL'}, ${planned ? 'now()' : 'NULL'})`,
+      outboxRow(event).slice(0, 4),
+    )
+    return event.id
+  }
+  const done = await insert(true, true)
+  const unpublished = await insert(false, true)
+  const unplanned = await insert(true, false)
+  t.equal(await app.realtime.relay.prune(), 1)
+  const left = (await app.db.pool.query<{ event_id: string }>('SELECT event_id::text FROM outbox_events')).rows.map((r) => r.event_id)
+  t.notOk(left.includes(done), 'relayed and planned: deleted')
+  t.ok(left.includes(unpublished), 'not yet relayed to the broker: kept')
+  t.ok(left.includes(unplanned), 'not yet planned into deliveries: kept')
+})
+
+t.test('rows younger than OUTBOX_RETENTION_MS are kept', async (t) => {
+  const { app } = await build(t, { env: { OUTBOX_RETENTION_MS: '3600000' } })
+  const event = newEvent('channel.updated', null, { n: 1 })
+  await app.db.pool.query(
+    `INSERT INTO outbox_events (event_id, type, channel_id, payload, occurred_at, published_at, planned_at)
+     VALUES ($1, $2, $3, $4, now() - interval '59 minutes', now(), now())`,
+    outboxRow(event).slice(0, 4),
+  )
+  t.equal(await app.realtime.relay.prune(), 0)
+  t.equal((await app.db.pool.query('SELECT 1 FROM outbox_events WHERE event_id = $1', [event.id])).rowCount, 1)
+})
+
 t.test('shutdown closes open sockets with 1001 and refuses new ones', async (t) => {
   const { app } = await build(t)
   const ws = await seedWorkspace(app)
