@@ -8,6 +8,7 @@ import os from 'node:os'
 import path from 'node:path'
 import type { FastifyInstance, InjectOptions, LightMyRequestResponse } from 'fastify'
 import type { Test } from 'tap'
+import { Redis } from 'ioredis'
 import { buildApp, type AppConfig, type BuildOptions } from '../src/app.ts'
 import { loadConfig } from '../src/config.ts'
 import { createTestDatabase } from './setup/database.ts'
@@ -34,6 +35,21 @@ export interface TestApp {
   api: (opts: InjectOptions) => Promise<LightMyRequestResponse>
 }
 
+/** Removes the keys a test app left under its own prefix (streams, consumer groups, counters). */
+async function deleteRedisKeys(prefix: string): Promise<void> {
+  const redis = new Redis(TEST_REDIS_URL, { lazyConnect: true, maxRetriesPerRequest: 1 })
+  try {
+    await redis.connect()
+    const keys: string[] = []
+    for await (const batch of redis.scanStream({ match: `${prefix}*`, count: 1000 })) keys.push(...(batch as string[]))
+    if (keys.length) await redis.del(...keys)
+  } catch {
+    // Redis is gone (a test stopped it): nothing to clean.
+  } finally {
+    redis.disconnect()
+  }
+}
+
 export async function testConfig(t: Test, options: BuildTestOptions = {}): Promise<AppConfig> {
   let databaseUrl = options.databaseUrl
   if (!databaseUrl) {
@@ -43,6 +59,11 @@ export async function testConfig(t: Test, options: BuildTestOptions = {}): Promi
   }
   const dataDir = await mkdtemp(path.join(os.tmpdir(), 'ams-test-'))
   t.teardown(() => rm(dataDir, { recursive: true, force: true }))
+  let redisPrefix = options.redisPrefix
+  if (options.redis && !redisPrefix) {
+    redisPrefix = `ams:test:${randomUUID()}:`
+    t.teardown(() => deleteRedisKeys(redisPrefix!))
+  }
   const env: Record<string, string> = {
     LOG_LEVEL: 'silent',
     DATA_DIR: dataDir,
@@ -51,7 +72,7 @@ export async function testConfig(t: Test, options: BuildTestOptions = {}): Promi
     PUBLIC_URL: 'http://localhost:3000',
     FRONTEND_URL: 'http://app.example.test',
     DATABASE_POOL_SIZE: '4',
-    ...(options.redis ? { REDIS_URL: TEST_REDIS_URL, REDIS_PREFIX: options.redisPrefix ?? `ams:test:${randomUUID()}:` } : {}),
+    ...(options.redis ? { REDIS_URL: TEST_REDIS_URL, REDIS_PREFIX: redisPrefix! } : {}),
     ...options.env,
   }
   return { ...loadConfig(env), databaseUrl, jwtSecret: TEST_JWT_SECRET }
