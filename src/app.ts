@@ -56,7 +56,8 @@ export async function buildApp(config: AppConfig, options: BuildOptions = {}): P
     bodyLimit: config.bodyLimitBytes,
     genReqId: () => uuidv7(),
     requestIdHeader: 'x-request-id',
-    return503OnClosing: true,
+    // Requests that arrive while closing get our own 503 {error, code} (src/plugins/errors.ts).
+    return503OnClosing: false,
     forceCloseConnections: 'idle',
     ajv: {
       customOptions: { removeAdditional: false, coerceTypes: 'array', useDefaults: true, allErrors: false },

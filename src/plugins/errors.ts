@@ -26,6 +26,14 @@ interface PrismaLikeError {
   name?: string
 }
 
+// Body and query fields that name an existing resource (path parameters always do).
+const REFERENCE_FIELDS = new Set(['/participant_id', '/user_id', '/channel_id', '/agent_id'])
+
+function refersById(context: string | undefined, path: string | undefined): boolean {
+  if (context === 'params') return true
+  return (context === 'body' || context === 'querystring') && REFERENCE_FIELDS.has(path ?? '')
+}
+
 /** Maps any thrown value to an AppError (or null for an unexpected failure: a 500). */
 export function toAppError(error: unknown): AppError | null {
   if (error instanceof AppError) return error
@@ -39,6 +47,10 @@ export function toAppError(error: unknown): AppError | null {
   if (e?.validation) {
     const where = e.validationContext ? `${e.validationContext} ` : ''
     const first = e.validation[0]
+    // Ids are opaque to clients: one that is not even a UUID names nothing, like an unknown id.
+    if (first?.keyword === 'format' && (first.params as { format?: string }).format === 'uuid' && refersById(e.validationContext, first.instancePath)) {
+      return new AppError('NOT_FOUND', 'resource not found')
+    }
     const field = first?.instancePath ? first.instancePath.replace(/^\//, '').replaceAll('/', '.') : ''
     const detail = first?.keyword === 'additionalProperties'
       ? `unknown property '${(first.params as { additionalProperty?: string }).additionalProperty}'`
@@ -67,6 +79,44 @@ export function toAppError(error: unknown): AppError | null {
 }
 
 async function errorsPlugin(app: FastifyInstance): Promise<void> {
+  // An empty body sent with `Content-Type: application/json` (many HTTP clients add the header
+  // to every request, DELETE included) means "no body", not invalid JSON. Anything else goes to
+  // Fastify's own parser, with its prototype-poisoning protection.
+  const parseJson = app.getDefaultJsonParser('error', 'error')
+  app.removeContentTypeParser('application/json')
+  app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
+    const text = typeof body === 'string' ? body : body.toString('utf8')
+    if (text.trim() === '') return done(null, undefined)
+    parseJson(request, text, done)
+  })
+
+  // Every API route can fail unexpectedly (500), and every route that takes a body can get one
+  // too large (413) or of a type it does not read (415): document it everywhere.
+  app.addHook('onRoute', (route) => {
+    if (!route.url.startsWith('/api/') || !route.schema || route.schema.hide) return
+    const schema = route.schema as { response?: Record<string, unknown> }
+    schema.response ??= {}
+    const error = (description: string) => ({ description, content: { 'application/json': { schema: { $ref: 'Error#' } } } })
+    const methods = [route.method].flat()
+    if (methods.some((m) => m === 'POST' || m === 'PATCH' || m === 'PUT')) {
+      schema.response[413] ??= error('Request body too large (`PAYLOAD_TOO_LARGE`).')
+      schema.response[415] ??= error('Unsupported Content-Type (`UNSUPPORTED_MEDIA_TYPE`).')
+    }
+    schema.response[500] ??= error('Unexpected server failure (`INTERNAL_ERROR`); nothing is leaked.')
+  })
+
+  // While the server shuts down, requests on kept-alive connections are answered 503 in our
+  // error format (Fastify's own return503OnClosing body has no `code`), and told to reconnect.
+  let closing = false
+  app.addHook('preClose', async () => {
+    closing = true
+  })
+  app.addHook('onRequest', async (_request, reply) => {
+    if (!closing) return
+    reply.header('connection', 'close')
+    throw new AppError('SERVICE_UNAVAILABLE', 'the server is shutting down; retry on another connection')
+  })
+
   app.setErrorHandler((error, request, reply) => {
     const appError = toAppError(error)
     if (!appError) {

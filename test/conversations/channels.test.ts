@@ -93,7 +93,7 @@ t.test('list: a plain array of {id, name, type, description} of the caller\'s ch
   t.same(owner.json().map((x: any) => x.id), [a.id, b.id], 'all regular channels, not the DMs of others')
 })
 
-t.test('get: members and the owner; others and unknown ids 404; a bad id 400', async (t) => {
+t.test('get: members and the owner; others, unknown and malformed ids 404', async (t) => {
   const c = await setup(t)
   const ch = await createChannel(c.api, c.tok.a1, 'gamma', { topic: 'tea' })
   const got = await c.api({ method: 'GET', url: `/api/v1/channels/${ch.id}`, headers: auth(c.tok.a1) })
@@ -110,7 +110,7 @@ t.test('get: members and the owner; others and unknown ids 404; a bad id 400', a
   const unknown = await c.api({ method: 'GET', url: `/api/v1/channels/${MISSING}`, headers: auth(c.tok.a1) })
   t.same(unknown.json(), { error: 'channel not found', code: 'NOT_FOUND' }, 'same answer as for a channel one cannot see')
   const bad = await c.api({ method: 'GET', url: '/api/v1/channels/not-a-uuid', headers: auth(c.tok.a1) })
-  t.equal(bad.statusCode, 400)
+  t.same([bad.statusCode, bad.json().code], [404, 'NOT_FOUND'], 'ids are opaque: one that is not a UUID names nothing')
 })
 
 t.test('patch: creator or admin; other members 403; non-members 404; bad input 400; rename unique', async (t) => {
@@ -158,13 +158,18 @@ t.test('members: add (201, events), already a member 409, unknown id 404, rights
   t.equal(add.statusCode, 201)
   t.match(add.json(), { channel_id: ch.id, id: c.ws.member.id, type: 'HUMAN', name: 'member' })
   t.match(add.json().joined_at, ISO_RE)
+  t.equal(add.json().user_id, c.ws.member.id, 'the id comes back under the name it was sent with too')
+  const listed = (await c.api({ method: 'GET', url, headers: auth(c.tok.a1) })).json()
+  t.same(listed.map((m: { id: string; user_id: string }) => m.user_id), listed.map((m: { id: string }) => m.id))
   t.same(c.events.map((e) => [e.type, e.payload]), [['member.joined', { channel_id: ch.id, member_id: c.ws.member.id, member_type: 'HUMAN', member_name: 'member' }]])
   const again = await c.api({ method: 'POST', url, headers: auth(c.tok.member), payload: { user_id: c.ws.member.id } })
   t.equal(again.statusCode, 409)
   t.equal(again.json().code, 'ALREADY_MEMBER')
   const unknown = await c.api({ method: 'POST', url, headers: auth(c.tok.a1), payload: { user_id: MISSING } })
   t.equal(unknown.statusCode, 404)
-  for (const payload of [{}, { user_id: 'x' }, { user_id: c.ws.member.id, more: 1 }]) {
+  const malformed = await c.api({ method: 'POST', url, headers: auth(c.tok.a1), payload: { user_id: 'x' } })
+  t.same([malformed.statusCode, malformed.json().code], [404, 'NOT_FOUND'], 'a user_id that is not a UUID is an unknown id')
+  for (const payload of [{}, { user_id: {} }, { user_id: c.ws.member.id, more: 1 }]) {
     const res = await c.api({ method: 'POST', url, headers: auth(c.tok.a1), payload })
     t.equal(res.statusCode, 400)
   }

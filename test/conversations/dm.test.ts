@@ -52,7 +52,9 @@ t.test('POST /dm: self 400 SELF_DM, unknown 404, bad input 400, observer 403, no
   const unknown = await c.api({ method: 'POST', url: '/api/v1/dm', headers: auth(c.tok.a1), payload: { participant_id: MISSING } })
   t.equal(unknown.statusCode, 404)
   t.equal(unknown.json().code, 'NOT_FOUND')
-  for (const payload of [{}, { participant_id: 'abc' }, { participant_id: MISSING, x: 1 }]) {
+  const malformed = await c.api({ method: 'POST', url: '/api/v1/dm', headers: auth(c.tok.a1), payload: { participant_id: 'abc' } })
+  t.same([malformed.statusCode, malformed.json().code], [404, 'NOT_FOUND'], 'an id that is not a UUID is an unknown id')
+  for (const payload of [{}, { participant_id: {} }, { participant_id: MISSING, x: 1 }]) {
     t.equal((await c.api({ method: 'POST', url: '/api/v1/dm', headers: auth(c.tok.a1), payload })).statusCode, 400)
   }
   t.equal((await c.api({ method: 'POST', url: '/api/v1/dm', headers: auth(c.tok.observer), payload: { participant_id: c.ws.member.id } })).statusCode, 403)

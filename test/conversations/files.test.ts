@@ -45,7 +45,7 @@ t.test('multipart text + file: 201 with the attachment; the file is stored under
     t.equal(denied.json().code, 'NOT_FOUND')
   }
   t.equal((await c.api({ method: 'GET', url: `/api/v1/attachments/${m.attachment.id}`, headers: auth(c.tok.owner) })).statusCode, 200, 'the owner reads any regular channel')
-  t.equal((await c.api({ method: 'GET', url: '/api/v1/attachments/not-a-uuid', headers: auth(c.tok.a1) })).statusCode, 400)
+  t.equal((await c.api({ method: 'GET', url: '/api/v1/attachments/not-a-uuid', headers: auth(c.tok.a1) })).statusCode, 404)
 })
 
 t.test('a file larger than 10 MiB: 413 PAYLOAD_TOO_LARGE, no file left on disk, nothing stored', async (t) => {

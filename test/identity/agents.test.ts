@@ -91,7 +91,7 @@ t.test('any authenticated caller lists and reads agents; unknown → 404', async
   t.equal(missing.statusCode, 404)
   t.equal(missing.json().code, 'NOT_FOUND')
   const bad = await api({ method: 'GET', url: '/api/v1/agents/not-a-uuid', headers: bearer(ws.owner.token) })
-  t.equal(bad.statusCode, 400)
+  t.same([bad.statusCode, bad.json().code], [404, 'NOT_FOUND'], 'an id that is not a UUID names no agent')
 
   const me = await api({ method: 'GET', url: '/api/v1/agents/me', headers: bearer(ws.agents[0]!.key) })
   t.equal(me.statusCode, 200)

@@ -58,6 +58,7 @@ export type ChannelListItemDto = Static<typeof ChannelListItem>
 export const MemberSchema = Type.Object(
   {
     id: Type.String({ format: 'uuid', description: 'The user or agent id.' }),
+    user_id: Type.String({ format: 'uuid', description: 'The same id, under the name the member endpoints use (`{user_id}`).' }),
     type: MemberType,
     name: Type.String({ description: 'Display name.' }),
     joined_at: Timestamp,
@@ -71,6 +72,7 @@ export const AddedMemberSchema = Type.Object(
   {
     channel_id: Uuid,
     id: Type.String({ format: 'uuid', description: 'The user or agent id.' }),
+    user_id: Type.String({ format: 'uuid', description: 'The same id, under the name the member endpoints use (`{user_id}`).' }),
     type: MemberType,
     name: Type.String(),
     joined_at: Timestamp,

@@ -142,6 +142,7 @@ export async function listMembers(app: FastifyInstance, principal: MemberPrincip
   const actors = await repo.findActors(app.db.prisma, members.map((m) => m.memberId))
   return members.map((m) => ({
     id: m.memberId,
+    user_id: m.memberId,
     type: m.memberType,
     name: actors.get(m.memberId)?.name ?? '',
     joined_at: m.joinedAt.toISOString(),
@@ -158,7 +159,7 @@ export async function addMember(app: FastifyInstance, principal: MemberPrincipal
       if (await repo.findMember(tx, channelId, memberId)) throw alreadyMember()
       const row = await repo.addMember(tx, channelId, memberId, actor.type)
       emit('member.joined', channelId, { channel_id: channelId, member_id: memberId, member_type: actor.type, member_name: actor.name })
-      return { channel_id: channelId, id: memberId, type: actor.type, name: actor.name, joined_at: row.joinedAt.toISOString() }
+      return { channel_id: channelId, id: memberId, user_id: memberId, type: actor.type, name: actor.name, joined_at: row.joinedAt.toISOString() }
     })
   } catch (error) {
     const code = (error as { code?: string }).code

@@ -16,9 +16,14 @@ import type { AcceptInviteInput, CreatedInvite, CreateInviteInput, InviteDetails
 
 export const INVITE_TTL_MS = 7 * 24 * 60 * 60 * 1000
 
-/** `{frontend_url}/invite?token=…`; the token is URL-encoded (base64 has `+`, `/` and `=`). */
+/**
+ * `{frontend_url}/invite?token=<invite_token>`, the token written as is, as the spec shows it, so
+ * the URL contains the token a client got in the same response. Base64's `/` and `=` are legal
+ * in a query value; a `+` that a URL parser turns into a space is turned back on the way in
+ * (`canonicalToken`), so the link works either way.
+ */
 export function inviteUrl(app: FastifyInstance, token: string): string {
-  return `${app.config.frontendUrl}/invite?token=${encodeURIComponent(token)}`
+  return `${app.config.frontendUrl}/invite?token=${token}`
 }
 
 export function newInvite(userId: string, now = new Date()): { token: string; row: Prisma.InviteUncheckedCreateInput } {

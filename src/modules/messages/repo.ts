@@ -197,13 +197,10 @@ export interface SearchRow {
 
 /**
  * Full-text search over the generated `search` column (GIN index) in the channels the caller
- * may read: its memberships, plus every regular channel for the workspace owner. The snippet is
- * built from HTML-escaped text, so the only markup in it is our <mark> tags.
+ * belongs to (the owner's read access to other channels does not extend to search). The snippet
+ * is built from HTML-escaped text, so the only markup in it is our <mark> tags.
  */
-export async function searchMessages(
-  app: FastifyInstance,
-  q: { text: string; memberId: string; allRegular: boolean; channelId?: string; limit: number },
-): Promise<SearchRow[]> {
+export async function searchMessages(app: FastifyInstance, q: { text: string; memberId: string; channelId?: string; limit: number }): Promise<SearchRow[]> {
   const { rows } = await app.db.pool.query<SearchRow>(
     `SELECT m.id, m.channel_id, m.author_id, m.author_type, m.author_name, m.text, m.created_at, m.edited_at,
             a.id AS att_id, a.file_name AS att_file_name, a.content_type AS att_content_type, a.size AS att_size,
@@ -215,12 +212,11 @@ export async function searchMessages(
        CROSS JOIN websearch_to_tsquery('english', $1) AS q(query)
        LEFT JOIN attachments a ON a.message_id = m.id
       WHERE m.search @@ q.query
-        AND ($4::uuid IS NULL OR m.channel_id = $4)
-        AND (m.channel_id IN (SELECT channel_id FROM channel_members WHERE member_id = $2)
-             OR ($3 AND m.channel_id IN (SELECT id FROM channels WHERE type = 'channel')))
+        AND ($3::uuid IS NULL OR m.channel_id = $3)
+        AND m.channel_id IN (SELECT channel_id FROM channel_members WHERE member_id = $2)
       ORDER BY rank DESC, m.id DESC
-      LIMIT $5`,
-    [q.text, q.memberId, q.allRegular, q.channelId ?? null, q.limit],
+      LIMIT $4`,
+    [q.text, q.memberId, q.channelId ?? null, q.limit],
   )
   return rows
 }

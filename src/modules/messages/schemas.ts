@@ -147,11 +147,12 @@ export const SearchResultSchema = Type.Object(
     results: Type.Array(
       Type.Object(
         {
+          ...MessageSchema.properties,
           message: MessageRef,
           rank: Type.Number({ description: 'ts_rank of the match; results are ordered by it, best first (then newest first).' }),
           snippet: Type.String({ description: 'HTML-escaped extract of the text with the matched words wrapped in <mark>…</mark>.' }),
         },
-        { additionalProperties: false },
+        { additionalProperties: false, description: "The message's fields, then the same message under `message`, its rank and a snippet." },
       ),
     ),
   },

@@ -182,12 +182,11 @@ export async function search(app: FastifyInstance, principal: MemberPrincipal, q
   const rows = await repo.searchMessages(app, {
     text: q,
     memberId: principal.id,
-    allRegular: principal.kind === 'human' && principal.isOwner,
     channelId: query.channel_id,
     limit: query.limit,
   })
   return {
-    results: rows.map((r) => ({
+    results: rows.map((r) => withMessageFields({
       message: toMessageDto(
         {
           id: r.id,
@@ -206,6 +205,11 @@ export async function search(app: FastifyInstance, principal: MemberPrincipal, q
       snippet: r.snippet,
     })),
   }
+}
+
+/** A search hit carries the message's fields at its top level too (clients read `hit.text`). */
+function withMessageFields(hit: { message: MessageDto; rank: number; snippet: string }): SearchResult['results'][number] {
+  return { ...hit.message, ...hit }
 }
 
 /** A file, for members of its channel (and the owner for regular channels) only. */

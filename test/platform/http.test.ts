@@ -1,0 +1,63 @@
+// HTTP edges every route shares: how bodies are read and what a request gets while the server
+// shuts down. Errors keep the {error, code} format in every case.
+import { once } from 'node:events'
+import net from 'node:net'
+import t from 'tap'
+import { build, bearer } from '../helper.ts'
+import { seedWorkspace } from '../fixtures.ts'
+
+const json = { 'content-type': 'application/json' }
+
+t.test('an empty body with Content-Type: application/json is no body, not invalid JSON', async (t) => {
+  const { app, api } = await build(t)
+  const ws = await seedWorkspace(app)
+  const agent = ws.agents[0]!
+  // Many clients send the JSON content type on every request, DELETE included.
+  const revoke = await api({ method: 'DELETE', url: `/api/v1/agents/${agent.id}/keys/${agent.keyId}`, headers: { ...bearer(ws.owner.token), ...json }, payload: '' })
+  t.equal(revoke.statusCode, 204)
+  const after = await api({ method: 'GET', url: '/api/v1/agents/me', headers: bearer(agent.key) })
+  t.equal(after.statusCode, 401, 'the key was revoked')
+
+  const blank = await api({ method: 'DELETE', url: `/api/v1/agents/${ws.agents[1]!.id}`, headers: { ...bearer(ws.owner.token), ...json }, payload: '  \n' })
+  t.equal(blank.statusCode, 204, 'whitespace only counts as empty')
+
+  // A route that needs a body still says so.
+  const missing = await api({ method: 'POST', url: '/api/v1/channels', headers: { ...bearer(ws.primary.key), ...json }, payload: '' })
+  t.equal(missing.statusCode, 400)
+  t.equal(missing.json().code, 'VALIDATION_ERROR')
+  const broken = await api({ method: 'POST', url: '/api/v1/channels', headers: { ...bearer(ws.primary.key), ...json }, payload: '{"name":' })
+  t.equal(broken.statusCode, 400)
+  t.equal(broken.json().code, 'INVALID_JSON')
+  const poisoned = await api({ method: 'POST', url: '/api/v1/channels', headers: { ...bearer(ws.primary.key), ...json }, payload: '{"name":"x","__proto__":{"admin":true}}' })
+  t.equal(poisoned.statusCode, 400, 'prototype poisoning is still refused')
+  t.equal(await app.db.prisma.channel.count(), 0, 'nothing was created')
+})
+
+t.test('a request that arrives while the server shuts down gets 503 {error, code} and Connection: close', async (t) => {
+  const { app } = await build(t)
+  await app.listen({ port: 0, host: '127.0.0.1' })
+  const { port } = app.server.address() as net.AddressInfo
+  // A connection busy with a request (its body still coming) is not closed at once; a second
+  // request pipelined behind it arrives after the shutdown began.
+  const socket = net.connect(port, '127.0.0.1')
+  await once(socket, 'connect')
+  let received = ''
+  socket.on('data', (chunk: Buffer) => (received += chunk.toString()))
+  const ended = once(socket, 'close')
+  socket.write('POST /api/v1/channels HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 15\r\n\r\n{"name":')
+  await new Promise((resolve) => setTimeout(resolve, 100))
+  const closed = app.close()
+  await new Promise((resolve) => setTimeout(resolve, 100))
+  socket.write('"held"}GET /api/v1/channels HTTP/1.1\r\nHost: x\r\n\r\n')
+  await ended
+  await closed
+  const responses = received.split(/(?=HTTP\/1\.1 )/)
+  t.equal(responses.length, 2, 'two responses on the connection')
+  t.match(responses[0], /^HTTP\/1\.1 401 /, 'the request in flight finished normally (no credential: 401)')
+  t.match(responses[1], /^HTTP\/1\.1 503 /)
+  t.match(responses[1], /connection: close/i)
+  t.same(JSON.parse(responses[1]!.slice(responses[1]!.indexOf('\r\n\r\n') + 4)), {
+    error: 'the server is shutting down; retry on another connection',
+    code: 'SERVICE_UNAVAILABLE',
+  })
+})
