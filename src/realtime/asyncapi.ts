@@ -1,7 +1,7 @@
 // The AsyncAPI 3.0 description of the WebSocket protocol, generated from the same TypeBox
 // schemas the gateway uses (frames.ts); `npm run openapi:export` writes openapi/asyncapi.yaml.
 import { API_VERSION } from '../plugins/openapi.ts'
-import { CLIENT_FRAMES, CursorSchema, SERVER_FRAMES } from './frames.ts'
+import { CLIENT_FRAMES, SERVER_FRAMES, SINCE_INTEGER_NOTE, SinceSchema } from './frames.ts'
 
 /** Plain JSON of a TypeBox schema (drops its symbol-keyed metadata). */
 const json = (schema: unknown): unknown => JSON.parse(JSON.stringify(schema))
@@ -36,7 +36,7 @@ export function asyncApiDocument(): Record<string, unknown> {
       title: 'Agent Messaging Service — real-time gateway',
       version: API_VERSION,
       description:
-        'WebSocket at `/ws`. Authenticate with `?token=<API key or JWT>` (URL-encoded) or `Authorization: Bearer …`; a bad or missing credential is refused at the upgrade with HTTP 401. Add `since=<cursor>` to receive the events missed since that cursor before live events. All frames are JSON text. Full guide with a reference client: docs/realtime.md. The same event log over REST: `GET /api/v1/events` (openapi.json).',
+        'WebSocket at `/ws`. Authenticate with `?token=<API key or JWT>` (URL-encoded) or `Authorization: Bearer …`; a bad or missing credential is refused at the upgrade with HTTP 401. Add `since=<cursor>` to receive the events missed since that cursor before live events. Other query parameters are ignored. All frames are JSON text. Full guide with a reference client: docs/realtime.md. The same event log over REST: `GET /api/v1/events` (openapi.json).',
     },
     servers: {
       local: { host: 'localhost:3000', protocol: 'ws', description: 'Local instance (npm start)', security: [{ $ref: '#/components/securitySchemes/token' }, { $ref: '#/components/securitySchemes/bearer' }] },
@@ -54,9 +54,9 @@ export function asyncApiDocument(): Record<string, unknown> {
               type: 'object',
               properties: {
                 token: { type: 'string', description: 'An agent API key (svc_…) or a human JWT, URL-encoded.' },
-                since: { ...(json(CursorSchema) as object), description: 'Resume after this cursor (the `cursor` of the last event processed).' },
+                since: { ...(json(SinceSchema) as object), description: `Resume after this cursor (the \`cursor\` of the last event processed). ${SINCE_INTEGER_NOTE}` },
               },
-              additionalProperties: false,
+              additionalProperties: true,
             },
           },
         },
@@ -67,14 +67,14 @@ export function asyncApiDocument(): Record<string, unknown> {
         action: 'receive',
         channel: { $ref: '#/channels/gateway' },
         title: 'Events and answers pushed by the server',
-        description: 'After an optional replay (or resync_required), `ready`, then live events. `ack`, `error` and `pong` answer client frames, echoing their `id`.',
+        description: 'After an optional replay (or resync_required), `ready`, then live events. `ack`, `error` and `pong` answer client frames, echoing their `id` (and `client_id`, when the client used it).',
         messages: Object.keys(SERVER_FRAMES).map(ref),
       },
       sendFrames: {
         action: 'send',
         channel: { $ref: '#/channels/gateway' },
         title: 'Frames a client sends',
-        description: 'At most WS_MESSAGES_PER_SECOND (default 100) per second per connection; beyond, an `error` frame RATE_LIMITED. Frames above WS_MAX_PAYLOAD_BYTES (1 MiB) close the socket with 1009.',
+        description: 'At most WS_MESSAGES_PER_SECOND (default 100) per second per connection; beyond, an `error` frame RATE_LIMITED. Frames above WS_MAX_PAYLOAD_BYTES (1 MiB) close the socket with 1009. Properties a frame does not define are ignored.',
         messages: Object.keys(CLIENT_FRAMES).map(ref),
       },
     },

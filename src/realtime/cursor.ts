@@ -7,6 +7,15 @@ export type Cursor = string
 export const CURSOR_PATTERN = '^[0-9]{1,16}-[0-9]{1,16}$'
 const CURSOR_RE = new RegExp(CURSOR_PATTERN)
 
+/**
+ * What a client may send as `since`: a cursor, or a bare millisecond count N meaning `N-0` (so
+ * `since=0` asks for everything and gets resync_required when the log no longer reaches back).
+ */
+export const SINCE_PATTERN = '^[0-9]{1,16}(-[0-9]{1,16})?$'
+
+/** The cursor of a `since` value that matched SINCE_PATTERN. */
+export const sinceCursor = (since: string): Cursor => (since.includes('-') ? since : `${since}-0`)
+
 /** The cursor before every event: reading after it reads the whole log. */
 export const ORIGIN: Cursor = '0-0'
 

@@ -7,13 +7,22 @@ import type { DomainEvent, DomainEventType } from '../events/types.ts'
 import { MessageSchema } from '../modules/messages/schemas.ts'
 import { Timestamp, Uuid } from '../schemas/common.ts'
 import type { LogEntry } from './broker.ts'
-import { CURSOR_PATTERN } from './cursor.ts'
+import { CURSOR_PATTERN, SINCE_PATTERN } from './cursor.ts'
 
 export const CursorSchema = Type.String({
   pattern: CURSOR_PATTERN,
   description: 'Position in the event log ("<milliseconds>-<sequence>"); larger is later. Opaque to clients: store it, send it back as `since`.',
   examples: ['1764000000000-0'],
 })
+
+/** `since` as clients send it (WebSocket upgrade, GET /api/v1/events); `description` is set where used. */
+export const SinceSchema = Type.String({
+  pattern: SINCE_PATTERN,
+  examples: ['1764000000000-0', '0'],
+})
+
+/** How both places describe the bare-integer form of `since`. */
+export const SINCE_INTEGER_NOTE = 'A bare integer N is read as the cursor `N-0`: `0` asks for the whole log (resync_required when the log no longer reaches back that far).'
 
 const ActorType = Type.Union([Type.Literal('AGENT'), Type.Literal('HUMAN')])
 
@@ -138,10 +147,17 @@ export const ResyncRequiredFrame = Type.Object(
   },
 )
 
+const EchoedId = (what: string) =>
+  Type.Union([Type.String(), Type.Null()], { description: `The \`id\` (or, without one, the \`client_id\`) of the client frame${what}.` })
+
+/** Present exactly when the client frame carried a readable `client_id`. */
+const EchoedClientId = Type.Optional(Type.String({ minLength: 1, maxLength: 128, description: 'The `client_id` of the client frame, when it had one.' }))
+
 export const AckFrame = Type.Object(
   {
     type: Type.Literal('ack'),
-    id: Type.Union([Type.String(), Type.Null()], { description: 'The `id` of the client frame, null if it had none.' }),
+    id: EchoedId(', null if it had neither'),
+    client_id: EchoedClientId,
     message: MessageSchema,
   },
   { additionalProperties: false, title: 'ack', description: 'Answer to `send_message`: the stored message, exactly as REST returns it.' },
@@ -150,7 +166,8 @@ export const AckFrame = Type.Object(
 export const ErrorFrame = Type.Object(
   {
     type: Type.Literal('error'),
-    id: Type.Union([Type.String(), Type.Null()], { description: 'The `id` of the client frame that failed, null if it had none or could not be read.' }),
+    id: EchoedId(' that failed, null if it had neither or the frame could not be read'),
+    client_id: EchoedClientId,
     code: Type.String({ description: 'The same codes as the REST API (docs/errors.md).' }),
     error: Type.String(),
   },
@@ -158,27 +175,34 @@ export const ErrorFrame = Type.Object(
 )
 
 export const PongFrame = Type.Object(
-  { type: Type.Literal('pong'), id: Type.Union([Type.String(), Type.Null()]) },
+  { type: Type.Literal('pong'), id: EchoedId(', null if it had neither'), client_id: EchoedClientId },
   { additionalProperties: false, title: 'pong', description: 'Answer to an application-level `ping`.' },
 )
 
 // ---- client → server ----
 
-const ClientId = Type.String({ minLength: 1, maxLength: 128, description: 'Chosen by the client; echoed in the `ack` or `error`.' })
+// Client frames ignore properties they do not define (additionalProperties is left open), so a
+// client may attach its own bookkeeping and newer clients keep working against this server.
+const ClientId = Type.String({ minLength: 1, maxLength: 128, description: 'Chosen by the client; echoed in the `ack`, `error` or `pong`.' })
+const ClientIds = {
+  id: Type.Optional(ClientId),
+  client_id: Type.Optional({ ...ClientId, description: 'Alias of `id`, same rules; echoed as `client_id` (and as `id` when the frame has no `id`).' }),
+}
+const IGNORED = ' Properties not listed here are ignored.'
 
 export const SendMessageFrame = Type.Object(
   {
     type: Type.Literal('send_message'),
-    id: Type.Optional(ClientId),
+    ...ClientIds,
     channel_id: Uuid,
     text: Type.String(),
   },
-  { additionalProperties: false, title: 'send_message', description: 'Posts a message, exactly like POST /api/v1/channels/{id}/messages with JSON `{text}`.' },
+  { additionalProperties: true, title: 'send_message', description: `Posts a message, exactly like POST /api/v1/channels/{id}/messages with JSON \`{text}\`.${IGNORED}` },
 )
 
 export const PingFrame = Type.Object(
-  { type: Type.Literal('ping'), id: Type.Optional(ClientId) },
-  { additionalProperties: false, title: 'ping', description: 'Application-level keep-alive for clients that cannot see protocol pings (browsers).' },
+  { type: Type.Literal('ping'), ...ClientIds },
+  { additionalProperties: true, title: 'ping', description: `Application-level keep-alive for clients that cannot see protocol pings (browsers).${IGNORED}` },
 )
 
 export type SendMessage = Static<typeof SendMessageFrame>

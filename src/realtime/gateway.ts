@@ -12,8 +12,8 @@ import { AppError, unauthorized } from '../lib/errors.ts'
 import { postMessage } from '../modules/messages/service.ts'
 import { bearer, type MemberPrincipal } from '../plugins/auth.ts'
 import type { Broker } from './broker.ts'
-import { compareCursors, CURSOR_PATTERN, type Cursor } from './cursor.ts'
-import { PingFrame, SendMessageFrame, toEventFrame, type SendMessage } from './frames.ts'
+import { compareCursors, sinceCursor, type Cursor } from './cursor.ts'
+import { PingFrame, SendMessageFrame, SINCE_INTEGER_NOTE, SinceSchema, toEventFrame, type SendMessage } from './frames.ts'
 import { encodeFrame, Hub, type Client } from './hub.ts'
 import { activeUserIds, liveApiKeyIds } from './repo.ts'
 import type { LogEntry } from './broker.ts'
@@ -39,13 +39,28 @@ function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
 const checkSendMessage = Compile(SendMessageFrame)
 const checkPing = Compile(PingFrame)
 
-const WsQuery = Type.Object(
-  {
-    token: Type.Optional(Type.String()),
-    since: Type.Optional(Type.String({ pattern: CURSOR_PATTERN })),
-  },
-  { additionalProperties: false },
-)
+// Other query parameters are ignored (proxies and client libraries add their own).
+const WsQuery = Type.Object({
+  token: Type.Optional(Type.String()),
+  since: Type.Optional({ ...SinceSchema, description: `Resume after this cursor. ${SINCE_INTEGER_NOTE}` }),
+})
+
+/** How a client frame is named in the answers to it: `id`, and `client_id` when the client used that. */
+interface Echo {
+  id: string | null
+  client_id?: string
+}
+
+const readableId = (value: unknown): string | undefined =>
+  typeof value === 'string' && value.length >= 1 && value.length <= MAX_CLIENT_ID ? value : undefined
+
+/** Read from any parsed frame, valid or not, so that even a refusal names the frame it answers. */
+function echoOf(body: unknown): Echo {
+  if (typeof body !== 'object' || body === null) return { id: null }
+  const { id, client_id: clientId } = body as { id?: unknown; client_id?: unknown }
+  const echoed = readableId(clientId)
+  return echoed === undefined ? { id: readableId(id) ?? null } : { id: readableId(id) ?? echoed, client_id: echoed }
+}
 
 interface Credential {
   principal: MemberPrincipal
@@ -137,7 +152,7 @@ export async function gateway(app: FastifyInstance, { broker, hub }: GatewayOpti
   }
 
   const sendJson = (conn: Connection, frame: unknown): void => conn.send(encodeFrame(frame))
-  const sendError = (conn: Connection, id: string | null, code: string, error: string): void => sendJson(conn, { type: 'error', id, code, error })
+  const sendError = (conn: Connection, echo: Echo, code: string, error: string): void => sendJson(conn, { type: 'error', ...echo, code, error })
 
   /** Sends the missed events after `since` that the member may see; returns the new position. */
   async function replay(conn: Connection, since: Cursor): Promise<{ cursor: Cursor; replayed: number }> {
@@ -185,15 +200,14 @@ export async function gateway(app: FastifyInstance, { broker, hub }: GatewayOpti
     })
   }
 
-  async function sendMessage(conn: Connection, frame: SendMessage): Promise<void> {
-    const id = frame.id ?? null
+  async function sendMessage(conn: Connection, frame: SendMessage, echo: Echo): Promise<void> {
     try {
       const message = await postMessage(app, conn.principal, frame.channel_id, { text: frame.text })
-      sendJson(conn, { type: 'ack', id, message })
+      sendJson(conn, { type: 'ack', ...echo, message })
     } catch (error) {
-      if (error instanceof AppError) return sendError(conn, id, error.code, error.message)
+      if (error instanceof AppError) return sendError(conn, echo, error.code, error.message)
       app.log.error({ err: error }, 'send_message failed')
-      sendError(conn, id, 'INTERNAL_ERROR', 'internal server error')
+      sendError(conn, echo, 'INTERNAL_ERROR', 'internal server error')
     }
   }
 
@@ -205,28 +219,27 @@ export async function gateway(app: FastifyInstance, { broker, hub }: GatewayOpti
     } catch {
       body = undefined
     }
-    const claimed = (body as { id?: unknown } | undefined)?.id
-    const id = typeof claimed === 'string' && claimed.length <= MAX_CLIENT_ID ? claimed : null
+    const echo = echoOf(body)
     if (!conn.allowFrame(Date.now())) {
-      return sendError(conn, id, 'RATE_LIMITED', `at most ${limits.messagesPerSecond} messages per second per connection`)
+      return sendError(conn, echo, 'RATE_LIMITED', `at most ${limits.messagesPerSecond} messages per second per connection`)
     }
-    if (raw === null) return sendError(conn, null, 'VALIDATION_ERROR', 'frames are JSON text, not binary')
-    if (body === undefined) return sendError(conn, null, 'INVALID_JSON', 'the frame is not valid JSON')
-    const type = (body as { type?: unknown }).type
+    if (raw === null) return sendError(conn, { id: null }, 'VALIDATION_ERROR', 'frames are JSON text, not binary')
+    if (body === undefined) return sendError(conn, { id: null }, 'INVALID_JSON', 'the frame is not valid JSON')
+    const type = (body as { type?: unknown } | null)?.type
     if (type === 'send_message') {
       if (!checkSendMessage.Check(body)) {
         const first = checkSendMessage.Errors(body)[0]
         const where = first?.instancePath ? `${first.instancePath.slice(1)}: ` : ''
-        return sendError(conn, id, 'VALIDATION_ERROR', `invalid send_message: ${where}${first?.message ?? 'invalid frame'}`)
+        return sendError(conn, echo, 'VALIDATION_ERROR', `invalid send_message: ${where}${first?.message ?? 'invalid frame'}`)
       }
-      conn.queue = conn.queue.then(() => sendMessage(conn, body as SendMessage))
+      conn.queue = conn.queue.then(() => sendMessage(conn, body as SendMessage, echo))
       return
     }
     if (type === 'ping') {
-      if (!checkPing.Check(body)) return sendError(conn, id, 'VALIDATION_ERROR', 'invalid ping frame')
-      return sendJson(conn, { type: 'pong', id })
+      if (!checkPing.Check(body)) return sendError(conn, echo, 'VALIDATION_ERROR', 'invalid ping frame')
+      return sendJson(conn, { type: 'pong', ...echo })
     }
-    sendError(conn, id, 'VALIDATION_ERROR', 'unknown frame type; expected send_message or ping')
+    sendError(conn, echo, 'VALIDATION_ERROR', 'unknown frame type; expected send_message or ping')
   }
 
   app.get<{ Querystring: { token?: string; since?: string } }>(
@@ -241,7 +254,7 @@ export async function gateway(app: FastifyInstance, { broker, hub }: GatewayOpti
     (socket, request) => {
       const credential = credentials.get(request)!
       credentials.delete(request)
-      const since = request.query.since
+      const since = request.query.since === undefined ? undefined : sinceCursor(request.query.since)
       // @fastify/websocket's error listener keeps the request and reply alive for the socket's
       // whole life (a few KB per idle connection); ours keeps nothing.
       socket.removeAllListeners('error')

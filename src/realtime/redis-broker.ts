@@ -7,13 +7,40 @@ import type { Redis } from 'ioredis'
 import type { DomainEvent } from '../events/types.ts'
 import { Batcher } from '../lib/batcher.ts'
 import { decodeEvent, encodeEvent, type Broker, type EntryListener, type LogEntry, type LogInfo } from './broker.ts'
-import { ORIGIN, type Cursor } from './cursor.ts'
+import { maxCursor, ORIGIN, type Cursor } from './cursor.ts'
 
 const FIELD = 'e'
 const READ_BLOCK_MS = 5_000
 const READ_COUNT = 1_000
 
 type StreamEntries = [id: string, fields: string[]][]
+
+/** Largest sequence a cursor can carry (CURSOR_PATTERN allows 16 digits). */
+const MAX_SEQ = '9999999999999999'
+
+/** The greatest cursor below `cursor`. */
+function before(cursor: Cursor): Cursor {
+  const [ms, seq] = cursor.split('-').map(BigInt) as [bigint, bigint]
+  if (seq > 0n) return `${ms}-${seq - 1n}`
+  return ms > 0n ? `${ms - 1n}-${MAX_SEQ}` : ORIGIN
+}
+
+/**
+ * The floor of the stream from XINFO STREAM. MAXLEN trimming does not raise
+ * `max-deleted-entry-id` (only XDEL does; see redis/redis#11188), so when entries were removed
+ * (`entries-added` > `length`) everything before the first retained entry counts as gone.
+ */
+function floorOf(field: (name: string) => unknown, newest: Cursor): Cursor {
+  const deleted = String(field('max-deleted-entry-id') ?? ORIGIN)
+  const added = Number(field('entries-added') ?? 0)
+  const length = Number(field('length') ?? 0)
+  if (added <= length) return deleted
+  const firstEntry = field('first-entry') as StreamEntries[number] | null | undefined
+  const first = firstEntry?.[0]
+  // Every entry removed: nothing at or below the newest is retained.
+  if (!first) return maxCursor(deleted, newest)
+  return maxCursor(deleted, before(first))
+}
 
 function toEntries(raw: StreamEntries): LogEntry[] {
   const out: LogEntry[] = []
@@ -77,8 +104,7 @@ export class RedisBroker implements Broker {
     }
     const field = (name: string): unknown => raw[raw.indexOf(name) + 1]
     const newest = String(field('last-generated-id') ?? ORIGIN)
-    const floor = String(field('max-deleted-entry-id') ?? ORIGIN)
-    return { newest, floor }
+    return { newest, floor: floorOf(field, newest) }
   }
 
   onEntries(listener: EntryListener): void {

@@ -66,9 +66,25 @@ t.test('bad or missing credentials are refused at the upgrade with HTTP 401', as
   }
   await app.db.prisma.apiKey.update({ where: { id: ws.agents[0]!.keyId }, data: { revokedAt: new Date() } })
   t.equal((await refusedUpgrade(wsUrl(app, { token: ws.agents[0]!.key }))).status, 401, 'revoked key')
-  const badSince = await refusedUpgrade(wsUrl(app, { token: ws.primary.key, since: 'yesterday' }))
-  t.equal(badSince.status, 400, 'a malformed since is a 400')
-  t.match(badSince.body, { code: 'VALIDATION_ERROR' })
+  for (const since of ['yesterday', 'abc', '-1', '1.5', '1-', '-0', '1-2-3', '1e3', '']) {
+    const badSince = await refusedUpgrade(wsUrl(app, { token: ws.primary.key, since }))
+    t.equal(badSince.status, 400, `a malformed since is a 400: ${JSON.stringify(since)}`)
+    t.match(badSince.body, { code: 'VALIDATION_ERROR' })
+  }
+})
+
+t.test('query parameters the gateway does not use are ignored', async (t) => {
+  const { app } = await build(t)
+  const ws = await seedWorkspace(app)
+  await listen(app)
+  const plain = await openWs(wsUrl(app, { token: ws.primary.key, foo: '1', v: '2', since: undefined }))
+  t.match(await plain.type('ready'), { replayed: 0, principal: { id: ws.primary.id } })
+  await plain.close()
+  const resumed = await openWs(wsUrl(app, { token: ws.primary.key, since: '99999999999999-0', client: 'sdk/1.2' }))
+  t.equal((await resumed.next()).type, 'resync_required', 'since is still honoured next to unknown parameters')
+  t.match(await resumed.type('ready'), { principal: { id: ws.primary.id } })
+  await resumed.close()
+  t.equal((await refusedUpgrade(wsUrl(app, { foo: '1' }))).status, 401, 'an unknown parameter is no credential')
 })
 
 t.test('only members receive a channel’s events', async (t) => {
@@ -211,7 +227,6 @@ t.test('send_message goes through the message service: ack with the stored messa
   const cases: [unknown, string | null, string][] = [
     [{ type: 'send_message', id: 'c-2', channel_id: channel }, 'c-2', 'VALIDATION_ERROR'],
     [{ type: 'send_message', id: 'c-3', channel_id: 'not-a-uuid', text: 'x' }, 'c-3', 'VALIDATION_ERROR'],
-    [{ type: 'send_message', id: 'c-4', channel_id: channel, text: 'x', extra: 1 }, 'c-4', 'VALIDATION_ERROR'],
     [{ type: 'send_message', id: 'c-5', channel_id: channel, text: '' }, 'c-5', 'VALIDATION_ERROR'],
     [{ type: 'send_message', id: 'c-6', channel_id: channel, text: 'x'.repeat(app.config.maxMessageLength + 1) }, 'c-6', 'VALIDATION_ERROR'],
     [{ type: 'send_message', id: 'c-7', channel_id: elsewhere, text: 'not a member' }, 'c-7', 'NOT_FOUND'],
@@ -240,6 +255,55 @@ t.test('send_message goes through the message service: ack with the stored messa
   const count = await app.db.prisma.message.count({ where: { channelId: { in: [channel, elsewhere] } } })
   t.equal(count, 2, 'refused frames stored nothing')
   for (const c of [client, peer.client, observer.client]) await c.close()
+})
+
+t.test('client frames may carry client_id (an alias of id, echoed back) and properties the server ignores', async (t) => {
+  const { app, api } = await build(t)
+  const ws = await seedWorkspace(app)
+  await listen(app)
+  const [a1] = ws.agents
+  const channel = await createChannel(api, ws.primary.key, 'client-ids', [a1!.id])
+  const elsewhere = await createChannel(api, ws.primary.key, 'not-mine')
+  const { client } = await connect(app, a1!.key)
+
+  client.send({ type: 'send_message', channel_id: channel, text: 'tagged', client_id: 'x' })
+  const ack = await client.type('ack')
+  t.same(Object.keys(ack).sort(), ['client_id', 'id', 'message', 'type'])
+  t.match(ack, { id: 'x', client_id: 'x', message: { channel_id: channel, author_id: a1!.id, text: 'tagged' } })
+  t.same((await client.type('new_message')).message, ack.message, 'posted like any other message')
+
+  client.send({ type: 'send_message', id: 'i-1', client_id: 'c-1', channel_id: channel, text: 'both', trace: { span: 7 }, extra: 1 })
+  t.match(await client.type('ack'), { id: 'i-1', client_id: 'c-1', message: { text: 'both' } }, 'each field echoes what was sent in it')
+
+  client.send({ type: 'send_message', id: 'i-2', channel_id: channel, text: 'extra only', extra: 1 })
+  const plain = await client.type('ack')
+  t.same(Object.keys(plain).sort(), ['id', 'message', 'type'], 'no client_id when the client did not send one')
+  t.match(plain, { id: 'i-2', message: { text: 'extra only' } })
+
+  const refused: [unknown, Record<string, unknown>, string][] = [
+    [{ type: 'send_message', client_id: 'bad-1', channel_id: 'not-a-uuid', text: 'x', extra: true }, { id: 'bad-1', client_id: 'bad-1' }, 'VALIDATION_ERROR'],
+    [{ type: 'send_message', client_id: 'nf-1', channel_id: elsewhere, text: 'not a member' }, { id: 'nf-1', client_id: 'nf-1' }, 'NOT_FOUND'],
+    [{ type: 'shout', client_id: 'u-1' }, { id: 'u-1', client_id: 'u-1' }, 'VALIDATION_ERROR'],
+    [{ type: 'send_message', client_id: '', channel_id: channel, text: 'x' }, { id: null }, 'VALIDATION_ERROR'],
+    [{ type: 'send_message', client_id: 'y'.repeat(129), channel_id: channel, text: 'x' }, { id: null }, 'VALIDATION_ERROR'],
+    [{ type: 'send_message', id: 'i-3', client_id: 42, channel_id: channel, text: 'x' }, { id: 'i-3' }, 'VALIDATION_ERROR'],
+    ['null', { id: null }, 'VALIDATION_ERROR'],
+  ]
+  for (const [frame, echo, code] of refused) {
+    client.send(frame)
+    const error = await client.type('error')
+    t.same(Object.keys(error).sort(), ['code', 'error', 'type', ...Object.keys(echo)].sort(), JSON.stringify(frame).slice(0, 60))
+    t.match(error, { ...echo, code })
+  }
+
+  client.send({ type: 'ping', client_id: 'p-1', at: 123 })
+  t.same(await client.type('pong'), { type: 'pong', id: 'p-1', client_id: 'p-1' })
+  client.send({ type: 'ping', id: 'p-2', extra: 'ignored' })
+  t.same(await client.type('pong'), { type: 'pong', id: 'p-2' })
+
+  const texts = (await app.db.prisma.message.findMany({ where: { channelId: { in: [channel, elsewhere] } } })).map((m) => m.text).sort()
+  t.same(texts, ['both', 'extra only', 'tagged'], 'the accepted frames were stored, the refused ones not')
+  await client.close()
 })
 
 t.test('beyond the per-connection rate an error frame RATE_LIMITED comes back and the connection stays', async (t) => {

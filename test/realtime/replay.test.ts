@@ -84,6 +84,72 @@ for (const redis of [false, true]) {
   })
 }
 
+t.test('since may be a bare integer N, read as the cursor N-0; garbage is still a 400', async (t) => {
+  const { app, api } = await build(t)
+  const ws = await seedWorkspace(app)
+  await listen(app)
+  const channel = await createChannel(api, ws.primary.key, 'bare')
+  for (let i = 0; i < 3; i++) await post(api, ws.primary.key, channel, `b${i}`)
+  const log = (await api({ method: 'GET', url: '/api/v1/events', headers: bearer(ws.primary.key) })).json()
+  const ms = (log.events[1].cursor as string).split('-')[0]!
+  const bare = await api({ method: 'GET', url: `/api/v1/events?since=${ms}`, headers: bearer(ws.primary.key) })
+  t.equal(bare.statusCode, 200)
+  t.same(bare.json(), (await api({ method: 'GET', url: `/api/v1/events?since=${ms}-0`, headers: bearer(ws.primary.key) })).json(), `since=${ms} is since=${ms}-0`)
+
+  // The in-process log begins at this process's start: 0 is before it.
+  const zero = await api({ method: 'GET', url: '/api/v1/events?since=0', headers: bearer(ws.primary.key) })
+  t.same(zero.json(), { events: [], next_cursor: log.next_cursor, has_more: false, resync_required: true })
+  const socket = await connect(app, ws.primary.key, { since: '0' })
+  t.match(socket.client.frames[0], { type: 'resync_required', cursor: log.next_cursor })
+  t.match(socket.ready, { cursor: log.next_cursor, replayed: 0 })
+  await socket.client.close()
+
+  for (const since of ['abc', '-1', '1.5', '1-', '1-2-3', '']) {
+    const bad = await api({ method: 'GET', url: `/api/v1/events?since=${since}`, headers: bearer(ws.primary.key) })
+    t.equal(bad.statusCode, 400, `since=${since}`)
+    t.equal(bad.json().code, 'VALIDATION_ERROR')
+  }
+})
+
+t.test('Redis: since=0 replays the whole log while it is complete, resync_required once it was trimmed', async (t) => {
+  const { app, api } = await build(t, { redis: true, env: { EVENT_RETENTION: '100' } })
+  const ws = await seedWorkspace(app)
+  await listen(app)
+  const channel = await createChannel(api, ws.primary.key, 'from-zero')
+  const m1 = await post(api, ws.primary.key, channel, 'z1')
+
+  const all = (await api({ method: 'GET', url: '/api/v1/events', headers: bearer(ws.primary.key) })).json()
+  const zero = (await api({ method: 'GET', url: '/api/v1/events?since=0', headers: bearer(ws.primary.key) })).json()
+  t.equal(zero.resync_required, false, 'nothing was trimmed: 0 is within the history')
+  t.same(zero, all, 'since=0 reads what no since reads: the whole log')
+  const replay = await connect(app, ws.primary.key, { since: '0' })
+  t.same(replay.client.events().map((f) => f.event_id), all.events.map((e: { event_id: string }) => e.event_id), 'the whole visible log, before ready')
+  t.equal(replay.ready.replayed, all.events.length)
+  t.ok(replay.client.events().some((f) => f.message?.id === m1.id))
+  await replay.client.close()
+
+  // Approximate MAXLEN drops whole stream nodes (100 entries each): go well past two of them.
+  for (let i = 0; i < 230; i++) await post(api, ws.primary.key, channel, `fill ${i}`)
+  const info = await app.realtime.broker.info()
+  t.not(info.floor, '0-0', 'the log was trimmed')
+  const late = (await api({ method: 'GET', url: '/api/v1/events?since=0', headers: bearer(ws.primary.key) })).json()
+  t.same(late, { events: [], next_cursor: info.newest, has_more: false, resync_required: true })
+  const resync = await connect(app, ws.primary.key, { since: '0' })
+  t.match(resync.client.frames[0], { type: 'resync_required', cursor: info.newest })
+  t.equal(resync.client.events().length, 0, 'no partial replay')
+  await resync.client.close()
+  // The same for a real cursor whose successors were trimmed (MAXLEN does not move Redis's own
+  // max-deleted-entry-id, so the broker derives the floor from the first retained entry).
+  const m1Cursor = all.events.find((e: { message?: { id: string } }) => e.message?.id === m1.id).cursor as string
+  const stale = (await api({ method: 'GET', url: `/api/v1/events?since=${m1Cursor}`, headers: bearer(ws.primary.key) })).json()
+  t.equal(stale.resync_required, true, 'a trimmed cursor is reported, not silently skipped')
+  const kept = (await api({ method: 'GET', url: '/api/v1/events?limit=1', headers: bearer(ws.primary.key) })).json()
+  t.equal(kept.resync_required, false)
+  t.match(kept.events[0].message.text, /^fill /, 'reading from the floor starts at the first retained event')
+  const fromKept = (await api({ method: 'GET', url: `/api/v1/events?since=${kept.events[0].cursor}&limit=1`, headers: bearer(ws.primary.key) })).json()
+  t.equal(fromKept.resync_required, false, 'a retained cursor still replays')
+})
+
 t.test('single-node: a cursor older than the retained history gets resync_required', async (t) => {
   const { app, api } = await build(t, { env: { EVENT_RETENTION: '100' } })
   const ws = await seedWorkspace(app)

@@ -2,6 +2,7 @@
 // holding a WebSocket. Same events, cursors and membership rules as the gateway.
 import type { FastifyInstance } from 'fastify'
 import type { MemberPrincipal } from '../../plugins/auth.ts'
+import { sinceCursor } from '../../realtime/cursor.ts'
 import { errors } from '../../schemas/common.ts'
 import { EventLogQuery, EventPageSchema, type EventLogQueryT } from './schemas.ts'
 import { readEventLog } from './service.ts'
@@ -21,6 +22,9 @@ export default async function eventsRoutes(app: FastifyInstance): Promise<void> 
         response: { 200: EventPageSchema, ...errors(400, 503) },
       },
     },
-    async (request) => readEventLog(app, request.principal as MemberPrincipal, request.query.since, request.query.limit),
+    async (request) => {
+      const { since, limit } = request.query
+      return readEventLog(app, request.principal as MemberPrincipal, since === undefined ? undefined : sinceCursor(since), limit)
+    },
   )
 }

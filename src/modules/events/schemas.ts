@@ -1,13 +1,16 @@
 // GET /api/v1/events: the event log as a client may read it (the same frames as the WebSocket).
 import { Type, type Static } from 'typebox'
-import { CursorSchema, EventFrameSchema } from '../../realtime/frames.ts'
+import { CursorSchema, EventFrameSchema, SINCE_INTEGER_NOTE, SinceSchema } from '../../realtime/frames.ts'
 
 export const EVENT_PAGE_DEFAULT = 100
 export const EVENT_PAGE_MAX = 500
 
 export const EventLogQuery = Type.Object(
   {
-    since: Type.Optional({ ...CursorSchema, description: 'Return the events after this cursor (the `next_cursor` of the previous page, or a WebSocket frame\'s `cursor`). Absent: from the oldest retained event.' }),
+    since: Type.Optional({
+      ...SinceSchema,
+      description: `Return the events after this cursor (the \`next_cursor\` of the previous page, or a WebSocket frame's \`cursor\`). ${SINCE_INTEGER_NOTE} Absent: from the oldest retained event.`,
+    }),
     limit: Type.Integer({ minimum: 1, maximum: EVENT_PAGE_MAX, default: EVENT_PAGE_DEFAULT, description: `At most this many events (default ${EVENT_PAGE_DEFAULT}, maximum ${EVENT_PAGE_MAX}).` }),
   },
   { additionalProperties: false },
