@@ -156,10 +156,13 @@ export class DeliveryEngine {
         out.push({ webhookId: w.id, integrationId: null, eventId: event.eventId, eventType: event.type, body: webhookBody(w.id, w.agentId, event) })
       }
 
-      // Integrations: every channel of the workspace; a DM only when one of its agents is in it.
-      const isDm = event.channelId !== null && ctx.dmChannelIds.has(event.channelId)
+      // Integrations: every channel of the workspace; a DM only when one of its agents is in it
+      // (any agent for an integration created with no agent list: it may act for all of them).
+      const dm = event.channelId !== null && ctx.dmChannelIds.has(event.channelId) ? event.channelId : null
+      const seesDm = (i: repo.IntegrationTarget): boolean =>
+        i.allAgents ? ctx.agentDmChannelIds.has(dm!) : i.agentIds.some((a) => audience.has(a))
       for (const i of integrations) {
-        if (isDm && !i.agentIds.some((a) => audience.has(a))) continue
+        if (dm && !seesDm(i)) continue
         const body = integrationBody(i.id, event)
         if (body) out.push({ webhookId: null, integrationId: i.id, eventId: event.eventId, eventType: event.type, body })
       }

@@ -48,14 +48,14 @@ const WEBHOOK_PAYLOADS: Record<(typeof WEBHOOK_EVENTS)[number], { when: string; 
 /** Payloads of integration deliveries (message.created exactly as the spec lists it). */
 const INTEGRATION_PAYLOADS: Record<(typeof INTEGRATION_EVENTS)[number], { when: string; payload: TSchema }> = {
   'message.created': {
-    when: 'Any message was sent to a channel (including through the inbound endpoint). DMs only when one of the integration\'s agents takes part.',
+    when: 'Any message was sent to a channel (including through the inbound endpoint). DMs only when one of the integration\'s `agent_ids` takes part (any agent when that list is empty).',
     payload: Type.Object(
       { message_id: Uuid, channel_id: Uuid, author_id: Uuid, author_type: ActorLower, text: Type.String() },
       { additionalProperties: false },
     ),
   },
   'channel.created': {
-    when: 'A new channel was created (a DM only when one of the integration\'s agents takes part).',
+    when: 'A new channel was created (a DM only when one of the integration\'s `agent_ids` takes part, any agent when that list is empty).',
     payload: Type.Object(
       {
         channel_id: Uuid,
@@ -71,7 +71,7 @@ const INTEGRATION_PAYLOADS: Record<(typeof INTEGRATION_EVENTS)[number], { when: 
     ),
   },
   'member.joined': {
-    when: 'A user or agent was added to a channel (in a DM only when one of the integration\'s agents takes part).',
+    when: 'A user or agent was added to a channel (in a DM only when one of the integration\'s `agent_ids` takes part, any agent when that list is empty).',
     payload: Type.Object({ channel_id: Uuid, member_id: Uuid, member_type: ActorLower, member_name: Nullable(Type.String()) }, { additionalProperties: false }),
   },
   'agent.connected': {

@@ -43,6 +43,8 @@ export interface IntegrationTarget {
   id: string
   events: string[]
   agentIds: string[]
+  /** Acts for any agent (created with no agent list). */
+  allAgents: boolean
 }
 
 export interface NewDelivery {
@@ -58,6 +60,8 @@ export interface PlanContext {
   webhooks: WebhookTarget[]
   integrations: IntegrationTarget[]
   dmChannelIds: Set<string>
+  /** The DMs among `dmChannelIds` in which an agent takes part. */
+  agentDmChannelIds: Set<string>
 }
 
 /**
@@ -93,8 +97,8 @@ export async function planBatch(
       'SELECT id::text, agent_id::text, events FROM webhooks WHERE active AND events && $1::text[]',
       [types],
     )
-    const integrations = await client.query<{ id: string; events: string[]; agent_ids: string[] }>(
-      `SELECT i.id::text, i.events, coalesce(array_agg(ia.agent_id::text) FILTER (WHERE ia.agent_id IS NOT NULL), '{}') AS agent_ids
+    const integrations = await client.query<{ id: string; events: string[]; all_agents: boolean; agent_ids: string[] }>(
+      `SELECT i.id::text, i.events, i.all_agents, coalesce(array_agg(ia.agent_id::text) FILTER (WHERE ia.agent_id IS NOT NULL), '{}') AS agent_ids
          FROM integrations i LEFT JOIN integration_agents ia ON ia.integration_id = i.id
         WHERE i.active AND i.events && $1::text[]
         GROUP BY i.id`,
@@ -102,13 +106,18 @@ export async function planBatch(
     )
     const dms =
       channelIds.length && (webhooks.rows.length || integrations.rows.length)
-        ? await client.query<{ id: string }>("SELECT id::text FROM channels WHERE id = ANY($1::uuid[]) AND type = 'dm'", [channelIds])
-        : { rows: [] as { id: string }[] }
+        ? await client.query<{ id: string; with_agent: boolean }>(
+            `SELECT c.id::text, EXISTS (SELECT 1 FROM channel_members m WHERE m.channel_id = c.id AND m.member_type = 'AGENT') AS with_agent
+               FROM channels c WHERE c.id = ANY($1::uuid[]) AND c.type = 'dm'`,
+            [channelIds],
+          )
+        : { rows: [] as { id: string; with_agent: boolean }[] }
     const deliveries = await plan({
       events,
       webhooks: webhooks.rows.map((w) => ({ id: w.id, agentId: w.agent_id, events: w.events })),
-      integrations: integrations.rows.map((i) => ({ id: i.id, events: i.events, agentIds: i.agent_ids })),
+      integrations: integrations.rows.map((i) => ({ id: i.id, events: i.events, agentIds: i.agent_ids, allAgents: i.all_agents })),
       dmChannelIds: new Set(dms.rows.map((r) => r.id)),
+      agentDmChannelIds: new Set(dms.rows.filter((r) => r.with_agent).map((r) => r.id)),
     })
     const inserted = await insertDeliveries(client, deliveries)
     await client.query('COMMIT')

@@ -106,6 +106,12 @@ t.test('integration management', async (t) => {
       [{ ...good, webhook_url: 'http://127.0.0.1/x' }, 'INVALID_URL'],
       [{ ...good, webhook_url: 'http://169.254.169.254/' }, 'INVALID_URL'],
       [{ name: 'ok', platform: 'custom' }, 'VALIDATION_ERROR'],
+      [{ ...good, hmac_secret: 'x'.repeat(15) }, 'VALIDATION_ERROR'],
+      [{ ...good, hmac_secret: 'x'.repeat(257) }, 'VALIDATION_ERROR'],
+      [{ ...good, secret: 'x'.repeat(32) }, 'VALIDATION_ERROR'],
+      [{ ...good, agent_id: 'nope' }, 'VALIDATION_ERROR'],
+      [{ ...good, agent_id: randomUUID() }, 'VALIDATION_ERROR'],
+      [{ ...good, platform: null }, 'VALIDATION_ERROR'],
     ] as const) {
       const r = await create(payload)
       t.equal(r.statusCode, 400, JSON.stringify(payload))
@@ -117,6 +123,24 @@ t.test('integration management', async (t) => {
     t.equal(await count(), before)
     const after = (await api({ method: 'GET', url: `/api/v1/integrations/${created.id}`, headers: auth(ws.owner.token) })).json()
     t.same(after.agent_ids, [agent.id])
+  })
+
+  t.test('agent_id is shorthand for agent_ids; an empty list means any agent', async (t) => {
+    const [first, second] = ws.agents as [(typeof ws.agents)[0], (typeof ws.agents)[0]]
+    const channel = await createChannel(api, first.key, 'alias', [second.id])
+    const single = (await create({ name: 'Alias', webhook_url: 'https://hooks.example.com/a', agent_id: first.id })).json()
+    t.same(single.agent_ids, [first.id])
+    t.equal(single.platform, 'custom')
+    const inbound = (agentId: string) =>
+      api({ method: 'POST', url: `/api/v1/integrations/${single.id}/inbound`, headers: auth(single.api_key), payload: { channel_id: channel, agent_id: agentId, text: 'hi' } })
+    t.equal((await inbound(first.id)).statusCode, 201)
+    t.equal((await inbound(second.id)).statusCode, 403, 'a non-empty list restricts')
+    const both = (await create({ name: 'Both', webhook_url: 'https://hooks.example.com/b', agent_id: first.id, agent_ids: [second.id, first.id] })).json()
+    t.same([...both.agent_ids].sort(), [first.id, second.id].sort(), 'the union, without duplicates')
+    const cleared = await api({ method: 'PATCH', url: `/api/v1/integrations/${single.id}`, headers: auth(ws.owner.token), payload: { agent_ids: [] } })
+    t.same(cleared.json().agent_ids, [])
+    t.equal((await inbound(second.id)).statusCode, 201, 'emptied: any agent')
+    for (const id of [single.id, both.id]) await api({ method: 'DELETE', url: `/api/v1/integrations/${id}`, headers: auth(ws.owner.token) })
   })
 
   t.test('rotating one key leaves others untouched; delete revokes', async (t) => {
@@ -315,7 +339,7 @@ t.test('inbound refusals: 401, 404, 403, 400 and nothing stored', async (t) => {
     ['empty text', mine.api_key, mine.id, { ...ok, text: '   ' }, 400, 'VALIDATION_ERROR'],
     ['missing text', mine.api_key, mine.id, { channel_id: channel, agent_id: agent.id }, 400, 'VALIDATION_ERROR'],
     ['an unknown field', mine.api_key, mine.id, { ...ok, author_id: outsider.id }, 400, 'VALIDATION_ERROR'],
-    ['a bad channel id', mine.api_key, mine.id, { ...ok, channel_id: 'general' }, 400, 'VALIDATION_ERROR'],
+    ['a channel id that is not a UUID (an unknown id)', mine.api_key, mine.id, { ...ok, channel_id: 'general' }, 404, 'NOT_FOUND'],
   ]
   for (const [what, key, id, payload, status, code] of cases) {
     const res = await send(key, id, payload)
@@ -326,4 +350,102 @@ t.test('inbound refusals: 401, 404, 403, 400 and nothing stored', async (t) => {
   const good = await send(mine.api_key, mine.id, ok)
   t.equal(good.statusCode, 201)
   t.equal(await messages(), before + 1)
+})
+
+t.test('a black-box integration: no agent_ids, no platform, its own hmac_secret', async (t) => {
+  const { app, api } = await build(t, { env: FAST_ENV })
+  const ws = await seedWorkspace(app)
+  const [agent, outsider] = ws.agents as [(typeof ws.agents)[0], (typeof ws.agents)[0]]
+  const rx = await receiver(t)
+  const chosen = 'platform-shared-secret-0123456789'
+  const res = await api({
+    method: 'POST',
+    url: '/api/v1/integrations',
+    headers: auth(ws.owner.token),
+    payload: { name: 'Black box', webhook_url: rx.url('/bb'), events: ['message.created'], hmac_secret: chosen },
+  })
+  t.equal(res.statusCode, 201)
+  const created = res.json()
+  t.match(created, { name: 'Black box', platform: 'custom', events: ['message.created'], agent_ids: [], active: true })
+  t.equal(created.hmac_secret, chosen, 'the chosen secret, returned once')
+  t.match(created.api_key, KEY_RE)
+  t.equal((await app.db.prisma.integration.findUnique({ where: { id: created.id } }))!.hmacSecret, chosen)
+  const list = await api({ method: 'GET', url: '/api/v1/integrations', headers: auth(ws.owner.token) })
+  t.notOk(list.body.includes(chosen), 'never listed')
+  t.notOk((await api({ method: 'GET', url: `/api/v1/integrations/${created.id}`, headers: auth(ws.owner.token) })).body.includes(chosen))
+  const other = (
+    await api({ method: 'POST', url: '/api/v1/integrations', headers: auth(ws.owner.token), payload: { name: 'Other', webhook_url: 'https://hooks.example.com/o' } })
+  ).json()
+  t.same(other.agent_ids, [])
+  t.match(other.hmac_secret, SECRET_RE, 'generated when not given')
+
+  const channel = await createChannel(api, agent.key, 'black-box') // agent-1 is a member, agent-2 is not
+  const messages = () => app.db.prisma.message.count()
+  const before = await messages()
+  const send = (key: string, payload: object) => api({ method: 'POST', url: `/api/v1/integrations/${created.id}/inbound`, headers: auth(key), payload })
+  const ok = { channel_id: channel, agent_id: agent.id, text: 'from the black box' }
+  for (const [what, key, payload, status, code] of [
+    ['an agent not in the channel', created.api_key, { ...ok, agent_id: outsider.id }, 404, 'NOT_FOUND'],
+    ['an unknown agent', created.api_key, { ...ok, agent_id: randomUUID() }, 404, 'NOT_FOUND'],
+    ['a user id', created.api_key, { ...ok, agent_id: ws.member.id }, 404, 'NOT_FOUND'],
+    ["another integration's key", other.api_key, ok, 404, 'NOT_FOUND'],
+    ['an agent key', agent.key, ok, 401, 'UNAUTHORIZED'],
+  ] as const) {
+    const r = await send(key, payload)
+    t.equal(r.statusCode, status, what)
+    t.equal(r.json().code, code, what)
+  }
+  t.equal(await messages(), before, 'nothing stored')
+  const posted = await send(created.api_key, ok)
+  t.equal(posted.statusCode, 201, 'any agent that is a member of the channel')
+  t.match(posted.json(), { channel_id: channel, author_id: agent.id, author_type: 'AGENT', text: 'from the black box' })
+
+  // DMs: one between two humans never leaves the service; one with any agent does.
+  const dm = async (token: string, peer: string) => (await api({ method: 'POST', url: '/api/v1/dm', headers: auth(token), payload: { participant_id: peer } })).json().id as string
+  const humans = await dm(ws.member.token, ws.owner.id)
+  const withAgent = await dm(ws.member.token, outsider.id)
+  await postMessage(api, ws.member.token, humans, 'between humans')
+  await postMessage(api, ws.member.token, withAgent, 'to agent-2')
+  const reply = await send(created.api_key, { channel_id: withAgent, agent_id: outsider.id, text: 'agent-2 answers' })
+  t.equal(reply.statusCode, 201, 'it may act for an agent in its DM')
+
+  const reqs = await rx.waitFor(3)
+  for (const r of reqs) {
+    t.equal(r.url, '/bb')
+    t.equal(r.headers['x-service-integration-id'], created.id)
+    t.ok(verifySignature(chosen, r.body, r.headers['x-service-signature']), 'X-Service-Signature is keyed with the chosen secret')
+  }
+  t.same(reqs.map((r) => JSON.parse(r.body).payload.text).sort(), ['agent-2 answers', 'from the black box', 'to agent-2'])
+  await eventually(async () => (await app.db.pool.query('SELECT count(*)::int AS n FROM outbox_events WHERE planned_at IS NULL')).rows[0].n === 0, 'planning')
+  t.equal(await app.db.prisma.delivery.count({ where: { integrationId: created.id } }), 3, 'no delivery for the DM between two humans')
+})
+
+t.test('deleting the last agent of a restricted integration leaves it acting for none, not for all', async (t) => {
+  const { app, api } = await build(t)
+  const ws = await seedWorkspace(app)
+  const [kept, doomed] = ws.agents as [(typeof ws.agents)[0], (typeof ws.agents)[0]]
+  const channel = await createChannel(api, kept.key, 'restricted', [doomed.id])
+  const created = (
+    await api({ method: 'POST', url: '/api/v1/integrations', headers: auth(ws.owner.token), payload: { name: 'Only one', webhook_url: 'https://hooks.example.com/r', agent_ids: [doomed.id] } })
+  ).json()
+  t.equal(created.all_agents, false)
+  const open = (await api({ method: 'POST', url: '/api/v1/integrations', headers: auth(ws.owner.token), payload: { name: 'Open', webhook_url: 'https://hooks.example.com/o' } })).json()
+  t.equal(open.all_agents, true, 'no agent list: any agent')
+
+  t.equal((await api({ method: 'DELETE', url: `/api/v1/agents/${doomed.id}`, headers: auth(ws.owner.token) })).statusCode, 204)
+  const after = (await api({ method: 'GET', url: `/api/v1/integrations/${created.id}`, headers: auth(ws.owner.token) })).json()
+  t.same([after.agent_ids, after.all_agents], [[], false])
+  const inbound = await api({
+    method: 'POST',
+    url: `/api/v1/integrations/${created.id}/inbound`,
+    headers: auth(created.api_key),
+    payload: { channel_id: channel, agent_id: kept.id, text: 'should not post' },
+  })
+  t.equal(inbound.statusCode, 403, 'the restriction outlives its last agent')
+  t.equal(await app.db.prisma.message.count({ where: { text: 'should not post' } }), 0)
+
+  const cleared = await api({ method: 'PATCH', url: `/api/v1/integrations/${created.id}`, headers: auth(ws.owner.token), payload: { agent_ids: [] } })
+  t.equal(cleared.json().all_agents, true, 'an explicit empty list lifts the restriction')
+  const allowed = await api({ method: 'POST', url: `/api/v1/integrations/${created.id}/inbound`, headers: auth(created.api_key), payload: { channel_id: channel, agent_id: kept.id, text: 'now it may' } })
+  t.equal(allowed.statusCode, 201)
 })

@@ -4,7 +4,7 @@ import { randomUUID } from 'node:crypto'
 import t from 'tap'
 import { seedWorkspace } from '../fixtures.ts'
 import { build } from '../helper.ts'
-import { auth } from './helpers.ts'
+import { auth, createChannel, FAST_ENV, postMessage, receiver, verifySignature } from './helpers.ts'
 
 const SECRET_RE = /^whsec_[A-Za-z0-9+/]{43}=$/
 
@@ -120,6 +120,9 @@ t.test('webhook endpoints', async (t) => {
       [{ url: 'https://hooks.example.com/x', events: ['message.exploded'] }, 'VALIDATION_ERROR'],
       [{ url: 'https://hooks.example.com/x', events: ['agent.connected'] }, 'VALIDATION_ERROR'],
       [{ url: 'https://hooks.example.com/x', events: ['message.created'], secret: 'mine' }, 'VALIDATION_ERROR'],
+      [{ url: 'https://hooks.example.com/x', events: ['message.created'], secret: 'x'.repeat(15) }, 'VALIDATION_ERROR'],
+      [{ url: 'https://hooks.example.com/x', events: ['message.created'], secret: 'x'.repeat(257) }, 'VALIDATION_ERROR'],
+      [{ url: 'https://hooks.example.com/x', events: ['message.created'], secret: null }, 'VALIDATION_ERROR'],
       [{ url: 'ftp://hooks.example.com/x', events: ['message.created'] }, 'INVALID_URL'],
       [{ url: 'not a url', events: ['message.created'] }, 'INVALID_URL'],
       [{ url: 'http://127.0.0.1:8080/hook', events: ['message.created'] }, 'INVALID_URL'],
@@ -138,7 +141,7 @@ t.test('webhook endpoints', async (t) => {
       const res = await api({ method: 'PATCH', url: `${base}/${hook.id}`, headers: auth(agent.key), payload })
       t.equal(res.statusCode, 400, `PATCH ${JSON.stringify(payload)}`)
     }
-    t.equal((await api({ method: 'GET', url: `${base}/not-a-uuid`, headers: auth(agent.key) })).statusCode, 400)
+    t.equal((await api({ method: 'GET', url: `${base}/not-a-uuid`, headers: auth(agent.key) })).statusCode, 404, 'an id that is not a UUID is an unknown id')
     t.equal(await count(), before, 'nothing stored')
     const after = (await api({ method: 'GET', url: `${base}/${hook.id}`, headers: auth(agent.key) })).json()
     t.same(after, hook, 'nothing changed')
@@ -160,4 +163,36 @@ t.test('WEBHOOK_ALLOW_PRIVATE and WEBHOOK_ALLOW_HOSTS let operators register int
   t.equal(res.statusCode, 201)
   const ftp = await open.api({ method: 'POST', url: `/api/v1/agents/${ws2.agents[0]!.id}/webhooks`, headers: auth(ws2.agents[0]!.key), payload: { url: 'gopher://127.0.0.1:9/', events: ['message.created'] } })
   t.equal(ftp.statusCode, 400, 'still http(s) only')
+})
+
+t.test('a caller-chosen secret is used to sign, shown once and never listed', async (t) => {
+  const { app, api } = await build(t, { env: FAST_ENV })
+  const ws = await seedWorkspace(app)
+  const agent = ws.agents[0]!
+  const rx = await receiver(t)
+  const base = `/api/v1/agents/${agent.id}/webhooks`
+  for (const secret of ['s'.repeat(16), 'é'.repeat(256)]) {
+    const res = await api({ method: 'POST', url: base, headers: auth(agent.key), payload: { url: 'https://hooks.example.com/edge', events: ['message.created'], secret } })
+    t.equal(res.statusCode, 201, `${secret.length} characters`)
+    t.equal(res.json().secret, secret)
+    t.equal((await app.db.prisma.webhook.findUnique({ where: { id: res.json().id } }))!.secret, secret)
+    await api({ method: 'DELETE', url: `${base}/${res.json().id}`, headers: auth(agent.key) })
+  }
+
+  const chosen = 'my-own-webhook-secret-2026'
+  const res = await api({ method: 'POST', url: base, headers: auth(agent.key), payload: { url: rx.url('/mine'), events: ['message.created'], secret: chosen } })
+  t.equal(res.statusCode, 201)
+  t.equal(res.json().secret, chosen, 'returned in the creation response')
+  const list = await api({ method: 'GET', url: base, headers: auth(agent.key) })
+  t.notOk(list.body.includes(chosen), 'never listed')
+  t.notOk('secret' in list.json()[0])
+  const one = await api({ method: 'GET', url: `${base}/${res.json().id}`, headers: auth(ws.owner.token) })
+  t.notOk(one.body.includes(chosen))
+
+  const channel = await createChannel(api, agent.key, 'chosen-secret')
+  await postMessage(api, agent.key, channel, 'signed with my secret')
+  const [req] = await rx.waitFor(1)
+  t.equal(req!.headers['x-webhook-id'], res.json().id)
+  t.ok(verifySignature(chosen, req!.body, req!.headers['x-webhook-signature']), 'X-Webhook-Signature is keyed with the chosen secret')
+  t.equal(JSON.parse(req!.body).payload.message.text, 'signed with my secret')
 })

@@ -49,10 +49,21 @@ export async function unknownAgents(db: Db, ids: string[]): Promise<string[]> {
   return ids.filter((id) => !known.has(id))
 }
 
-export async function mayActFor(db: Db, integrationId: string, agentId: string): Promise<{ id: string; name: string; displayName: string } | null> {
-  const link = await db.integrationAgent.findUnique({
-    where: { integrationId_agentId: { integrationId, agentId } },
-    select: { agent: { select: { id: true, name: true, displayName: true } } },
+type ActingAgent = { id: string; name: string; displayName: string }
+
+const agentFields = { id: true, name: true, displayName: true } as const
+
+/**
+ * The agent `agentId` as the integration may act for it: any existing agent when it was given no
+ * agent list (`all_agents`, `restricted: false`), otherwise only one on its list (which may have
+ * become empty when its agents were deleted: then none).
+ */
+export async function actingAgent(db: Db, integrationId: string, agentId: string): Promise<{ restricted: boolean; agent: ActingAgent | null }> {
+  const integration = await db.integration.findUnique({
+    where: { id: integrationId },
+    select: { allAgents: true, agents: { where: { agentId }, select: { agent: { select: agentFields } } } },
   })
-  return link?.agent ?? null
+  if (!integration) return { restricted: true, agent: null }
+  if (!integration.allAgents) return { restricted: true, agent: integration.agents[0]?.agent ?? null }
+  return { restricted: false, agent: await db.agent.findUnique({ where: { id: agentId }, select: agentFields }) }
 }

@@ -34,7 +34,7 @@ export default async function integrationsRoutes(fastify: FastifyInstance): Prom
         tags: ['integrations'],
         summary: 'Connect an external agent platform (workspace owner only)',
         description:
-          'Returns the integration API key (`svc_int_…`, for the inbound endpoint) and the HMAC secret (signs outbound deliveries) — both only in this response. Events are POSTed to `webhook_url` with the envelope `{event_type, integration_id, occurred_at, payload}` and the headers `X-Service-Event`, `X-Service-Integration-ID`, `X-Service-Signature: sha256=<hex HMAC-SHA256 of the raw body>`; see docs/webhooks.md and the `webhooks` section of this document.',
+          '`platform` defaults to `custom`; `agent_ids` (or `agent_id`) limits the agents the integration may act for — omitted or empty, it may act for any agent. `hmac_secret` is optional (16–256 characters); omitted, one is generated. Returns the integration API key (`svc_int_…`, for the inbound endpoint) and the HMAC secret (signs outbound deliveries) — both only in this response. Events are POSTed to `webhook_url` with the envelope `{event_type, integration_id, occurred_at, payload}` and the headers `X-Service-Event`, `X-Service-Integration-ID`, `X-Service-Signature: sha256=<hex HMAC-SHA256 of the raw body>`; see docs/webhooks.md and the `webhooks` section of this document.',
         body: CreateIntegrationSchema,
         response: { 201: CreatedIntegrationSchema, ...errors(400) },
       },
@@ -80,7 +80,7 @@ export default async function integrationsRoutes(fastify: FastifyInstance): Prom
         operationId: 'updateIntegration',
         tags: ['integrations'],
         summary: 'Change an integration (workspace owner only)',
-        description: '`agent_ids` replaces the whole list. `{"active": true}` re-enables an integration disabled after failing deliveries.',
+        description: '`agent_ids` replaces the whole list (`[]`: any agent). `{"active": true}` re-enables an integration disabled after failing deliveries.',
         params: IntegrationParams,
         body: UpdateIntegrationSchema,
         response: { 200: IntegrationSchema, ...errors(400, 404) },
@@ -178,9 +178,9 @@ export default async function integrationsRoutes(fastify: FastifyInstance): Prom
       schema: {
         operationId: 'postInboundMessage',
         tags: ['integrations'],
-        summary: 'Post a message as one of the agents the integration acts for',
+        summary: 'Post a message as an agent the integration acts for',
         description:
-          "Authenticated with the integration's own key (`Authorization: Bearer svc_int_…`); any other credential is 401, and another integration's key sees no such integration (404). The agent must be in the integration's `agent_ids` (403 otherwise) and a member of the channel (404 otherwise, as for any non-member). The message is attributed to the agent and fires the same events as any message (WebSocket, webhooks, integrations — this one included).",
+          "Authenticated with the integration's own key (`Authorization: Bearer svc_int_…`); any other credential is 401, and another integration's key sees no such integration (404). The agent must be a member of the channel (404 otherwise, as for any non-member, an unknown agent included) and, when the integration's `agent_ids` is not empty, one of them (403 otherwise); with an empty `agent_ids` it may act for any agent. The message is attributed to the agent and fires the same events as any message (WebSocket, webhooks, integrations — this one included).",
         params: IntegrationParams,
         body: InboundSchema,
         response: { 201: MessageSchema, ...errors(400, 403, 404) },

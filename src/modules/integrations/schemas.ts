@@ -2,12 +2,16 @@
 import { Type, type Static } from 'typebox'
 import { Timestamp, Uuid } from '../../schemas/common.ts'
 import { INTEGRATION_EVENTS } from '../../workers/payloads.ts'
-import { TargetUrlField } from '../webhooks/schemas.ts'
+import { ChosenSecretField, TargetUrlField } from '../webhooks/schemas.ts'
 
 export const PLATFORMS = ['openai', 'anthropic', 'langchain', 'crewai', 'autogen', 'n8n', 'zapier', 'make', 'custom'] as const
 
-export const PlatformField = Type.Enum([...PLATFORMS], { description: 'Kind of platform: `openai`, `anthropic`, `langchain`, `crewai`, `autogen`, `n8n`, `zapier`, `make` or `custom`. Informative: every platform gets the same envelope.' },
-)
+const PLATFORM_DOC = {
+  description:
+    'Kind of platform: `openai`, `anthropic`, `langchain`, `crewai`, `autogen`, `n8n`, `zapier`, `make` or `custom` (the default at creation). Informative: every platform gets the same envelope.',
+}
+
+export const PlatformField = Type.Enum([...PLATFORMS], PLATFORM_DOC)
 
 export const IntegrationEventsField = Type.Array(
   Type.Enum([...INTEGRATION_EVENTS]),
@@ -17,7 +21,15 @@ export const IntegrationEventsField = Type.Array(
 export const AgentIdsField = Type.Array(Uuid, {
   maxItems: 100,
   uniqueItems: true,
-  description: 'Agents the integration may act for on the inbound endpoint. Each must exist (400 otherwise).',
+  description:
+    'Agents the integration may act for on the inbound endpoint. Each must exist (400 otherwise). Empty (the default): any agent. A non-empty list also limits which DMs the integration receives (those with one of these agents).',
+})
+
+// A pattern, not `format: uuid`: a malformed id here is 400 like a malformed or unknown one in
+// `agent_ids`, not the 404 the error handler gives reference fields named `agent_id`.
+export const AgentIdField = Type.String({
+  pattern: '^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$',
+  description: 'A UUID: shorthand for `agent_ids: [agent_id]` (both may be given: the union is used). Each must exist (400 otherwise).',
 })
 
 const NameField = Type.String({ minLength: 1, maxLength: 100, pattern: '\\S', description: 'A label.' })
@@ -37,7 +49,10 @@ export const IntegrationSchema = Type.Object(
     platform: PlatformField,
     webhook_url: Type.String(),
     events: Type.Array(Type.String()),
-    agent_ids: Type.Array(Uuid),
+    agent_ids: Type.Array(Uuid, { description: 'The agents it may act for on the inbound endpoint (when `all_agents` is false).' }),
+    all_agents: Type.Boolean({
+      description: 'True when created or patched with no agent list: it may act for any agent (still only in channels where that agent is a member). A restricted list whose agents were all deleted stays restricted: it then acts for none.',
+    }),
     masked_key: Type.String({ description: 'The API key, masked (`svc_int_AbCd…wxyz`).' }),
     ...EndpointStatusFields,
     created_at: Timestamp,
@@ -50,7 +65,10 @@ export const CreatedIntegrationSchema = Type.Object(
   {
     ...IntegrationSchema.properties,
     api_key: Type.String({ description: 'The integration API key (`svc_int_` + 32 random bytes, base64), for the inbound endpoint. Shown only here; stored as a SHA-256 hash.' }),
-    hmac_secret: Type.String({ description: 'The HMAC secret signing outbound deliveries (`whsec_` + 32 random bytes, base64; the key is this whole string, UTF-8). Shown only here.' }),
+    hmac_secret: Type.String({
+      description:
+        'The HMAC secret signing outbound deliveries: the one given in the request, else generated (`whsec_` + 32 random bytes, base64); the key is this whole string, UTF-8. Shown only here.',
+    }),
   },
   { additionalProperties: false },
 )
@@ -60,10 +78,12 @@ export const IntegrationListSchema = Type.Array(IntegrationSchema)
 export const CreateIntegrationSchema = Type.Object(
   {
     name: NameField,
-    platform: PlatformField,
+    platform: Type.Optional(Type.Enum([...PLATFORMS], { ...PLATFORM_DOC, default: 'custom' })),
     webhook_url: TargetUrlField,
     events: Type.Optional(IntegrationEventsField),
     agent_ids: Type.Optional(AgentIdsField),
+    agent_id: Type.Optional(AgentIdField),
+    hmac_secret: Type.Optional(ChosenSecretField),
   },
   { additionalProperties: false },
 )
@@ -97,7 +117,10 @@ export const RotatedHmacSecretSchema = Type.Object(
 export const InboundSchema = Type.Object(
   {
     channel_id: Uuid,
-    agent_id: Type.String({ format: 'uuid', description: 'The agent the message is attributed to: one the integration may act for, and a member of the channel.' }),
+    agent_id: Type.String({
+      format: 'uuid',
+      description: 'The agent the message is attributed to: a member of the channel, and one of the integration\'s `agent_ids` when that list is not empty.',
+    }),
     text: Type.String({ description: 'Message text (same rules as `POST /api/v1/channels/{id}/messages`).' }),
   },
   { additionalProperties: false },

@@ -1,7 +1,7 @@
 // Integrations, managed by the workspace owner. Creation returns the `svc_int_` API key and the
 // HMAC secret once; each can be rotated on its own. The inbound endpoint lets an integration post
-// as one of the agents it may act for, through the same service as REST (same validation,
-// access rules and events).
+// as one of the agents it may act for (any agent when its `agent_ids` is empty), through the same
+// service as REST (same validation, access rules and events).
 import type { FastifyInstance } from 'fastify'
 import { AppError, forbidden, notFound } from '../../lib/errors.ts'
 import { uuidv7 } from '../../lib/ids.ts'
@@ -25,6 +25,7 @@ export function toIntegrationDto(i: repo.IntegrationWithAgents): IntegrationDto 
     webhook_url: i.webhookUrl,
     events: i.events,
     agent_ids: i.agents.map((a) => a.agentId),
+    all_agents: i.allAgents,
     masked_key: i.maskedKey,
     active: i.active,
     disabled_at: i.disabledAt?.toISOString() ?? null,
@@ -54,21 +55,22 @@ async function found(app: FastifyInstance, id: string): Promise<repo.Integration
 
 export async function createIntegration(app: FastifyInstance, input: CreateIntegrationInput): Promise<CreatedIntegration> {
   const webhookUrl = await validateTargetUrl(app, input.webhook_url)
-  const agentIds = input.agent_ids ?? []
+  const agentIds = [...new Set([...(input.agent_ids ?? []), ...(input.agent_id ? [input.agent_id] : [])])]
   await assertAgentsExist(app, agentIds)
   const { key, keyHash, maskedKey } = newKey()
-  const hmacSecret = newSecret(WEBHOOK_SECRET_PREFIX)
+  const hmacSecret = input.hmac_secret ?? newSecret(WEBHOOK_SECRET_PREFIX)
   const integration = await repo.createIntegration(
     app.db.prisma,
     {
       id: uuidv7(),
       name: input.name.trim(),
-      platform: input.platform,
+      platform: input.platform ?? 'custom',
       webhookUrl,
       events: [...new Set(input.events ?? INTEGRATION_EVENTS)],
       keyHash,
       maskedKey,
       hmacSecret,
+      allAgents: agentIds.length === 0,
     },
     agentIds,
   )
@@ -90,7 +92,10 @@ export async function updateIntegration(app: FastifyInstance, id: string, patch:
   if (patch.platform !== undefined) data.platform = patch.platform
   if (patch.webhook_url !== undefined) data.webhookUrl = await validateTargetUrl(app, patch.webhook_url)
   if (patch.events !== undefined) data.events = [...new Set(patch.events)]
-  if (patch.agent_ids !== undefined) await assertAgentsExist(app, patch.agent_ids)
+  if (patch.agent_ids !== undefined) {
+    await assertAgentsExist(app, patch.agent_ids)
+    data.allAgents = patch.agent_ids.length === 0
+  }
   if (patch.active === true && !existing.active) {
     Object.assign(data, { active: true, disabledAt: null, disabledReason: null, consecutiveFailures: 0, failingSince: null })
   } else if (patch.active === false && existing.active) {
@@ -130,14 +135,15 @@ export async function redeliver(app: FastifyInstance, id: string, deliveryId: st
 
 /**
  * Inbound message: the caller's key must be this integration's (another integration's key sees
- * no such integration: 404), the agent must be one it may act for (403), and a member of the
- * channel (404, as for any non-member). The message is posted as that agent.
+ * no such integration: 404), the agent must be one it may act for (403; with an empty
+ * `agent_ids` every agent is, and an unknown one is simply not a member: 404), and a member of
+ * the channel (404, as for any non-member). The message is posted as that agent.
  */
 export async function inbound(app: FastifyInstance, principal: Principal, integrationId: string, input: InboundInput): Promise<MessageDto> {
   if (principal.kind !== 'integration' || principal.id !== integrationId) throw notFound('integration')
-  const agent = await repo.mayActFor(app.db.prisma, integrationId, input.agent_id)
-  if (!agent) throw forbidden('this integration may not act for that agent (add it to the integration\'s agent_ids)')
-  if (!(await isMember(app, input.channel_id, agent.id))) throw notFound('channel (or the agent is not a member of it)')
+  const { restricted, agent } = await repo.actingAgent(app.db.prisma, integrationId, input.agent_id)
+  if (!agent && restricted) throw forbidden('this integration may not act for that agent (add it to the integration\'s agent_ids)')
+  if (!agent || !(await isMember(app, input.channel_id, agent.id))) throw notFound('channel (or the agent is not a member of it)')
   const author: AgentPrincipal = { kind: 'agent', id: agent.id, name: agent.name, displayName: agent.displayName, keyId: '' }
   return postMessage(app, author, input.channel_id, { text: input.text })
 }

@@ -39,7 +39,8 @@ export const CreatedWebhookSchema = Type.Object(
   {
     ...WebhookSchema.properties,
     secret: Type.String({
-      description: 'Signing secret (`whsec_` + 32 random bytes, base64). Shown only here (and on rotation); the HMAC key is this whole string, UTF-8.',
+      description:
+        'Signing secret: the one given in the request, else generated (`whsec_` + 32 random bytes, base64). Shown only here (and on rotation); the HMAC key is this whole string, UTF-8.',
     }),
   },
   { additionalProperties: false },
@@ -47,7 +48,18 @@ export const CreatedWebhookSchema = Type.Object(
 
 export const WebhookListSchema = Type.Array(WebhookSchema)
 
-export const CreateWebhookSchema = Type.Object({ url: TargetUrlField, events: WebhookEventsField }, { additionalProperties: false })
+/** A caller-chosen HMAC secret (webhooks: `secret`, integrations: `hmac_secret`). */
+export const ChosenSecretField = Type.String({
+  minLength: 16,
+  maxLength: 256,
+  description:
+    'Optional: your own signing secret, 16 to 256 characters (the HMAC key is this whole string, UTF-8). Omit it to let the server generate one (`whsec_` + 32 random bytes, base64), which is better unless you need to reuse an existing secret. Shown back only in the creation response.',
+})
+
+export const CreateWebhookSchema = Type.Object(
+  { url: TargetUrlField, events: WebhookEventsField, secret: Type.Optional(ChosenSecretField) },
+  { additionalProperties: false },
+)
 
 export const UpdateWebhookSchema = Type.Object(
   {

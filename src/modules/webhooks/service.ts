@@ -1,6 +1,6 @@
 // Per-agent webhooks. An agent's webhooks are managed by the agent itself (its API key) and by
-// the workspace owner (JWT); for anyone else they do not exist (404). The signing secret is
-// generated here (never supplied by the caller) and shown only at creation and on rotation.
+// the workspace owner (JWT); for anyone else they do not exist (404). The signing secret is the
+// caller's (16–256 characters) or generated here, and shown only at creation and on rotation.
 import type { FastifyInstance } from 'fastify'
 import type { Webhook } from '../../generated/prisma/client.ts'
 import { AppError, notFound } from '../../lib/errors.ts'
@@ -58,7 +58,7 @@ const uniq = (events: string[]): string[] => [...new Set(events)]
 export async function createWebhook(app: FastifyInstance, principal: Principal, agentId: string, input: CreateWebhookInput): Promise<CreatedWebhook> {
   await assertManages(app, principal, agentId)
   const url = await validateTargetUrl(app, input.url)
-  const secret = newSecret(WEBHOOK_SECRET_PREFIX)
+  const secret = input.secret ?? newSecret(WEBHOOK_SECRET_PREFIX)
   const webhook = await repo.createWebhook(app.db.prisma, { id: uuidv7(), agentId, url, events: uniq(input.events), secret })
   return { ...toWebhookDto(webhook), secret }
 }
