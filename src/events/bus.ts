@@ -29,6 +29,30 @@ function outboxPayload(event: DomainEvent): Record<string, unknown> {
   return event.audience ? { ...event.payload, __audience: event.audience } : event.payload
 }
 
+/** An outbox_events row as raw queries select it (`id::text, event_id::text, type, …`). */
+export interface OutboxRow {
+  id: string
+  event_id: string
+  type: string
+  channel_id: string | null
+  payload: Record<string, unknown>
+  occurred_at: Date
+}
+
+/** The event an outbox row holds (the inverse of `outboxRow`). */
+export function eventFromOutbox(row: OutboxRow): DomainEvent {
+  const { __audience, ...payload } = row.payload as Record<string, unknown> & { __audience?: unknown }
+  const audience = Array.isArray(__audience) ? __audience.filter((x): x is string => typeof x === 'string') : undefined
+  return {
+    id: row.event_id,
+    type: row.type as DomainEventType,
+    channelId: row.channel_id,
+    occurredAt: row.occurred_at.toISOString(),
+    payload,
+    ...(audience ? { audience } : {}),
+  }
+}
+
 export class DomainEventBus {
   private readonly handlers: EventHandler[] = []
 

@@ -1,28 +1,8 @@
 // Database access of the realtime layer: raw SQL on the shared pool (hot paths: relaying the
 // outbox, re-checking the credentials of open sockets).
 import type pg from 'pg'
-import type { DomainEvent, DomainEventType } from '../events/types.ts'
-
-interface OutboxRow {
-  id: string
-  event_id: string
-  type: string
-  channel_id: string | null
-  payload: Record<string, unknown>
-  occurred_at: Date
-}
-
-function toEvent(row: OutboxRow): DomainEvent {
-  const { __audience, ...payload } = row.payload as Record<string, unknown> & { __audience?: string[] }
-  return {
-    id: row.event_id,
-    type: row.type as DomainEventType,
-    channelId: row.channel_id,
-    occurredAt: row.occurred_at.toISOString(),
-    payload,
-    ...(Array.isArray(__audience) ? { audience: __audience } : {}),
-  }
-}
+import { eventFromOutbox, type OutboxRow } from '../events/bus.ts'
+import type { DomainEvent } from '../events/types.ts'
 
 /**
  * Deletes outbox rows that have done their work (relayed to the broker and planned into
@@ -72,7 +52,7 @@ export async function relayUnpublished(
       [olderThanMs, limit],
     )
     if (rows.length) {
-      await publish(rows.map(toEvent))
+      await publish(rows.map(eventFromOutbox))
       await client.query('UPDATE outbox_events SET published_at = now() WHERE id = ANY($1::bigint[])', [rows.map((r) => r.id)])
     }
     await client.query('COMMIT')

@@ -6,31 +6,16 @@
 // is made at most once even when a delivery id reaches two workers.
 import type pg from 'pg'
 import { uuidv7 } from '../lib/ids.ts'
+import { eventFromOutbox, type OutboxRow } from '../events/bus.ts'
 import type { OutboxEventRecord } from './payloads.ts'
 
 type Queryable = pg.Pool | pg.PoolClient
 
 export type TargetTable = 'webhooks' | 'integrations'
 
-interface OutboxRow {
-  id: string
-  event_id: string
-  type: string
-  channel_id: string | null
-  payload: Record<string, unknown>
-  occurred_at: Date
-}
-
 function toRecord(row: OutboxRow): OutboxEventRecord {
-  const { __audience, ...payload } = row.payload as Record<string, unknown> & { __audience?: unknown }
-  return {
-    eventId: row.event_id,
-    type: row.type,
-    channelId: row.channel_id,
-    occurredAt: row.occurred_at.toISOString(),
-    payload,
-    audience: Array.isArray(__audience) ? __audience.filter((x): x is string => typeof x === 'string') : [],
-  }
+  const event = eventFromOutbox(row)
+  return { eventId: event.id, type: event.type, channelId: event.channelId, occurredAt: event.occurredAt, payload: event.payload, audience: event.audience ?? [] }
 }
 
 export interface WebhookTarget {

@@ -2,20 +2,12 @@
 // wait for the one it expects, plus helpers to listen on a free port and to start real server
 // processes (several instances, shutdown). Waits are bounded only as a safety net: tests wait
 // for events, never for time.
-import { spawn, type ChildProcess } from 'node:child_process'
-import { once } from 'node:events'
 import net from 'node:net'
-import path from 'node:path'
-import { fileURLToPath } from 'node:url'
 import type { FastifyInstance } from 'fastify'
-import type { Test } from 'tap'
 import WebSocket from 'ws'
-import type { AppConfig } from '../../src/app.ts'
-import { TEST_JWT_SECRET } from '../helper.ts'
 import { Compile } from 'typebox/compile'
 import { SERVER_FRAMES } from '../../src/realtime/frames.ts'
 
-export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..')
 const SAFETY_MS = 20_000
 
 // Every frame a test receives must match the published protocol (openapi/asyncapi.yaml).
@@ -163,73 +155,7 @@ export async function listen(app: FastifyInstance): Promise<void> {
   await app.listen({ host: '127.0.0.1', port: 0 })
 }
 
-export async function freePort(): Promise<number> {
-  const server = net.createServer()
-  server.listen(0, '127.0.0.1')
-  await once(server, 'listening')
-  const { port } = server.address() as net.AddressInfo
-  await new Promise((resolve) => server.close(resolve))
-  return port
-}
-
-/** Environment for a real server process from a test config. */
-export function serverEnv(config: AppConfig, port: number, extra: Record<string, string> = {}): Record<string, string> {
-  return {
-    PATH: process.env.PATH ?? '',
-    HOME: process.env.HOME ?? '',
-    HOST: '127.0.0.1',
-    PORT: String(port),
-    LOG_LEVEL: 'warn',
-    DATA_DIR: config.dataDir,
-    DATABASE_URL: config.databaseUrl,
-    DATABASE_POOL_SIZE: '4',
-    MIGRATE_ON_START: 'false',
-    JWT_SECRET: TEST_JWT_SECRET,
-    PUBLIC_URL: config.publicUrl,
-    FRONTEND_URL: config.frontendUrl,
-    ...(config.redisUrl ? { REDIS_URL: config.redisUrl, REDIS_PREFIX: config.redisPrefix } : {}),
-    ...extra,
-  }
-}
-
-export interface ServerProcess {
-  proc: ChildProcess
-  port: number
-  http: string
-  ws: string
-  output: () => string
-  /** Resolves with the exit code. */
-  exited: Promise<number | null>
-}
-
-/** Starts `node --import tsx src/server.ts` and waits until /health answers. */
-export async function startServer(t: Test, env: Record<string, string>): Promise<ServerProcess> {
-  const port = Number(env.PORT)
-  const proc = spawn(process.execPath, ['--import', 'tsx', 'src/server.ts'], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] })
-  let out = ''
-  proc.stdout!.on('data', (d: Buffer) => (out += d.toString()))
-  proc.stderr!.on('data', (d: Buffer) => (out += d.toString()))
-  const exited = new Promise<number | null>((resolve) => proc.once('exit', (code) => resolve(code)))
-  t.teardown(async () => {
-    if (proc.exitCode === null && proc.signalCode === null) {
-      proc.kill('SIGKILL')
-      await exited
-    }
-  })
-  const http = `http://127.0.0.1:${port}`
-  const deadline = Date.now() + 60_000
-  for (;;) {
-    if (proc.exitCode !== null) throw new Error(`server exited early (${proc.exitCode}): ${out}`)
-    const ok = await fetch(`${http}/health`).then(
-      (r) => r.ok,
-      () => false,
-    )
-    if (ok) break
-    if (Date.now() > deadline) throw new Error(`server did not start: ${out}`)
-    await new Promise((resolve) => setTimeout(resolve, 100))
-  }
-  return { proc, port, http, ws: `ws://127.0.0.1:${port}`, output: () => out, exited }
-}
+export { freePort, serverEnv, startServer, type ServerProcess } from '../processes.ts'
 
 type Api = (opts: import('fastify').InjectOptions) => Promise<import('fastify').LightMyRequestResponse>
 

@@ -2,12 +2,8 @@
 // of the server's code, and small API helpers. Waits are event- or state-driven with a safety
 // deadline, never fixed sleeps.
 import { createHmac, timingSafeEqual } from 'node:crypto'
-import { spawn, type ChildProcess } from 'node:child_process'
-import net from 'node:net'
-import path from 'node:path'
-import { fileURLToPath } from 'node:url'
 import type { AppConfig } from '../../src/app.ts'
-import { TEST_JWT_SECRET } from '../helper.ts'
+import { freePort, serverEnv, startServer as startProcess, type ServerProcess } from '../processes.ts'
 import http from 'node:http'
 import type { AddressInfo } from 'node:net'
 import type { InjectOptions, LightMyRequestResponse } from 'fastify'
@@ -172,58 +168,7 @@ export async function createWebhook(
 
 // ---- real server processes (for the kill test) ----
 
-const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..')
-
-export async function freePort(): Promise<number> {
-  const server = net.createServer()
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
-  const { port } = server.address() as AddressInfo
-  await new Promise((resolve) => server.close(resolve))
-  return port
-}
-
-export interface ServerProcess {
-  proc: ChildProcess
-  http: string
-  exited: Promise<number | null>
-  output: () => string
-}
-
-/** `node --import tsx src/server.ts` on the test's database and Redis prefix; resolves once /health answers. */
+/** A real server process on the test's database and Redis prefix; resolves once /health answers. */
 export async function startServer(t: Test, config: AppConfig, extra: Record<string, string>): Promise<ServerProcess> {
-  const port = await freePort()
-  const env: Record<string, string> = {
-    PATH: process.env.PATH ?? '',
-    HOME: process.env.HOME ?? '',
-    HOST: '127.0.0.1',
-    PORT: String(port),
-    LOG_LEVEL: 'warn',
-    DATA_DIR: config.dataDir,
-    DATABASE_URL: config.databaseUrl,
-    DATABASE_POOL_SIZE: '4',
-    MIGRATE_ON_START: 'false',
-    JWT_SECRET: TEST_JWT_SECRET,
-    ...(config.redisUrl ? { REDIS_URL: config.redisUrl, REDIS_PREFIX: config.redisPrefix } : {}),
-    ...extra,
-  }
-  const proc = spawn(process.execPath, ['--import', 'tsx', 'src/server.ts'], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] })
-  let out = ''
-  proc.stdout!.on('data', (d: Buffer) => (out += d.toString()))
-  proc.stderr!.on('data', (d: Buffer) => (out += d.toString()))
-  const exited = new Promise<number | null>((resolve) => proc.once('exit', (code) => resolve(code)))
-  t.teardown(async () => {
-    if (proc.exitCode === null && proc.signalCode === null) {
-      proc.kill('SIGKILL')
-      await exited
-    }
-  })
-  const http = `http://127.0.0.1:${port}`
-  const deadline = Date.now() + 60_000
-  for (;;) {
-    if (proc.exitCode !== null) throw new Error(`server exited early (${proc.exitCode}): ${out}`)
-    if (await fetch(`${http}/health`).then((r) => r.ok, () => false)) break
-    if (Date.now() > deadline) throw new Error(`server did not start: ${out}`)
-    await new Promise((resolve) => setTimeout(resolve, 100))
-  }
-  return { proc, http, exited, output: () => out }
+  return startProcess(t, serverEnv(config, await freePort(), extra))
 }
