@@ -16,14 +16,13 @@ import os from 'node:os'
 import { monitorEventLoopDelay } from 'node:perf_hooks'
 import { setTimeout as sleep } from 'node:timers/promises'
 import bcrypt from 'bcryptjs'
-import pg from 'pg'
 import { buildApp } from '../../src/app.ts'
 import { loadConfig } from '../../src/config.ts'
 import { applyMigrations } from '../../src/db/migrate.ts'
 import { uuidv7 } from '../../src/lib/ids.ts'
 import { hashPassword } from '../../src/lib/password.ts'
+import { adminQuery, databaseUrl as urlOf, machine, percentile as pct } from './lib.ts'
 
-const ADMIN_URL = process.env.BENCH_DATABASE_URL ?? 'postgresql://postgres@127.0.0.1:5432/postgres'
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 6)
 const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 4)
 const PROBE_INTERVAL_MS = 10
@@ -42,25 +41,12 @@ interface PhaseResult {
   loginsPerSecond: number
 }
 
-const pct = (sorted: number[], p: number): number => sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? 0
 const ms = (n: number): number => Math.round(n * 10) / 10
 
-async function withAdmin<T>(fn: (c: pg.Client) => Promise<T>): Promise<T> {
-  const client = new pg.Client({ connectionString: ADMIN_URL })
-  await client.connect()
-  try {
-    return await fn(client)
-  } finally {
-    await client.end()
-  }
-}
-
 const dbName = `ams_bench_${process.pid}`
-const url = new URL(ADMIN_URL)
-url.pathname = `/${dbName}`
-const databaseUrl = url.toString()
+const databaseUrl = urlOf(dbName)
 
-await withAdmin((c) => c.query(`CREATE DATABASE "${dbName}"`))
+await adminQuery(`CREATE DATABASE "${dbName}"`)
 try {
   await applyMigrations(databaseUrl)
   const config = loadConfig({ LOG_LEVEL: 'silent', DATABASE_URL: databaseUrl, PORT: '0', DATA_DIR: os.tmpdir() })
@@ -165,12 +151,12 @@ try {
   await app.close()
 
   console.log(`\nbcrypt cost 12, ${SECONDS}s per phase, /health probed every ${PROBE_INTERVAL_MS} ms`)
-  console.log(`machine: ${os.cpus().length} × ${os.cpus()[0]?.model ?? 'cpu'}, Node ${process.version}\n`)
+  console.log(`machine: ${machine()}\n`)
   console.log('| phase | logins/s | /health p50 | p99 | max | event-loop delay p50 | p99 | max |')
   console.log('|---|---|---|---|---|---|---|---|')
   for (const r of results) {
     console.log(`| ${r.phase} | ${r.loginsPerSecond} | ${r.probeP50} ms | ${r.probeP99} ms | ${r.probeMax} ms | ${r.loopP50} ms | ${r.loopP99} ms | ${r.loopMax} ms |`)
   }
 } finally {
-  await withAdmin((c) => c.query(`DROP DATABASE IF EXISTS "${dbName}" WITH (FORCE)`))
+  await adminQuery(`DROP DATABASE IF EXISTS "${dbName}" WITH (FORCE)`)
 }

@@ -17,7 +17,6 @@
 import { spawn } from 'node:child_process'
 import { mkdtemp, rm } from 'node:fs/promises'
 import http from 'node:http'
-import net from 'node:net'
 import os from 'node:os'
 import path from 'node:path'
 import { setTimeout as sleep } from 'node:timers/promises'
@@ -27,38 +26,17 @@ import { applyMigrations } from '../../src/db/migrate.ts'
 import { newEvent, outboxRow } from '../../src/events/bus.ts'
 import { uuidv7 } from '../../src/lib/ids.ts'
 import { API_KEY_PREFIX, maskSecret, newSecret, sha256Hex } from '../../src/lib/tokens.ts'
+import { adminQuery as admin, databaseUrl as urlOf, freePort, machine, percentile as pct } from './lib.ts'
 
-const ADMIN_URL = process.env.BENCH_DATABASE_URL ?? 'postgresql://postgres@127.0.0.1:5432/postgres'
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 10)
 const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 16)
 const POOL = process.env.BENCH_POOL ?? '10'
 const WARMUP_MS = 2_000
 
-const pct = (sorted: number[], p: number): number => sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? 0
 const ms = (n: number): number => Math.round(n * 100) / 100
 
-async function freePort(): Promise<number> {
-  const server = net.createServer()
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
-  const { port } = server.address() as net.AddressInfo
-  await new Promise((resolve) => server.close(resolve))
-  return port
-}
-
 const dbName = `ams_bench_posts_${process.pid}`
-const dbUrl = new URL(ADMIN_URL)
-dbUrl.pathname = `/${dbName}`
-const databaseUrl = dbUrl.toString()
-
-async function admin(sql: string): Promise<void> {
-  const client = new pg.Client({ connectionString: ADMIN_URL })
-  await client.connect()
-  try {
-    await client.query(sql)
-  } finally {
-    await client.end()
-  }
-}
+const databaseUrl = urlOf(dbName)
 
 /** Owner, CONCURRENCY agents with keys, one channel with all of them as members. */
 async function seed(): Promise<{ keys: string[]; channelId: string }> {
@@ -227,9 +205,8 @@ try {
   server.kill('SIGTERM')
   await new Promise((resolve) => server!.once('exit', resolve))
   const inserts = await compareInserts(channelId)
-  const cpus = os.cpus()
   console.log(`\nPOST /api/v1/channels/{id}/messages — ${CONCURRENCY} keep-alive clients, ${SECONDS} s per phase, server pool ${POOL}`)
-  console.log(`machine: ${cpus.length} × ${cpus[0]?.model.trim()}, Node ${process.version}, load generator on the same machine\n`)
+  console.log(`machine: ${machine()}, load generator on the same machine\n`)
   console.log('| phase | messages/s | p50 ms | p99 ms | max ms | errors |')
   console.log('|---|---|---|---|---|---|')
   for (const r of results) console.log(`| ${r.phase} | ${r.perSecond} | ${r.p50} | ${r.p99} | ${r.max} | ${r.errors} |`)

@@ -22,7 +22,6 @@ import { randomUUID } from 'node:crypto'
 import { readFileSync } from 'node:fs'
 import { mkdtemp, rm } from 'node:fs/promises'
 import http from 'node:http'
-import net from 'node:net'
 import os from 'node:os'
 import path from 'node:path'
 import { performance } from 'node:perf_hooks'
@@ -34,9 +33,9 @@ import WebSocket from 'ws'
 import { applyMigrations } from '../../src/db/migrate.ts'
 import { uuidv7 } from '../../src/lib/ids.ts'
 import { API_KEY_PREFIX, maskSecret, newSecret, sha256Hex } from '../../src/lib/tokens.ts'
+import { adminQuery, databaseUrl as dbUrl, freePort, machine as describeMachine, percentile } from './lib.ts'
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..')
-const ADMIN_URL = process.env.BENCH_DATABASE_URL ?? 'postgresql://postgres@127.0.0.1:5432/postgres'
 const REDIS_URL = process.env.BENCH_REDIS_URL ?? 'redis://127.0.0.1:6379'
 const CLIENTS = Number(process.env.BENCH_CLIENTS ?? 1000)
 const CHANNELS = Number(process.env.BENCH_CHANNELS ?? 100)
@@ -55,22 +54,6 @@ interface Seeded {
   poster: string
   clients: { key: string; channel: number }[]
   channels: string[]
-}
-
-function dbUrl(name: string): string {
-  const url = new URL(ADMIN_URL)
-  url.pathname = `/${name}`
-  return url.toString()
-}
-
-async function admin<T>(fn: (c: pg.Client) => Promise<T>): Promise<T> {
-  const client = new pg.Client({ connectionString: ADMIN_URL })
-  await client.connect()
-  try {
-    return await fn(client)
-  } finally {
-    await client.end()
-  }
 }
 
 async function seed(url: string): Promise<Seeded> {
@@ -100,14 +83,6 @@ async function seed(url: string): Promise<Seeded> {
   }
   await pool.end()
   return { poster: poster.key, clients, channels }
-}
-
-async function freePort(): Promise<number> {
-  const server = net.createServer().listen(0, '127.0.0.1')
-  await new Promise((resolve) => server.once('listening', resolve))
-  const { port } = server.address() as net.AddressInfo
-  await new Promise((resolve) => server.close(resolve))
-  return port
 }
 
 async function startServer(env: Record<string, string>): Promise<{ proc: ChildProcess; base: string }> {
@@ -140,11 +115,6 @@ async function stopServer(proc: ChildProcess): Promise<void> {
 function rssBytes(pid: number): number {
   const match = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))
   return match ? Number(match[1]) * 1024 : NaN
-}
-
-function percentile(sorted: number[], p: number): number {
-  if (!sorted.length) return NaN
-  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!
 }
 
 async function openSockets(base: string, keys: string[], onFrame?: (data: Buffer) => void): Promise<WebSocket[]> {
@@ -339,13 +309,13 @@ async function runIdle(base: string, proc: ChildProcess, keys: string[]) {
 }
 
 async function main(): Promise<void> {
-  const machine = `${os.cpus().length} × ${os.cpus()[0]?.model.trim()}, ${Math.round(os.totalmem() / 1024 ** 3)} GB RAM, Node ${process.version}`
+  const machine = describeMachine()
   console.log(`# realtime benchmark on ${machine}`)
   console.log(`# ${CLIENTS} clients in ${CHANNELS} channels of ${CLIENTS / CHANNELS}, ${RATE} messages/s over REST for ${SECONDS} s (+${WARMUP_SECONDS} s warm-up)`)
   const results: unknown[] = []
   for (const mode of MODES) {
     const name = `ams_bench_${Date.now().toString(36)}`
-    await admin((c) => c.query(`CREATE DATABASE "${name}"`))
+    await adminQuery(`CREATE DATABASE "${name}"`)
     const dataDir = await mkdtemp(path.join(os.tmpdir(), 'ams-bench-'))
     const servers: { proc: ChildProcess; base: string }[] = []
     const redisPrefix = `ams:bench:${randomUUID()}:`
@@ -380,7 +350,7 @@ async function main(): Promise<void> {
       }
     } finally {
       await Promise.all(servers.map((s) => stopServer(s.proc)))
-      await admin((c) => c.query(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`)).catch(() => {})
+      await adminQuery(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`).catch(() => {})
       await rm(dataDir, { recursive: true, force: true })
       if (mode !== 'single') {
         const redis = new Redis(REDIS_URL)

@@ -15,32 +15,19 @@ import type { AddressInfo } from 'node:net'
 import os from 'node:os'
 import path from 'node:path'
 import { setTimeout as sleep } from 'node:timers/promises'
-import pg from 'pg'
 import { buildApp } from '../../src/app.ts'
 import { loadConfig } from '../../src/config.ts'
 import { applyMigrations } from '../../src/db/migrate.ts'
 import { uuidv7 } from '../../src/lib/ids.ts'
 import { API_KEY_PREFIX, maskSecret, newSecret, sha256Hex } from '../../src/lib/tokens.ts'
+import { adminQuery as admin, databaseUrl, machine, percentile as pct } from './lib.ts'
 
-const ADMIN_URL = process.env.BENCH_DATABASE_URL ?? 'postgresql://postgres@127.0.0.1:5432/postgres'
 const REDIS_URL = process.env.BENCH_REDIS_URL ?? 'redis://127.0.0.1:6379'
 const WEBHOOKS = Number(process.env.BENCH_WEBHOOKS ?? 5)
 const RATE = Number(process.env.BENCH_RATE ?? 50)
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 10)
 const BURST = Number(process.env.BENCH_BURST ?? 1000)
 const CONCURRENCY = process.env.BENCH_CONCURRENCY ?? '16'
-
-const pct = (sorted: number[], p: number): number => sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? 0
-
-async function admin(sql: string): Promise<void> {
-  const client = new pg.Client({ connectionString: ADMIN_URL })
-  await client.connect()
-  try {
-    await client.query(sql)
-  } finally {
-    await client.end()
-  }
-}
 
 // Receiver: records the delay between each event's occurred_at and its arrival.
 const latencies: number[] = []
@@ -69,22 +56,21 @@ async function waitFor(n: number, timeoutMs = 300_000): Promise<void> {
 
 async function run(mode: 'single node' | 'redis'): Promise<void> {
   const dbName = `ams_bench_webhooks_${process.pid}_${mode === 'redis' ? 'r' : 's'}`
-  const url = new URL(ADMIN_URL)
-  url.pathname = `/${dbName}`
+  const url = databaseUrl(dbName)
   await admin(`DROP DATABASE IF EXISTS ${dbName}`)
   await admin(`CREATE DATABASE ${dbName}`)
   const dataDir = await mkdtemp(path.join(os.tmpdir(), 'ams-bench-'))
   try {
-    await applyMigrations(url.toString())
+    await applyMigrations(url)
     const config = loadConfig({
       LOG_LEVEL: 'warn',
       DATA_DIR: dataDir,
-      DATABASE_URL: url.toString(),
+      DATABASE_URL: url,
       WEBHOOK_ALLOW_PRIVATE: 'true',
       WEBHOOK_CONCURRENCY: CONCURRENCY,
       ...(mode === 'redis' ? { REDIS_URL, REDIS_PREFIX: `ams:bench:${randomUUID()}:` } : {}),
     })
-    const app = await buildApp({ ...config, databaseUrl: url.toString(), jwtSecret: 'x'.repeat(32) })
+    const app = await buildApp({ ...config, databaseUrl: url, jwtSecret: 'x'.repeat(32) })
     await app.ready()
     try {
       const key = newSecret(API_KEY_PREFIX)
@@ -141,7 +127,7 @@ async function run(mode: 'single node' | 'redis'): Promise<void> {
   }
 }
 
-console.log(`machine: ${os.cpus().length} × ${os.cpus()[0]?.model ?? 'cpu'}, node ${process.version}`)
+console.log(`machine: ${machine()}`)
 await run('single node')
 if (REDIS_URL !== 'off') await run('redis')
 receiver.close()
