@@ -1,5 +1,6 @@
 // What every benchmark needs: a scratch database next to BENCH_DATABASE_URL, a free loopback
 // port, percentiles and a one-line description of the machine the figures came from.
+import { readFileSync } from 'node:fs'
 import net from 'node:net'
 import os from 'node:os'
 import pg from 'pg'
@@ -41,4 +42,11 @@ export async function freePort(): Promise<number> {
 export function machine(): string {
   const cpus = os.cpus()
   return `${cpus.length} × ${cpus[0]?.model.trim() ?? 'cpu'}, ${Math.round(os.totalmem() / 1024 ** 3)} GB RAM, Node ${process.version}`
+}
+
+/** The node flags `npm start` runs the server with (package.json), so benchmarks run the same. */
+export function startFlags(root: string): string[] {
+  const { scripts } = JSON.parse(readFileSync(`${root}/package.json`, 'utf8')) as { scripts: { start: string } }
+  const words = scripts.start.split(/\s+/)
+  return words.slice(words.indexOf('node') + 1, words.indexOf('src/server.ts'))
 }

@@ -26,7 +26,9 @@ import { applyMigrations } from '../../src/db/migrate.ts'
 import { newEvent, outboxRow } from '../../src/events/bus.ts'
 import { uuidv7 } from '../../src/lib/ids.ts'
 import { API_KEY_PREFIX, maskSecret, newSecret, sha256Hex } from '../../src/lib/tokens.ts'
-import { adminQuery as admin, databaseUrl as urlOf, freePort, machine, percentile as pct } from './lib.ts'
+import { adminQuery as admin, databaseUrl as urlOf, freePort, machine, percentile as pct, startFlags } from './lib.ts'
+
+const ROOT = path.resolve(import.meta.dirname, '../..')
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 10)
 const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 16)
@@ -174,8 +176,8 @@ try {
   await applyMigrations(databaseUrl)
   const { keys, channelId } = await seed()
   const port = await freePort()
-  server = spawn(process.execPath, [...(process.env.BENCH_CPU_PROF ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_CPU_PROF}`] : []), '--import', 'tsx', 'src/server.ts'], {
-    cwd: path.resolve(import.meta.dirname, '../..'),
+  server = spawn(process.execPath, [...(process.env.BENCH_CPU_PROF ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_CPU_PROF}`] : []), ...startFlags(ROOT), 'src/server.ts'], {
+    cwd: ROOT,
     env: {
       PATH: process.env.PATH ?? '',
       HOST: '127.0.0.1',

@@ -8,9 +8,11 @@
 //   - delivered frames per second (each message reaches the members of its channel),
 //   - post → receipt latency (from just before the POST is sent to the frame's arrival) p50/p99,
 //   - errors (non-201 posts, sockets closed, frames missing at the end).
-// Then (one-instance modes) it opens IDLE idle connections and reports the server's resident
-// memory per connection. BENCH_LOG_LEVEL (warn), BENCH_PROFILE=1 (CPU profile of the server) and
-// BENCH_NODE_OPTIONS (NODE_OPTIONS of the server) help investigations.
+// Then (one-instance modes) it restarts the server and opens IDLE idle connections to it and
+// reports the server's memory per connection, after full collections (scripts/bench/memory-probe.mjs) and before. The server runs
+// with the node flags of `npm start`. BENCH_LOG_LEVEL (warn), BENCH_PROFILE=1 (CPU profile of the
+// server), BENCH_NODE_OPTIONS (NODE_OPTIONS of the server) and BENCH_NODE_ARGS (more node flags of
+// the server) help investigations.
 //
 // Usage: npx tsx scripts/bench/realtime.ts
 //   BENCH_CLIENTS (1000) BENCH_CHANNELS (100) BENCH_RATE (messages/s, 1500) BENCH_SECONDS (15)
@@ -33,7 +35,7 @@ import WebSocket from 'ws'
 import { applyMigrations } from '../../src/db/migrate.ts'
 import { uuidv7 } from '../../src/lib/ids.ts'
 import { API_KEY_PREFIX, maskSecret, newSecret, sha256Hex } from '../../src/lib/tokens.ts'
-import { adminQuery, databaseUrl as dbUrl, freePort, machine as describeMachine, percentile } from './lib.ts'
+import { adminQuery, databaseUrl as dbUrl, freePort, machine as describeMachine, percentile, startFlags } from './lib.ts'
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..')
 const REDIS_URL = process.env.BENCH_REDIS_URL ?? 'redis://127.0.0.1:6379'
@@ -89,10 +91,14 @@ async function startServer(env: Record<string, string>): Promise<{ proc: ChildPr
   const port = await freePort()
   // BENCH_PROFILE=1 writes a CPU profile of the server (CPU.*.cpuprofile in the working directory).
   const profile = process.env.BENCH_PROFILE === '1' ? ['--cpu-prof'] : []
-  const proc = spawn(process.execPath, [...profile, '--import', 'tsx', 'src/server.ts'], {
+  // BENCH_NODE_ARGS: extra node flags for the server, including those NODE_OPTIONS refuses (--trace-gc).
+  const flags = (process.env.BENCH_NODE_ARGS ?? '').split(' ').filter(Boolean)
+    // The flags of `npm start`, plus the memory probe (scripts/bench/memory-probe.mjs).
+  const probe = ['--expose-gc', '--import', './scripts/bench/memory-probe.mjs']
+  const proc = spawn(process.execPath, [...profile, ...probe, ...startFlags(ROOT), ...flags, 'src/server.ts'], {
     cwd: ROOT,
     env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', HOST: '127.0.0.1', PORT: String(port), LOG_LEVEL: process.env.BENCH_LOG_LEVEL ?? 'warn', ...(process.env.BENCH_NODE_OPTIONS ? { NODE_OPTIONS: process.env.BENCH_NODE_OPTIONS } : {}), ...env },
-    stdio: ['ignore', 'inherit', 'inherit'],
+    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
   })
   const base = `127.0.0.1:${port}`
   for (let i = 0; i < 600; i++) {
@@ -280,31 +286,56 @@ async function runLoad(mode: Mode, bases: string[], procs: ChildProcess[], seede
   }
 }
 
+interface MemorySample {
+  rssBeforeGc: number
+  rss: number
+  heapUsed: number
+  external: number
+}
+
+/** The server's memory after full collections (scripts/bench/memory-probe.mjs). */
+function memorySample(proc: ChildProcess): Promise<MemorySample> {
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error('the server did not answer the memory probe')), 10_000)
+    proc.once('message', (usage) => {
+      clearTimeout(timer)
+      resolve(usage as MemorySample)
+    })
+    proc.send('memory')
+  })
+}
+
 /**
- * Server RSS with no idle sockets, with IDLE/2, and with IDLE. The first half also pays for the
- * heap the connection burst grows (authentication, one agent.connected transaction each), so the
- * second half's growth is the steady cost of a connection; both figures are reported.
+ * Memory per idle connection: the server's memory (after full collections) with no sockets, with
+ * IDLE/2 and with IDLE idle sockets. The first half also pays for what the connection burst grows
+ * once (pools, maps' backing stores), so the second half's growth is the steady cost of a
+ * connection; both are reported, as resident memory and as JS heap. The resident growth before
+ * the forced collections (garbage of the burst included) is reported too.
  */
 async function runIdle(base: string, proc: ChildProcess, keys: string[]) {
-  const settle = (): Promise<void> => sleep(10_000) // let the burst's garbage be collected
+  const settle = (): Promise<void> => sleep(Number(process.env.BENCH_IDLE_SETTLE_MS ?? 5_000))
   await settle()
-  const rss0 = rssBytes(proc.pid!)
+  const m0 = await memorySample(proc)
   const half = Math.floor(IDLE / 2)
   const open = (n: number, offset: number): Promise<WebSocket[]> => openSockets(base, Array.from({ length: n }, (_, i) => keys[(i + offset) % keys.length]!))
   const first = await open(half, 0)
   await settle()
-  const rss1 = rssBytes(proc.pid!)
+  const m1 = await memorySample(proc)
   const second = await open(IDLE - half, half)
   await settle()
-  const rss2 = rssBytes(proc.pid!)
+  const m2 = await memorySample(proc)
   for (const ws of [...first, ...second]) ws.terminate()
+  const per = (a: number, b: number, n: number): number => Math.round((b - a) / n)
   return {
     connections: IDLE,
-    rssBeforeMb: Math.round(rss0 / 1048576),
-    rssHalfMb: Math.round(rss1 / 1048576),
-    rssAfterMb: Math.round(rss2 / 1048576),
-    bytesPerConnectionOverall: Math.round((rss2 - rss0) / IDLE),
-    bytesPerConnectionSecondHalf: Math.round((rss2 - rss1) / (IDLE - half)),
+    rssBeforeMb: Math.round(m0.rss / 1048576),
+    rssHalfMb: Math.round(m1.rss / 1048576),
+    rssAfterMb: Math.round(m2.rss / 1048576),
+    rssBytesPerConnectionOverall: per(m0.rss, m2.rss, IDLE),
+    rssBytesPerConnectionSecondHalf: per(m1.rss, m2.rss, IDLE - half),
+    rssWithoutForcedGcBytesPerConnectionOverall: per(m0.rssBeforeGc, m2.rssBeforeGc, IDLE),
+    heapBytesPerConnectionOverall: per(m0.heapUsed + m0.external, m2.heapUsed + m2.external, IDLE),
+    heapBytesPerConnectionSecondHalf: per(m1.heapUsed + m1.external, m2.heapUsed + m2.external, IDLE - half),
   }
 }
 
@@ -323,18 +354,15 @@ async function main(): Promise<void> {
       await applyMigrations(dbUrl(name))
       const seeded = await seed(dbUrl(name))
       console.error(`# ${mode}: seeded; starting the server`)
-      for (let i = 0; i < (mode === 'redis-x2' ? 2 : 1); i++) {
-        servers.push(
-          await startServer({
-            DATABASE_URL: dbUrl(name),
-            DATABASE_POOL_SIZE: mode === 'redis-x2' ? '10' : '20',
-            DATA_DIR: dataDir,
-            MIGRATE_ON_START: 'false',
-            JWT_SECRET: 'bench-secret-bench-secret-bench-secret-00',
-            ...(mode === 'single' ? {} : { REDIS_URL: REDIS_URL, REDIS_PREFIX: redisPrefix }),
-          }),
-        )
+      const env = {
+        DATABASE_URL: dbUrl(name),
+        DATABASE_POOL_SIZE: mode === 'redis-x2' ? '10' : '20',
+        DATA_DIR: dataDir,
+        MIGRATE_ON_START: 'false',
+        JWT_SECRET: 'bench-secret-bench-secret-bench-secret-00',
+        ...(mode === 'single' ? {} : { REDIS_URL: REDIS_URL, REDIS_PREFIX: redisPrefix }),
       }
+      for (let i = 0; i < (mode === 'redis-x2' ? 2 : 1); i++) servers.push(await startServer(env))
       const load = await runLoad(
         mode,
         servers.map((s) => s.base),
@@ -344,6 +372,10 @@ async function main(): Promise<void> {
       console.log(JSON.stringify(load))
       results.push(load)
       if (IDLE > 0 && servers.length === 1) {
+        // A fresh server: the load phase leaves a heap grown for 1,500 posts/s that would hide
+        // (or, as it shrinks, offset) the growth due to idle connections.
+        await stopServer(servers.pop()!.proc)
+        servers.push(await startServer(env))
         const idle = await runIdle(servers[0]!.base, servers[0]!.proc, seeded.clients.map((c) => c.key))
         console.log(JSON.stringify({ mode, idle }))
         results.push({ mode, idle })

@@ -105,7 +105,7 @@ async function authPlugin(app: FastifyInstance, opts: { jwtSecret: string }): Pr
       const byHash = new Map(rows.map((r) => [r.key_hash, r]))
       return hashes.map((h) => byHash.get(h))
     },
-    { maxInFlight: 4, maxBatch: 200 },
+    { maxInFlight: 1, maxBatch: 200 },
   )
 
   async function authenticateAgentKey(key: string): Promise<Principal | null> {

@@ -119,7 +119,7 @@ export async function insertMessage(app: FastifyInstance, m: NewMessage): Promis
   if (m.attachment || m.idempotency) return insertOne(pool, m)
   let batcher = batchers.get(pool)
   if (!batcher) {
-    batcher = new Batcher((rows) => insertPlainMessages(pool, rows), { maxInFlight: 4, maxBatch: 200 })
+    batcher = new Batcher((rows) => insertPlainMessages(pool, rows), { maxInFlight: 1, maxBatch: 200 })
     batchers.set(pool, batcher)
   }
   const outcome = await batcher.submit(m)
