@@ -1,6 +1,8 @@
 // Outbox relay: moves committed domain events from the outbox_events table to the broker.
-// Fast path: the instance that committed publishes at once (bus subscriber) and marks the rows
-// published_at in small batches. Safety net: a sweeper republishes rows still unpublished after
+// Fast path: the instance that committed publishes at once (bus subscriber) and the rows are
+// marked published_at soon after: by the delivery planner, which updates every outbox row anyway
+// and sets both marks in one row update (src/workers/repo.ts planBatch), or, for what it has not
+// taken within MARK_DELAY_MS, by one batched UPDATE of the relay. Safety net: a sweeper republishes rows still unpublished after
 // a short delay (Redis was down, the process died between commit and publish), claiming them with
 // FOR UPDATE SKIP LOCKED so two instances do not both publish the same rows. A row may reach the
 // log twice (fast path slower than the delay, crash between publish and mark): events carry their
@@ -8,10 +10,13 @@
 import type { FastifyBaseLogger } from 'fastify'
 import type pg from 'pg'
 import type { DomainEvent } from '../events/types.ts'
+import type { PublishedMarks } from '../workers/deliveries.ts'
 import type { Broker } from './broker.ts'
 import { markPublished, pruneOutbox, relayUnpublished } from './repo.ts'
 
-const MARK_DELAY_MS = 25
+// Long enough for the planner (runs within ~20 ms of a commit) to set the mark first; well below
+// OUTBOX_RELAY_DELAY_MS, after which the sweeper would publish an unmarked event again.
+const MARK_DELAY_MS = 250
 const MARK_BATCH = 1_000
 const SWEEP_BATCH = 500
 const PRUNE_EVERY_MS = 60_000
@@ -24,8 +29,8 @@ export interface RelayOptions {
   retentionMs: number
 }
 
-export class OutboxRelay {
-  private pendingMarks: string[] = []
+export class OutboxRelay implements PublishedMarks {
+  private pendingMarks = new Set<string>()
   private markTimer: NodeJS.Timeout | null = null
   private sweepTimer: NodeJS.Timeout | null = null
   private sweeping: Promise<unknown> | null = null
@@ -61,16 +66,24 @@ export class OutboxRelay {
   }
 
   private mark(ids: string[]): void {
-    this.pendingMarks.push(...ids)
-    if (this.pendingMarks.length >= MARK_BATCH) void this.flushMarks()
+    for (const id of ids) this.pendingMarks.add(id)
+    if (this.pendingMarks.size >= MARK_BATCH) void this.flushMarks()
     else this.markTimer ??= setTimeout(() => void this.flushMarks(), MARK_DELAY_MS)
+  }
+
+  pending(): string[] {
+    return [...this.pendingMarks]
+  }
+
+  marked(ids: string[]): void {
+    for (const id of ids) this.pendingMarks.delete(id)
   }
 
   private async flushMarks(): Promise<void> {
     if (this.markTimer) clearTimeout(this.markTimer)
     this.markTimer = null
-    const ids = this.pendingMarks
-    this.pendingMarks = []
+    const ids = [...this.pendingMarks]
+    this.pendingMarks.clear()
     // If this fails the sweeper publishes the rows again; clients de-duplicate by event id.
     await markPublished(this.pool, ids).catch((error: unknown) => this.log.warn({ err: error }, 'could not mark outbox events published'))
   }

@@ -78,9 +78,19 @@ export interface EngineOptions {
   disable: repo.DisableRule
 }
 
+/** Events relayed to the broker but not yet marked so (the outbox relay, src/realtime/relay.ts). */
+export interface PublishedMarks {
+  /** Ids waiting for their published mark. */
+  pending(): string[]
+  /** These ids were marked (by the planner's update). */
+  marked(ids: string[]): void
+}
+
 export class DeliveryEngine {
   readonly planner: Kicker
   readonly scheduler: Kicker
+  /** Set when the real-time relay runs in this process: planning then marks its events too. */
+  publishedMarks: PublishedMarks | null = null
   private stopped = false
   private readonly agents: DeliveryAgents
 
@@ -120,7 +130,9 @@ export class DeliveryEngine {
     let created = 0
     for (;;) {
       if (this.stopped) break
-      const { events, deliveries } = await repo.planBatch(this.app.db.pool, PLAN_BATCH, (ctx) => this.plan(ctx))
+      const marks = this.publishedMarks
+      const { events, deliveries, markedPublished } = await repo.planBatch(this.app.db.pool, PLAN_BATCH, (ctx) => this.plan(ctx), () => marks?.pending() ?? [])
+      if (markedPublished.length) marks?.marked(markedPublished)
       created += deliveries
       if (events < PLAN_BATCH) break
     }

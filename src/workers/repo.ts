@@ -53,25 +53,32 @@ export interface PlanContext {
  * Claims up to `limit` unplanned outbox events (oldest first; SKIP LOCKED so instances take
  * different rows), lets `plan` turn them into deliveries and inserts those, all in one
  * transaction: either the events are marked planned and their deliveries exist, or neither.
- * Returns how many events were claimed and how many deliveries were created.
+ * Events whose ids `published()` lists (relayed to the broker by this process, not yet marked;
+ * read just before the update) are marked published by the same row update, which saves the
+ * relay an UPDATE of those rows.
+ * Returns how many events were claimed, how many deliveries were created and which of
+ * `published` were marked.
  */
 export async function planBatch(
   pool: pg.Pool,
   limit: number,
   plan: (ctx: PlanContext) => Promise<NewDelivery[]>,
-): Promise<{ events: number; deliveries: number }> {
+  published: () => string[] = () => [],
+): Promise<{ events: number; deliveries: number; markedPublished: string[] }> {
   const client = await pool.connect()
   try {
     await client.query('BEGIN')
-    const { rows } = await client.query<OutboxRow>(
-      `UPDATE outbox_events SET planned_at = now()
-        WHERE id IN (SELECT id FROM outbox_events WHERE planned_at IS NULL ORDER BY id LIMIT $1 FOR UPDATE SKIP LOCKED)
-        RETURNING id::text, event_id::text, type, channel_id::text, payload, occurred_at`,
-      [limit],
+    const { rows } = await client.query<OutboxRow & { marked: boolean }>(
+      `UPDATE outbox_events o
+          SET planned_at = now(),
+              published_at = CASE WHEN o.published_at IS NULL AND o.event_id = ANY($2::uuid[]) THEN now() ELSE o.published_at END
+        WHERE o.id IN (SELECT id FROM outbox_events WHERE planned_at IS NULL ORDER BY id LIMIT $1 FOR UPDATE SKIP LOCKED)
+        RETURNING o.id::text, o.event_id::text, o.type, o.channel_id::text, o.payload, o.occurred_at, o.event_id = ANY($2::uuid[]) AS marked`,
+      [limit, published()],
     )
     if (!rows.length) {
       await client.query('COMMIT')
-      return { events: 0, deliveries: 0 }
+      return { events: 0, deliveries: 0, markedPublished: [] }
     }
     rows.sort((a, b) => (BigInt(a.id) < BigInt(b.id) ? -1 : 1))
     const events = rows.map(toRecord)
@@ -106,7 +113,7 @@ export async function planBatch(
     })
     const inserted = await insertDeliveries(client, deliveries)
     await client.query('COMMIT')
-    return { events: rows.length, deliveries: inserted }
+    return { events: rows.length, deliveries: inserted, markedPublished: rows.filter((r) => r.marked).map((r) => r.event_id) }
   } catch (error) {
     await client.query('ROLLBACK').catch(() => {})
     throw error
