@@ -111,16 +111,37 @@ export class RedisBroker implements Broker {
     this.listeners.push(listener)
   }
 
-  /** Settles when stop() is called: a command in flight on a dead connection may never settle. */
-  private signalStop: () => void = () => {}
-  private stopSignal: Promise<null> = new Promise(() => {})
+  /** Waits cut short by stop(): a command in flight on a dead connection may never settle. */
+  private readonly stopWaiters = new Set<() => void>()
+
+  /**
+   * The promise's outcome, or null once stop() is called. Not `Promise.race` with one long-lived
+   * stop promise: every race leaves a reaction on it that keeps the race's result reachable, so
+   * each XREAD reply (every event read) stayed in memory until shutdown (nodejs/node#17469).
+   */
+  private untilStop<T>(promise: Promise<T>): Promise<T | null> {
+    if (this.stopped) return Promise.resolve(null)
+    return new Promise<T | null>((resolve, reject) => {
+      const onStop = (): void => resolve(null)
+      this.stopWaiters.add(onStop)
+      promise.then(
+        (value) => {
+          this.stopWaiters.delete(onStop)
+          resolve(value)
+        },
+        (error: unknown) => {
+          this.stopWaiters.delete(onStop)
+          reject(error)
+        },
+      )
+    })
+  }
   private markPositioned!: () => void
   private readonly positioned = new Promise<void>((resolve) => (this.markPositioned = resolve))
 
   async start(waitMs = 2_000): Promise<void> {
     if (!this.stopped) return
     this.stopped = false
-    this.stopSignal = new Promise((resolve) => (this.signalStop = () => resolve(null)))
     this.reader = this.duplicate()
     this.loop = this.readLoop()
     let timer: NodeJS.Timeout | undefined
@@ -157,7 +178,7 @@ export class RedisBroker implements Broker {
           // Start at the end of the log: no socket here has caught up yet (they wait for this).
           const pending = this.info(reader)
           pending.catch(() => {}) // abandoned on stop
-          const info = await Promise.race([pending, this.stopSignal])
+          const info = await this.untilStop(pending)
           if (!info) break
           this.lastRead = info.newest
           this.markPositioned()
@@ -166,7 +187,7 @@ export class RedisBroker implements Broker {
           [key: string, entries: StreamEntries][] | null
         >
         read.catch(() => {}) // abandoned on stop
-        const result = await Promise.race([read, this.stopSignal])
+        const result = await this.untilStop(read)
         if (this.stopped) break
         failures = 0
         if (!result) continue
@@ -187,7 +208,7 @@ export class RedisBroker implements Broker {
         if (this.stopped) break
         failures += 1
         if (failures === 1) this.log.warn({ err: error }, 'event stream read failed; retrying')
-        await Promise.race([new Promise((resolve) => setTimeout(resolve, Math.min(100 * 2 ** failures, 2_000)).unref()), this.stopSignal])
+        await this.untilStop(new Promise((resolve) => setTimeout(resolve, Math.min(100 * 2 ** failures, 2_000)).unref()))
       }
     }
   }
@@ -195,7 +216,8 @@ export class RedisBroker implements Broker {
   async stop(): Promise<void> {
     if (this.stopped) return
     this.stopped = true
-    this.signalStop()
+    for (const wake of this.stopWaiters) wake()
+    this.stopWaiters.clear()
     // Ends the blocking XREAD at once instead of waiting for its timeout.
     this.reader?.disconnect()
     await this.loop
