@@ -2,7 +2,7 @@
 //
 // For each mode (single-node; Redis with one instance; Redis with two instances sharing the
 // database and the stream, sockets and posts alternating between them) it starts the real server as child processes
-// (`node --import tsx src/server.ts`) on a scratch database, seeds CLIENTS agents in CHANNELS
+// (`node <flags of npm start> --import tsx src/server.ts`) on a scratch database, seeds CLIENTS agents in CHANNELS
 // channels of CLIENTS/CHANNELS members (plus one poster agent in every channel), connects one
 // WebSocket per agent, then posts messages over REST at a fixed RATE for SECONDS and measures:
 //   - delivered frames per second (each message reaches the members of its channel),
@@ -163,6 +163,8 @@ interface LoadResult {
   postP50Ms: number
   postP99Ms: number
   serverRssMb: number
+  /** CPU time of this process (the clients) over the measured phase, % of one core. */
+  loadGeneratorCpuPercent: number
 }
 
 async function runLoad(mode: Mode, bases: string[], procs: ChildProcess[], seeded: Seeded): Promise<LoadResult> {
@@ -245,12 +247,14 @@ async function runLoad(mode: Mode, bases: string[], procs: ChildProcess[], seede
   firstMeasured = seq
   measuring = true
   const t0 = performance.now()
+  const cpu0 = process.cpuUsage()
   const posted = await runPhase(SECONDS)
   // Let the last frames arrive (bounded).
   const membersPerChannel = CLIENTS / CHANNELS
   const expected = posted * membersPerChannel
   for (let i = 0; i < 100 && delivered < expected; i++) await sleep(50)
   const elapsed = (performance.now() - t0) / 1000
+  const cpu = process.cpuUsage(cpu0)
   measuring = false
   const rss = procs.reduce((sum, proc) => sum + rssBytes(proc.pid!), 0)
   if (TRACE) {
@@ -283,6 +287,7 @@ async function runLoad(mode: Mode, bases: string[], procs: ChildProcess[], seede
     postP50Ms: +percentile(postTimes, 50).toFixed(2),
     postP99Ms: +percentile(postTimes, 99).toFixed(2),
     serverRssMb: Math.round(rss / 1024 / 1024),
+    loadGeneratorCpuPercent: Math.round(((cpu.user + cpu.system) / 1e6 / elapsed) * 100),
   }
 }
 
