@@ -136,6 +136,7 @@ export class RedisBroker implements Broker {
       )
     })
   }
+
   private markPositioned!: () => void
   private readonly positioned = new Promise<void>((resolve) => (this.markPositioned = resolve))
 
