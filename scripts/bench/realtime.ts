@@ -1,22 +1,24 @@
 // Real-time fan-out benchmark, loopback only, bounded in time and size.
 //
 // For each mode (single-node; Redis with one instance; Redis with two instances sharing the
-// database and the stream, sockets and posts alternating between them) it starts the real server as child processes
-// (`node <flags of npm start> --import tsx src/server.ts`) on a scratch database, seeds CLIENTS agents in CHANNELS
-// channels of CLIENTS/CHANNELS members (plus one poster agent in every channel), connects one
-// WebSocket per agent, then posts messages over REST at a fixed RATE for SECONDS and measures:
+// database and the stream, sockets and posts alternating between them) it starts the real server
+// as child processes (`node <flags of npm start> --import tsx src/server.ts`) on a scratch
+// database, seeds CLIENTS agents in CHANNELS channels of CLIENTS/CHANNELS members (plus one
+// poster agent in every channel), connects one WebSocket per agent, then posts messages over
+// REST at a fixed RATE for SECONDS and measures:
 //   - delivered frames per second (each message reaches the members of its channel),
 //   - post → receipt latency (from just before the POST is sent to the frame's arrival) p50/p99,
 //   - errors (non-201 posts, sockets closed, frames missing at the end).
-// Then (one-instance modes) it restarts the server and opens IDLE idle connections to it and
-// reports the server's memory per connection, after full collections (scripts/bench/memory-probe.mjs) and before. The server runs
-// with the node flags of `npm start`. BENCH_LOG_LEVEL (warn), BENCH_PROFILE=1 (CPU profile of the
+// Then (one-instance modes) it restarts the server, opens IDLE idle connections to it and reports
+// the server's memory per connection, after full collections (scripts/bench/memory-probe.mjs) and
+// before them. BENCH_LOG_LEVEL (warn), BENCH_PROFILE=1 (CPU profile of the
 // server), BENCH_NODE_OPTIONS (NODE_OPTIONS of the server) and BENCH_NODE_ARGS (more node flags of
 // the server) help investigations.
 //
 // Usage: npx tsx scripts/bench/realtime.ts
 //   BENCH_CLIENTS (1000) BENCH_CHANNELS (100) BENCH_RATE (messages/s, 1500) BENCH_SECONDS (15)
-//   BENCH_IDLE (10000; 0 skips) BENCH_MODES ("single,redis,redis-x2")
+//   BENCH_IDLE (10000; 0 skips) BENCH_IDLE_SETTLE_MS (5000, before each memory reading)
+//   BENCH_MODES ("single,redis,redis-x2")
 //   BENCH_DATABASE_URL (postgresql://postgres@127.0.0.1:5432/postgres: a scratch database is
 //   created next to it and dropped afterwards) BENCH_REDIS_URL (redis://127.0.0.1:6379)
 import { spawn, type ChildProcess } from 'node:child_process'
@@ -93,7 +95,7 @@ async function startServer(env: Record<string, string>): Promise<{ proc: ChildPr
   const profile = process.env.BENCH_PROFILE === '1' ? ['--cpu-prof'] : []
   // BENCH_NODE_ARGS: extra node flags for the server, including those NODE_OPTIONS refuses (--trace-gc).
   const flags = (process.env.BENCH_NODE_ARGS ?? '').split(' ').filter(Boolean)
-    // The flags of `npm start`, plus the memory probe (scripts/bench/memory-probe.mjs).
+  // The flags of `npm start`, plus the memory probe (scripts/bench/memory-probe.mjs).
   const probe = ['--expose-gc', '--import', './scripts/bench/memory-probe.mjs']
   const proc = spawn(process.execPath, [...profile, ...probe, ...startFlags(ROOT), ...flags, 'src/server.ts'], {
     cwd: ROOT,

@@ -1,8 +1,9 @@
 // Outbox relay: moves committed domain events from the outbox_events table to the broker.
 // Fast path: the instance that committed publishes at once (bus subscriber) and the rows are
 // marked published_at soon after: by the delivery planner, which updates every outbox row anyway
-// and sets both marks in one row update (src/workers/repo.ts planBatch), or, for what it has not
-// taken within MARK_DELAY_MS, by one batched UPDATE of the relay. Safety net: a sweeper republishes rows still unpublished after
+// and sets both marks in one row update (src/workers/repo.ts planBatch), or, for what is still
+// waiting when the relay's timer fires (MARK_DELAY_MS after the first unmarked event), by one
+// batched UPDATE of the relay. Safety net: a sweeper republishes rows still unpublished after
 // a short delay (Redis was down, the process died between commit and publish), claiming them with
 // FOR UPDATE SKIP LOCKED so two instances do not both publish the same rows. A row may reach the
 // log twice (fast path slower than the delay, crash between publish and mark): events carry their
