@@ -33,6 +33,8 @@ const EnvSchema = Type.Object({
   OUTBOX_RELAY_INTERVAL_MS: Type.Integer({ minimum: 50, default: 1_000 }),
   OUTBOX_RELAY_DELAY_MS: Type.Integer({ minimum: 0, default: 2_000 }),
   OUTBOX_RETENTION_MS: Type.Integer({ minimum: 0, default: 86_400_000 }),
+  OUTBOX_SCAN_LAG_MS: Type.Integer({ minimum: 0, default: 5_000 }),
+  OUTBOX_FULL_SCAN_MS: Type.Integer({ minimum: 100, default: 30_000 }),
   WEBHOOK_ALLOW_PRIVATE: Type.Optional(Bool),
   WEBHOOK_ALLOW_HOSTS: Type.String({ default: '' }),
   WEBHOOK_RETRY_SCHEDULE: Type.Optional(Type.String({ pattern: '^\\d+(,\\d+)*$' })),
@@ -84,6 +86,10 @@ export interface Config {
   outboxRelayDelayMs: number
   /** Outbox rows already relayed and planned are deleted once older than this. */
   outboxRetentionMs: number
+  /** How far behind the outbox scans' floor trails (src/events/outbox-floor.ts). */
+  outboxScanLagMs: number
+  /** How often an outbox scan starts from the first row instead. */
+  outboxFullScanMs: number
   webhookAllowPrivate: boolean
   webhookAllowHosts: string[]
   /** Seconds between delivery attempts; undefined = the documented default schedule. */
@@ -157,6 +163,8 @@ function fromEnv(e: Env): Config {
     outboxRelayIntervalMs: e.OUTBOX_RELAY_INTERVAL_MS,
     outboxRelayDelayMs: e.OUTBOX_RELAY_DELAY_MS,
     outboxRetentionMs: e.OUTBOX_RETENTION_MS,
+    outboxScanLagMs: e.OUTBOX_SCAN_LAG_MS,
+    outboxFullScanMs: e.OUTBOX_FULL_SCAN_MS,
     webhookAllowPrivate: truthy(e.WEBHOOK_ALLOW_PRIVATE, false),
     webhookAllowHosts: e.WEBHOOK_ALLOW_HOSTS.split(',').map((s) => s.trim()).filter(Boolean),
     webhookRetrySchedule: e.WEBHOOK_RETRY_SCHEDULE?.split(',').map(Number),

@@ -18,7 +18,7 @@
 // Usage: npx tsx scripts/bench/realtime.ts
 //   BENCH_CLIENTS (1000) BENCH_CHANNELS (100) BENCH_RATE (messages/s, 1500) BENCH_SECONDS (15)
 //   BENCH_IDLE (10000; 0 skips) BENCH_IDLE_SETTLE_MS (5000, before each memory reading)
-//   BENCH_MODES ("single,redis,redis-x2")
+//   BENCH_MODES ("single,redis,redis-x2") BENCH_WINDOW_SECONDS (10: latency per window of the run)
 //   BENCH_DATABASE_URL (postgresql://postgres@127.0.0.1:5432/postgres: a scratch database is
 //   created next to it and dropped afterwards) BENCH_REDIS_URL (redis://127.0.0.1:6379)
 import { spawn, type ChildProcess } from 'node:child_process'
@@ -52,6 +52,7 @@ type Mode = 'single' | 'redis' | 'redis-x2'
 const MODES = (process.env.BENCH_MODES ?? 'single,redis,redis-x2').split(',').map((s) => s.trim()) as Mode[]
 const WARMUP_SECONDS = 2
 const TRACE = process.env.BENCH_TRACE === '1'
+const WINDOW_SECONDS = Number(process.env.BENCH_WINDOW_SECONDS ?? 10)
 const POST_SOCKETS = 64
 
 interface Seeded {
@@ -167,11 +168,15 @@ interface LoadResult {
   serverRssMb: number
   /** CPU time of this process (the clients) over the measured phase, % of one core. */
   loadGeneratorCpuPercent: number
+  /** Post→receipt latency of the messages posted in each BENCH_WINDOW_SECONDS of the run: drift shows here. */
+  windows: { fromSecond: number; frames: number; p50Ms: number; p99Ms: number }[]
 }
 
 async function runLoad(mode: Mode, bases: string[], procs: ChildProcess[], seeded: Seeded): Promise<LoadResult> {
   const started = new Map<number, number>()
   const latencies: number[] = []
+  /** When each latency's message was posted (same index). */
+  const postedAt: number[] = []
   const postTimes: number[] = []
   const trace: [number, number][] = []
   let measuring = false
@@ -191,6 +196,7 @@ async function runLoad(mode: Mode, bases: string[], procs: ChildProcess[], seede
     if (measuring && seq >= firstMeasured) {
       delivered += 1
       latencies.push(at - t0)
+      postedAt.push(t0)
     }
   }
   const keys = seeded.clients.map((c) => c.key)
@@ -265,6 +271,7 @@ async function runLoad(mode: Mode, bases: string[], procs: ChildProcess[], seede
     for (const [at, ms] of trace) buckets.set(Math.floor((at - t0) / 250), Math.max(buckets.get(Math.floor((at - t0) / 250)) ?? 0, ms))
     console.error(`# ${mode} worst post latency per 250 ms: ${[...buckets.values()].map((v) => Math.round(v)).join(' ')}`)
   }
+  const windows = latencyWindows(latencies, postedAt, t0)
   latencies.sort((a, b) => a - b)
   postTimes.sort((a, b) => a - b)
   for (const ws of sockets) ws.terminate()
@@ -290,7 +297,24 @@ async function runLoad(mode: Mode, bases: string[], procs: ChildProcess[], seede
     postP99Ms: +percentile(postTimes, 99).toFixed(2),
     serverRssMb: Math.round(rss / 1024 / 1024),
     loadGeneratorCpuPercent: Math.round(((cpu.user + cpu.system) / 1e6 / elapsed) * 100),
+    windows,
   }
+}
+
+function latencyWindows(latencies: number[], postedAt: number[], t0: number): LoadResult['windows'] {
+  const byWindow = new Map<number, number[]>()
+  latencies.forEach((ms, i) => {
+    const w = Math.floor((postedAt[i]! - t0) / 1000 / WINDOW_SECONDS)
+    let list = byWindow.get(w)
+    if (!list) byWindow.set(w, (list = []))
+    list.push(ms)
+  })
+  return [...byWindow.entries()]
+    .sort(([a], [b]) => a - b)
+    .map(([w, list]) => {
+      list.sort((a, b) => a - b)
+      return { fromSecond: w * WINDOW_SECONDS, frames: list.length, p50Ms: +percentile(list, 50).toFixed(2), p99Ms: +percentile(list, 99).toFixed(2) }
+    })
 }
 
 interface MemorySample {

@@ -26,6 +26,8 @@ async function realtimePlugin(app: FastifyInstance): Promise<void> {
     sweepIntervalMs: config.outboxRelayIntervalMs,
     republishAfterMs: config.outboxRelayDelayMs,
     retentionMs: config.outboxRetentionMs,
+    scanLagMs: config.outboxScanLagMs,
+    fullScanMs: config.outboxFullScanMs,
   })
   const hub = new Hub((memberId) => channelIdsOf(app, memberId), app.log)
   broker.onEntries(hub.dispatch)

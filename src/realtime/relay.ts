@@ -5,14 +5,16 @@
 // waiting when the relay's timer fires (MARK_DELAY_MS after the first unmarked event), by one
 // batched UPDATE of the relay. Safety net: a sweeper republishes rows still unpublished after
 // a short delay (Redis was down, the process died between commit and publish), claiming them with
-// FOR UPDATE SKIP LOCKED so two instances do not both publish the same rows. A row may reach the
-// log twice (fast path slower than the delay, crash between publish and mark): events carry their
-// id and clients de-duplicate on it.
+// FOR UPDATE SKIP LOCKED so two instances do not both publish the same rows. It scans from a floor
+// a few seconds behind the newest event, and the whole outbox every OUTBOX_FULL_SCAN_MS
+// (src/events/outbox-floor.ts). A row may reach the log twice (fast path slower than the delay,
+// crash between publish and mark): events carry their id and clients de-duplicate on it.
 import type { FastifyBaseLogger } from 'fastify'
 import type pg from 'pg'
 import type { DomainEvent } from '../events/types.ts'
 import type { PublishedMarks } from '../workers/deliveries.ts'
 import type { Broker } from './broker.ts'
+import { outboxHighWater, ScanFloor } from '../events/outbox-floor.ts'
 import { markPublished, pruneOutbox, relayUnpublished } from './repo.ts'
 
 // Long enough for the planner (runs within ~20 ms of a commit) to set the mark first; well below
@@ -28,6 +30,9 @@ export interface RelayOptions {
   republishAfterMs: number
   /** Rows relayed and planned are deleted once older than this. */
   retentionMs: number
+  /** The sweeper's scan floor: its lag beyond republishAfterMs, and how often it scans it all. */
+  scanLagMs: number
+  fullScanMs: number
 }
 
 export class OutboxRelay implements PublishedMarks {
@@ -38,13 +43,21 @@ export class OutboxRelay implements PublishedMarks {
   private brokerDown = false
   private stopped = true
   private lastPrune = Date.now()
+  /** Where the sweeper's scan for unpublished events starts. */
+  readonly unpublished: ScanFloor
 
   constructor(
     private readonly pool: pg.Pool,
     private readonly broker: Broker,
     private readonly log: FastifyBaseLogger,
     private readonly options: RelayOptions,
-  ) {}
+  ) {
+    // An event is swept once it is republishAfterMs old, so the floor waits that much longer.
+    this.unpublished = new ScanFloor(() => outboxHighWater(pool), {
+      lagMs: options.republishAfterMs + options.scanLagMs,
+      fullPassMs: options.fullScanMs,
+    })
+  }
 
   /** Bus subscriber: events that just committed in this process. */
   readonly onCommitted = (events: DomainEvent[]): void => {
@@ -106,10 +119,12 @@ export class OutboxRelay implements PublishedMarks {
   async sweep(): Promise<number> {
     let total = 0
     try {
+      const run = await this.unpublished.begin()
       for (;;) {
-        const n = await relayUnpublished(this.pool, this.options.republishAfterMs, SWEEP_BATCH, (events) => this.broker.publish(events))
+        const n = await relayUnpublished(this.pool, this.options.republishAfterMs, SWEEP_BATCH, run.fromId, (events) => this.broker.publish(events))
         total += n
         if (n) this.brokerUp()
+        if (n < SWEEP_BATCH) this.unpublished.complete(run)
         if (n < SWEEP_BATCH || this.stopped) break
       }
       if (total) this.log.info({ events: total }, 'relayed outbox events left unpublished')

@@ -27,8 +27,8 @@ export async function markPublished(pool: pg.Pool, eventIds: string[]): Promise<
 }
 
 /**
- * Claims up to `limit` events that were committed more than `olderThanMs` ago and never relayed,
- * oldest first, and runs `publish` on them while holding their row locks (SKIP LOCKED: another
+ * Claims up to `limit` events with ids above `afterId` that were committed more than
+ * `olderThanMs` ago and never relayed, oldest first, and runs `publish` on them while holding their row locks (SKIP LOCKED: another
  * instance sweeping at the same time takes other rows). They are marked published only when
  * `publish` resolves; when it throws, the transaction rolls back and they stay unpublished.
  * Returns how many events were relayed.
@@ -37,6 +37,7 @@ export async function relayUnpublished(
   pool: pg.Pool,
   olderThanMs: number,
   limit: number,
+  afterId: bigint,
   publish: (events: DomainEvent[]) => Promise<void>,
 ): Promise<number> {
   const client = await pool.connect()
@@ -45,11 +46,11 @@ export async function relayUnpublished(
     const { rows } = await client.query<OutboxRow>(
       `SELECT id::text, event_id::text, type, channel_id::text, payload, occurred_at
          FROM outbox_events
-        WHERE published_at IS NULL AND occurred_at < now() - make_interval(secs => $1::double precision / 1000)
+        WHERE published_at IS NULL AND id > $3 AND occurred_at < now() - make_interval(secs => $1::double precision / 1000)
         ORDER BY id
         LIMIT $2
         FOR UPDATE SKIP LOCKED`,
-      [olderThanMs, limit],
+      [olderThanMs, limit, afterId.toString()],
     )
     if (rows.length) {
       await publish(rows.map(eventFromOutbox))

@@ -14,6 +14,7 @@ import { memberIds } from '../modules/channels/access.ts'
 import { deliveryHeaders } from '../lib/signing.ts'
 import type { AddressPolicy } from '../lib/ssrf.ts'
 import { integrationBody, webhookBody, type OutboxEventRecord } from './payloads.ts'
+import { outboxHighWater, ScanFloor } from '../events/outbox-floor.ts'
 import type { DeliveryQueue } from './queue.ts'
 import * as repo from './repo.ts'
 import { DEFAULT_RETRY_SCHEDULE, nextAttemptAt } from './retry.ts'
@@ -93,6 +94,8 @@ export class DeliveryEngine {
   publishedMarks: PublishedMarks | null = null
   private stopped = false
   private readonly agents: DeliveryAgents
+  /** Where the planner's scan for unplanned events starts. */
+  readonly unplanned: ScanFloor
 
   constructor(
     private readonly app: FastifyInstance,
@@ -102,6 +105,10 @@ export class DeliveryEngine {
     this.planner = new Kicker(() => this.planAll(), app.log, 'delivery planning', PLAN_MIN_GAP_MS)
     this.scheduler = new Kicker(() => this.scheduleDue(), app.log, 'delivery scheduling')
     this.agents = deliveryAgents(options.policy, app.config.webhookConcurrency)
+    this.unplanned = new ScanFloor(() => outboxHighWater(app.db.pool), {
+      lagMs: app.config.outboxScanLagMs,
+      fullPassMs: app.config.outboxFullScanMs,
+    })
   }
 
   static options(app: FastifyInstance): EngineOptions {
@@ -127,14 +134,24 @@ export class DeliveryEngine {
 
   /** Plans every unplanned outbox event, batch after batch; kicks the scheduler if it created work. */
   async planAll(): Promise<void> {
+    const run = await this.unplanned.begin()
     let created = 0
     for (;;) {
       if (this.stopped) break
       const marks = this.publishedMarks
-      const { events, deliveries, markedPublished } = await repo.planBatch(this.app.db.pool, PLAN_BATCH, (ctx) => this.plan(ctx), () => marks?.pending() ?? [])
+      const { events, deliveries, markedPublished } = await repo.planBatch(
+        this.app.db.pool,
+        PLAN_BATCH,
+        run.fromId,
+        (ctx) => this.plan(ctx),
+        () => marks?.pending() ?? [],
+      )
       if (markedPublished.length) marks?.marked(markedPublished)
       created += deliveries
-      if (events < PLAN_BATCH) break
+      if (events < PLAN_BATCH) {
+        this.unplanned.complete(run)
+        break
+      }
     }
     if (created) void this.scheduler.kick()
   }

@@ -50,8 +50,8 @@ export interface PlanContext {
 }
 
 /**
- * Claims up to `limit` unplanned outbox events (oldest first; SKIP LOCKED so instances take
- * different rows), lets `plan` turn them into deliveries and inserts those, all in one
+ * Claims up to `limit` unplanned outbox events with ids above `afterId` (oldest first; SKIP
+ * LOCKED so instances take different rows; the floor: src/events/outbox-floor.ts), lets `plan` turn them into deliveries and inserts those, all in one
  * transaction: either the events are marked planned and their deliveries exist, or neither.
  * Events whose ids `published()` lists (relayed to the broker by this process, not yet marked;
  * read just before the update) are marked published by the same row update, which saves the
@@ -62,6 +62,7 @@ export interface PlanContext {
 export async function planBatch(
   pool: pg.Pool,
   limit: number,
+  afterId: bigint,
   plan: (ctx: PlanContext) => Promise<NewDelivery[]>,
   published: () => string[] = () => [],
 ): Promise<{ events: number; deliveries: number; markedPublished: string[] }> {
@@ -72,9 +73,9 @@ export async function planBatch(
       `UPDATE outbox_events o
           SET planned_at = now(),
               published_at = CASE WHEN o.published_at IS NULL AND o.event_id = ANY($2::uuid[]) THEN now() ELSE o.published_at END
-        WHERE o.id IN (SELECT id FROM outbox_events WHERE planned_at IS NULL ORDER BY id LIMIT $1 FOR UPDATE SKIP LOCKED)
+        WHERE o.id IN (SELECT id FROM outbox_events WHERE planned_at IS NULL AND id > $3 ORDER BY id LIMIT $1 FOR UPDATE SKIP LOCKED)
         RETURNING o.id::text, o.event_id::text, o.type, o.channel_id::text, o.payload, o.occurred_at, o.event_id = ANY($2::uuid[]) AS marked`,
-      [limit, published()],
+      [limit, published(), afterId.toString()],
     )
     if (!rows.length) {
       await client.query('COMMIT')
