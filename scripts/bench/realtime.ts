@@ -23,7 +23,7 @@
 //   created next to it and dropped afterwards) BENCH_REDIS_URL (redis://127.0.0.1:6379)
 import { spawn, type ChildProcess } from 'node:child_process'
 import { randomUUID } from 'node:crypto'
-import { readFileSync } from 'node:fs'
+import { readdirSync, readFileSync } from 'node:fs'
 import { mkdtemp, rm } from 'node:fs/promises'
 import http from 'node:http'
 import os from 'node:os'
@@ -121,6 +121,45 @@ async function stopServer(proc: ChildProcess): Promise<void> {
 }
 
 /** Resident memory of a process, from /proc (Linux). */
+/** CPU seconds (user + system) a process has used; 0 once it is gone. */
+function cpuSeconds(pid: number): number {
+  try {
+    // After the command name: utime and stime are the 12th and 13th fields, in USER_HZ (100/s).
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8')
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
+    return (Number(fields[11]) + Number(fields[12])) / 100
+  } catch {
+    return 0
+  }
+}
+
+/** Pids of every process with this command name (PostgreSQL's backends, redis-server). */
+function pidsNamed(name: string): number[] {
+  return readdirSync('/proc')
+    .filter((d) => /^\d+$/.test(d))
+    .filter((d) => {
+      try {
+        return readFileSync(`/proc/${d}/comm`, 'utf8').trim() === name
+      } catch {
+        return false
+      }
+    })
+    .map(Number)
+}
+
+/** CPU used by the server processes, PostgreSQL and Redis since `start()`, in % of one core. */
+function cpuMeter(serverPids: number[]): () => { server: number; postgres: number; redis: number } {
+  const groups = { server: serverPids, postgres: pidsNamed('postgres'), redis: pidsNamed('redis-server') }
+  const sum = (pids: number[]): number => pids.reduce((total, pid) => total + cpuSeconds(pid), 0)
+  const before = { server: sum(groups.server), postgres: sum(groups.postgres), redis: sum(groups.redis) }
+  const t0 = performance.now()
+  return () => {
+    const seconds = (performance.now() - t0) / 1000
+    const pct = (key: keyof typeof groups): number => Math.round(((sum(groups[key]) - before[key]) / seconds) * 100)
+    return { server: pct('server'), postgres: pct('postgres'), redis: pct('redis') }
+  }
+}
+
 function rssBytes(pid: number): number {
   const match = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))
   return match ? Number(match[1]) * 1024 : NaN
@@ -168,6 +207,10 @@ interface LoadResult {
   serverRssMb: number
   /** CPU time of this process (the clients) over the measured phase, % of one core. */
   loadGeneratorCpuPercent: number
+  /** The same for the server processes, all of PostgreSQL's processes and redis-server (100 = one core). */
+  serverCpuPercent: number
+  postgresCpuPercent: number
+  redisCpuPercent: number
   /** Post→receipt latency of the messages posted in each BENCH_WINDOW_SECONDS of the run: drift shows here. */
   windows: { fromSecond: number; frames: number; p50Ms: number; p99Ms: number }[]
 }
@@ -256,6 +299,7 @@ async function runLoad(mode: Mode, bases: string[], procs: ChildProcess[], seede
   measuring = true
   const t0 = performance.now()
   const cpu0 = process.cpuUsage()
+  const meter = cpuMeter(procs.map((proc) => proc.pid!))
   const posted = await runPhase(SECONDS)
   // Let the last frames arrive (bounded).
   const membersPerChannel = CLIENTS / CHANNELS
@@ -263,6 +307,7 @@ async function runLoad(mode: Mode, bases: string[], procs: ChildProcess[], seede
   for (let i = 0; i < 100 && delivered < expected; i++) await sleep(50)
   const elapsed = (performance.now() - t0) / 1000
   const cpu = process.cpuUsage(cpu0)
+  const busy = meter()
   measuring = false
   const rss = procs.reduce((sum, proc) => sum + rssBytes(proc.pid!), 0)
   if (TRACE) {
@@ -297,6 +342,9 @@ async function runLoad(mode: Mode, bases: string[], procs: ChildProcess[], seede
     postP99Ms: +percentile(postTimes, 99).toFixed(2),
     serverRssMb: Math.round(rss / 1024 / 1024),
     loadGeneratorCpuPercent: Math.round(((cpu.user + cpu.system) / 1e6 / elapsed) * 100),
+    serverCpuPercent: busy.server,
+    postgresCpuPercent: busy.postgres,
+    redisCpuPercent: busy.redis,
     windows,
   }
 }
