@@ -17,7 +17,7 @@ import type { Broker } from './broker.ts'
 import { outboxHighWater, ScanFloor } from '../events/outbox-floor.ts'
 import { markPublished, pruneOutbox, relayUnpublished } from './repo.ts'
 
-// Long enough for the planner (runs within ~20 ms of a commit) to set the mark first; well below
+// Long enough for the planner (runs within ~50 ms of a commit) to set the mark first; well below
 // OUTBOX_RELAY_DELAY_MS, after which the sweeper would publish an unmarked event again.
 const MARK_DELAY_MS = 250
 const MARK_BATCH = 1_000

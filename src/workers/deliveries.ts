@@ -21,9 +21,9 @@ import { DEFAULT_RETRY_SCHEDULE, nextAttemptAt } from './retry.ts'
 import { deliveryAgents, send, type DeliveryAgents } from './sender.ts'
 
 const PLAN_BATCH = 200
-// Under a stream of posts the planner runs at most every 20 ms (each run is a five-statement
+// Under a stream of posts the planner runs at most every 50 ms (each run is a five-statement
 // transaction); a webhook waits at most that much longer.
-const PLAN_MIN_GAP_MS = 20
+const PLAN_MIN_GAP_MS = 50
 const MAX_RESPONSE_BYTES = 64 * 1024
 
 /**
