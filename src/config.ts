@@ -35,6 +35,7 @@ const EnvSchema = Type.Object({
   OUTBOX_RETENTION_MS: Type.Integer({ minimum: 0, default: 86_400_000 }),
   OUTBOX_SCAN_LAG_MS: Type.Integer({ minimum: 0, default: 5_000 }),
   OUTBOX_FULL_SCAN_MS: Type.Integer({ minimum: 100, default: 30_000 }),
+  SEARCH_INDEX_FLUSH_MS: Type.Integer({ minimum: 0, default: 5_000 }),
   WEBHOOK_ALLOW_PRIVATE: Type.Optional(Bool),
   WEBHOOK_ALLOW_HOSTS: Type.String({ default: '' }),
   WEBHOOK_RETRY_SCHEDULE: Type.Optional(Type.String({ pattern: '^\\d+(,\\d+)*$' })),
@@ -90,6 +91,8 @@ export interface Config {
   outboxScanLagMs: number
   /** How often an outbox scan starts from the first row instead. */
   outboxFullScanMs: number
+  /** How often the full-text index's pending list is merged in the background (0: only by inserts). */
+  searchIndexFlushMs: number
   webhookAllowPrivate: boolean
   webhookAllowHosts: string[]
   /** Seconds between delivery attempts; undefined = the documented default schedule. */
@@ -165,6 +168,7 @@ function fromEnv(e: Env): Config {
     outboxRetentionMs: e.OUTBOX_RETENTION_MS,
     outboxScanLagMs: e.OUTBOX_SCAN_LAG_MS,
     outboxFullScanMs: e.OUTBOX_FULL_SCAN_MS,
+    searchIndexFlushMs: e.SEARCH_INDEX_FLUSH_MS,
     webhookAllowPrivate: truthy(e.WEBHOOK_ALLOW_PRIVATE, false),
     webhookAllowHosts: e.WEBHOOK_ALLOW_HOSTS.split(',').map((s) => s.trim()).filter(Boolean),
     webhookRetrySchedule: e.WEBHOOK_RETRY_SCHEDULE?.split(',').map(Number),

@@ -1,4 +1,5 @@
-// Background delivery of webhooks and integrations (src/workers/deliveries.ts). Starts only when
+// Background delivery of webhooks and integrations (src/workers/deliveries.ts), and the search
+// index's pending-list flush (src/workers/search-index.ts). Starts only when
 // app.background is true; on close it stops planning, lets attempts in flight finish and hands
 // back deliveries it had claimed but not started, so another instance (or the next start) sends
 // them at once.
@@ -7,17 +8,21 @@ import fp from 'fastify-plugin'
 import { DeliveryEngine } from './deliveries.ts'
 import { MemoryQueue, RedisQueue, type DeliveryQueue } from './queue.ts'
 import { releaseClaims } from './repo.ts'
+import { SearchIndexFlusher } from './search-index.ts'
 
 declare module 'fastify' {
   interface FastifyInstance {
     /** Null when background work is off (app.background false). */
     deliveries: DeliveryEngine | null
+    /** Null when background work is off. */
+    searchIndex: SearchIndexFlusher | null
   }
 }
 
 async function workersPlugin(app: FastifyInstance): Promise<void> {
   if (!app.background) {
     app.decorate('deliveries', null)
+    app.decorate('searchIndex', null)
     return
   }
   const { config } = app
@@ -29,6 +34,8 @@ async function workersPlugin(app: FastifyInstance): Promise<void> {
     : new MemoryQueue(config.webhookConcurrency, app.log, kickScheduler)
   engine = new DeliveryEngine(app, queue, options)
   app.decorate('deliveries', engine)
+  const searchIndex = new SearchIndexFlusher(app.db.pool, config.searchIndexFlushMs, app.log)
+  app.decorate('searchIndex', searchIndex)
 
   const running = engine
   let timer: NodeJS.Timeout | null = null
@@ -47,6 +54,7 @@ async function workersPlugin(app: FastifyInstance): Promise<void> {
       })
     }
     tick()
+    searchIndex.start()
   })
 
   app.addHook('onClose', async () => {
@@ -54,7 +62,7 @@ async function workersPlugin(app: FastifyInstance): Promise<void> {
     unsubscribe?.()
     if (timer) clearTimeout(timer)
     running.stop()
-    await Promise.all([running.planner.idle(), running.scheduler.idle()])
+    await Promise.all([running.planner.idle(), running.scheduler.idle(), searchIndex.stop()])
     const unstarted = await queue.stop()
     running.close()
     await releaseClaims(app.db.pool, unstarted).catch((error: unknown) => app.log.warn({ err: error }, 'could not release claimed deliveries'))
