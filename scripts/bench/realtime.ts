@@ -121,16 +121,25 @@ async function stopServer(proc: ChildProcess): Promise<void> {
 }
 
 /** Resident memory of a process, from /proc (Linux). */
-/** CPU seconds (user + system) a process has used; 0 once it is gone. */
-function cpuSeconds(pid: number): number {
+/**
+ * CPU seconds (user + system) a process has used; with `children`, also those of its children that
+ * have exited (PostgreSQL's backends come and go with the pool). 0 once the process is gone.
+ */
+function cpuSeconds(pid: number, children = false): number {
   try {
-    // After the command name: utime and stime are the 12th and 13th fields, in USER_HZ (100/s).
+    // After the command name: ppid is the 2nd field; utime, stime, cutime, cstime the 12th to 15th,
+    // in USER_HZ (100/s).
     const stat = readFileSync(`/proc/${pid}/stat`, 'utf8')
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
-    return (Number(fields[11]) + Number(fields[12])) / 100
+    const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ').map(Number)
+    return (f[11]! + f[12]! + (children ? f[13]! + f[14]! : 0)) / 100
   } catch {
     return 0
   }
+}
+
+function parentPid(pid: number): number {
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8')
+  return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1])
 }
 
 /** Pids of every process with this command name (PostgreSQL's backends, redis-server). */
@@ -147,15 +156,33 @@ function pidsNamed(name: string): number[] {
     .map(Number)
 }
 
-/** CPU used by the server processes, PostgreSQL and Redis since `start()`, in % of one core. */
+/** All the CPU PostgreSQL has used: its live processes plus the backends that have exited. */
+function postgresCpuSeconds(): number {
+  const pids = pidsNamed('postgres')
+  const set = new Set(pids)
+  return pids.reduce((total, pid) => {
+    try {
+      return total + cpuSeconds(pid, !set.has(parentPid(pid)))
+    } catch {
+      return total // exited meanwhile: counted in its parent's children from now on
+    }
+  }, 0)
+}
+
+/** CPU used by the server processes, PostgreSQL and Redis from now on, in % of one core. */
 function cpuMeter(serverPids: number[]): () => { server: number; postgres: number; redis: number } {
-  const groups = { server: serverPids, postgres: pidsNamed('postgres'), redis: pidsNamed('redis-server') }
   const sum = (pids: number[]): number => pids.reduce((total, pid) => total + cpuSeconds(pid), 0)
-  const before = { server: sum(groups.server), postgres: sum(groups.postgres), redis: sum(groups.redis) }
+  const read = (): { server: number; postgres: number; redis: number } => ({
+    server: sum(serverPids),
+    postgres: postgresCpuSeconds(),
+    redis: sum(pidsNamed('redis-server')),
+  })
+  const before = read()
   const t0 = performance.now()
   return () => {
     const seconds = (performance.now() - t0) / 1000
-    const pct = (key: keyof typeof groups): number => Math.round(((sum(groups[key]) - before[key]) / seconds) * 100)
+    const after = read()
+    const pct = (key: keyof typeof after): number => Math.round(((after[key] - before[key]) / seconds) * 100)
     return { server: pct('server'), postgres: pct('postgres'), redis: pct('redis') }
   }
 }
