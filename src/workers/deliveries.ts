@@ -10,11 +10,11 @@
 //    or fail, and disable an endpoint that keeps failing. Never on a request's path.
 import { setTimeout as sleep } from 'node:timers/promises'
 import type { FastifyBaseLogger, FastifyInstance } from 'fastify'
+import { outboxHighWater, ScanFloor } from '../events/outbox-floor.ts'
 import { memberIds } from '../modules/channels/access.ts'
 import { deliveryHeaders } from '../lib/signing.ts'
 import type { AddressPolicy } from '../lib/ssrf.ts'
 import { integrationBody, webhookBody, type OutboxEventRecord } from './payloads.ts'
-import { outboxHighWater, ScanFloor } from '../events/outbox-floor.ts'
 import type { DeliveryQueue } from './queue.ts'
 import * as repo from './repo.ts'
 import { DEFAULT_RETRY_SCHEDULE, nextAttemptAt } from './retry.ts'
