@@ -40,7 +40,8 @@ export class ScanFloor {
   constructor(
     private readonly highWater: () => Promise<bigint>,
     private readonly options: FloorOptions,
-    private readonly now: () => number = Date.now,
+    // Monotonic: a wall-clock jump must not make a fresh reading look a lag old.
+    private readonly now: () => number = () => performance.now(),
   ) {}
 
   /** Starts a run: reads the sequence when the last reading is half a lag old. */
