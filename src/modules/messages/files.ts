@@ -15,8 +15,16 @@ export interface StoredFile {
   sha256: string
 }
 
+/**
+ * Creates the upload folder, private to the server's user and group. Only the folder itself gets
+ * that mode: a recursive mkdir would give it to new parents too, and DATA_DIR must stay
+ * reachable by the embedded PostgreSQL, which runs as another user when the server runs as root.
+ */
 export async function ensureUploadDir(dir: string): Promise<void> {
-  await mkdir(dir, { recursive: true, mode: 0o750 })
+  await mkdir(path.dirname(dir), { recursive: true })
+  await mkdir(dir, { mode: 0o750 }).catch((error: NodeJS.ErrnoException) => {
+    if (error.code !== 'EEXIST') throw error
+  })
 }
 
 export function filePath(dir: string, storageName: string): string {
