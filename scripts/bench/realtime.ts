@@ -124,26 +124,27 @@ async function stopServer(proc: ChildProcess): Promise<void> {
   await Promise.race([exited, sleep(15_000).then(() => proc.kill('SIGKILL'))])
 }
 
-/** Resident memory of a process, from /proc (Linux). */
+/**
+ * The numeric fields of /proc/<pid>/stat after the command name (index 1: ppid; 11-14: utime,
+ * stime, cutime, cstime in USER_HZ, 100/s); null once the process is gone.
+ */
+function procStat(pid: number): number[] | null {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8')
+    return stat.slice(stat.lastIndexOf(')') + 2).split(' ').map(Number)
+  } catch {
+    return null
+  }
+}
+
 /**
  * CPU seconds (user + system) a process has used; with `children`, also those of its children that
  * have exited (PostgreSQL's backends come and go with the pool). 0 once the process is gone.
  */
 function cpuSeconds(pid: number, children = false): number {
-  try {
-    // After the command name: ppid is the 2nd field; utime, stime, cutime, cstime the 12th to 15th,
-    // in USER_HZ (100/s).
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8')
-    const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ').map(Number)
-    return (f[11]! + f[12]! + (children ? f[13]! + f[14]! : 0)) / 100
-  } catch {
-    return 0
-  }
-}
-
-function parentPid(pid: number): number {
-  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8')
-  return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1])
+  const f = procStat(pid)
+  if (!f) return 0
+  return (f[11]! + f[12]! + (children ? f[13]! + f[14]! : 0)) / 100
 }
 
 /** Pids of every process with this command name (PostgreSQL's backends, redis-server). */
@@ -164,13 +165,9 @@ function pidsNamed(name: string): number[] {
 function postgresCpuSeconds(): number {
   const pids = pidsNamed('postgres')
   const set = new Set(pids)
-  return pids.reduce((total, pid) => {
-    try {
-      return total + cpuSeconds(pid, !set.has(parentPid(pid)))
-    } catch {
-      return total // exited meanwhile: counted in its parent's children from now on
-    }
-  }, 0)
+  // The postmaster (whose parent is not a postgres process) also counts its exited children. A
+  // backend that exits meanwhile counts 0 here and in its parent's children from then on.
+  return pids.reduce((total, pid) => total + cpuSeconds(pid, !set.has(procStat(pid)?.[1] ?? 0)), 0)
 }
 
 /** CPU used by the server processes, PostgreSQL and Redis from now on, in % of one core. */
@@ -191,6 +188,7 @@ function cpuMeter(serverPids: number[]): () => { server: number; postgres: numbe
   }
 }
 
+/** Resident memory of a process, from /proc (Linux). */
 function rssBytes(pid: number): number {
   const match = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))
   return match ? Number(match[1]) * 1024 : NaN

@@ -11,10 +11,10 @@
 // crash between publish and mark): events carry their id and clients de-duplicate on it.
 import type { FastifyBaseLogger } from 'fastify'
 import type pg from 'pg'
+import { outboxHighWater, ScanFloor } from '../events/outbox-floor.ts'
 import type { DomainEvent } from '../events/types.ts'
 import type { PublishedMarks } from '../workers/deliveries.ts'
 import type { Broker } from './broker.ts'
-import { outboxHighWater, ScanFloor } from '../events/outbox-floor.ts'
 import { markPublished, pruneOutbox, relayUnpublished } from './repo.ts'
 
 // Long enough for the planner (runs within ~50 ms of a commit) to set the mark first; well below

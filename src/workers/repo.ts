@@ -50,9 +50,10 @@ export interface PlanContext {
 }
 
 /**
- * Claims up to `limit` unplanned outbox events with ids above `afterId` (oldest first; SKIP
- * LOCKED so instances take different rows; the floor: src/events/outbox-floor.ts), lets `plan` turn them into deliveries and inserts those, all in one
- * transaction: either the events are marked planned and their deliveries exist, or neither.
+ * Claims up to `limit` unplanned outbox events with ids above `afterId` (the floor:
+ * src/events/outbox-floor.ts; oldest first; SKIP LOCKED so instances take different rows), lets
+ * `plan` turn them into deliveries and inserts those, all in one transaction: either the events
+ * are marked planned and their deliveries exist, or neither.
  * Events whose ids `published()` lists (relayed to the broker by this process, not yet marked;
  * read just before the update) are marked published by the same row update, which saves the
  * relay an UPDATE of those rows.
