@@ -71,7 +71,7 @@ export async function buildApp(config: AppConfig, options: BuildOptions = {}): P
   await app.register(redisPlugin, { url: config.redisUrl, prefix: config.redisPrefix })
   // Before auth, so requests with bad credentials count against the limit too.
   await app.register(rateLimitPlugin)
-  await app.register(authPlugin, { jwtSecret: config.jwtSecret })
+  await app.register(authPlugin, { jwtSecret: config.jwtSecret, keyCacheTtlMs: config.authCacheTtlMs })
   await app.register(openapiPlugin)
 
   await app.register(healthRoutes)

@@ -24,6 +24,7 @@ const EnvSchema = Type.Object({
   MAX_MESSAGE_LENGTH: Type.Integer({ minimum: 1, maximum: 1_000_000, default: 40_000 }),
   BODY_LIMIT_BYTES: Type.Integer({ minimum: 1024, default: 1024 * 1024 }),
   RATE_LIMIT_PER_MINUTE: Type.Integer({ minimum: 0, default: 0 }),
+  AUTH_CACHE_TTL_MS: Type.Integer({ minimum: 0, default: 10_000 }),
   WS_MESSAGES_PER_SECOND: Type.Integer({ minimum: 1, default: 100 }),
   WS_PING_INTERVAL_MS: Type.Integer({ minimum: 100, default: 30_000 }),
   WS_MAX_PAYLOAD_BYTES: Type.Integer({ minimum: 1024, default: 1024 * 1024 }),
@@ -74,6 +75,8 @@ export interface Config {
   bodyLimitBytes: number
   /** 0 = no rate limit (the self-hosted default). */
   rateLimitPerMinute: number
+  /** How long a looked-up agent key is kept (src/plugins/key-cache.ts); 0 = every request asks PostgreSQL. */
+  authCacheTtlMs: number
   wsMessagesPerSecond: number
   wsPingIntervalMs: number
   wsMaxPayloadBytes: number
@@ -157,6 +160,7 @@ function fromEnv(e: Env): Config {
     maxMessageLength: e.MAX_MESSAGE_LENGTH,
     bodyLimitBytes: e.BODY_LIMIT_BYTES,
     rateLimitPerMinute: e.RATE_LIMIT_PER_MINUTE,
+    authCacheTtlMs: e.AUTH_CACHE_TTL_MS,
     wsMessagesPerSecond: e.WS_MESSAGES_PER_SECOND,
     wsPingIntervalMs: e.WS_PING_INTERVAL_MS,
     wsMaxPayloadBytes: e.WS_MAX_PAYLOAD_BYTES,

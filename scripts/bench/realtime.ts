@@ -13,8 +13,9 @@
 // Then (one-instance modes) it restarts the server, opens IDLE idle connections to it and reports
 // the server's memory per connection, after full collections (scripts/bench/memory-probe.mjs) and
 // before them. BENCH_LOG_LEVEL (warn), BENCH_PROFILE=1 (CPU profile of the
-// server), BENCH_NODE_OPTIONS (NODE_OPTIONS of the server) and BENCH_NODE_ARGS (more node flags of
-// the server) help investigations.
+// server), BENCH_NODE_OPTIONS (NODE_OPTIONS of the server), BENCH_NODE_ARGS (more node flags of
+// the server) and BENCH_SERVER_ENV (settings of the server, "NAME=value NAME=value", to compare
+// configurations) help investigations.
 //
 // Usage: npx tsx scripts/bench/realtime.ts
 //   BENCH_CLIENTS (1000) BENCH_CHANNELS (100) BENCH_RATE (messages/s, 1500) BENCH_SECONDS (15)
@@ -58,6 +59,7 @@ const WINDOW_SECONDS = Number(process.env.BENCH_WINDOW_SECONDS ?? 10)
 // With 64, a server answering in more than 64 / RATE seconds made posts queue in the client: at
 // 1,500/s on a slow day, p50 457-766 ms against 63-67 ms with 256.
 const POST_SOCKETS = Number(process.env.BENCH_POST_SOCKETS ?? 256)
+const SERVER_ENV = Object.fromEntries((process.env.BENCH_SERVER_ENV ?? '').split(' ').filter(Boolean).map((pair) => [pair.slice(0, pair.indexOf('=')), pair.slice(pair.indexOf('=') + 1)]))
 
 interface Seeded {
   poster: string
@@ -104,7 +106,7 @@ async function startServer(env: Record<string, string>): Promise<{ proc: ChildPr
   const probe = ['--expose-gc', '--import', './scripts/bench/memory-probe.mjs']
   const proc = spawn(process.execPath, [...profile, ...probe, ...startFlags(ROOT), ...flags, 'src/server.ts'], {
     cwd: ROOT,
-    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', HOST: '127.0.0.1', PORT: String(port), LOG_LEVEL: process.env.BENCH_LOG_LEVEL ?? 'warn', ...(process.env.BENCH_NODE_OPTIONS ? { NODE_OPTIONS: process.env.BENCH_NODE_OPTIONS } : {}), ...env },
+    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', HOST: '127.0.0.1', PORT: String(port), LOG_LEVEL: process.env.BENCH_LOG_LEVEL ?? 'warn', ...(process.env.BENCH_NODE_OPTIONS ? { NODE_OPTIONS: process.env.BENCH_NODE_OPTIONS } : {}), ...SERVER_ENV, ...env },
     stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
   })
   const base = `127.0.0.1:${port}`

@@ -9,6 +9,7 @@ import fp from 'fastify-plugin'
 import { Batcher } from '../lib/batcher.ts'
 import { AppError, forbidden, unauthorized } from '../lib/errors.ts'
 import { API_KEY_PREFIX, INTEGRATION_KEY_PREFIX, safeEqual, sha256Hex } from '../lib/tokens.ts'
+import { registerKeyCache, type CachedKey } from './key-cache.ts'
 
 export type AuthPolicy =
   | 'public' // no credential
@@ -73,7 +74,7 @@ export function bearer(request: FastifyRequest): string | undefined {
   return match?.[1]
 }
 
-async function authPlugin(app: FastifyInstance, opts: { jwtSecret: string }): Promise<void> {
+async function authPlugin(app: FastifyInstance, opts: { jwtSecret: string; keyCacheTtlMs: number }): Promise<void> {
   await app.register(jwt, {
     secret: opts.jwtSecret,
     sign: { algorithm: 'HS256', expiresIn: JWT_TTL, iss: JWT_ISSUER },
@@ -82,10 +83,10 @@ async function authPlugin(app: FastifyInstance, opts: { jwtSecret: string }): Pr
 
   const { prisma, pool } = app.db
 
-  // Every agent request starts here, so this is a prepared statement through `pg` rather than
-  // Prisma (whose findUnique + include costs two round trips and several times the CPU), and
-  // concurrent lookups share one statement (src/lib/batcher.ts). The key is looked up on every
-  // request, never cached: a revoked key gets 401 on its next request, on every instance.
+  // Every agent request starts here, so the lookup is a prepared statement through `pg` rather than
+  // Prisma (whose findUnique + include costs two round trips and several times the CPU),
+  // concurrent lookups share one statement (src/lib/batcher.ts), and recent keys are cached
+  // without weakening revocation (src/plugins/key-cache.ts).
   interface KeyRow {
     key_id: string
     key_hash: string
@@ -107,12 +108,24 @@ async function authPlugin(app: FastifyInstance, opts: { jwtSecret: string }): Pr
     },
     { maxInFlight: 1, maxBatch: 200 },
   )
+  const keyCache = registerKeyCache(app, opts.keyCacheTtlMs)
+
+  async function lookUpAgentKey(hash: string): Promise<CachedKey | undefined> {
+    const cached = keyCache.get(hash)
+    if (cached) return cached
+    const token = keyCache.token()
+    const row = await keyLookups.submit(hash)
+    if (!row || row.revoked) return undefined
+    const key = { keyId: row.key_id, keyHash: row.key_hash, agentId: row.id, name: row.name, displayName: row.display_name }
+    keyCache.remember(hash, key, token)
+    return key
+  }
 
   async function authenticateAgentKey(key: string): Promise<Principal | null> {
     const hash = sha256Hex(key)
-    const row = await keyLookups.submit(hash)
-    if (!row || row.revoked || !safeEqual(row.key_hash, hash)) return null
-    return { kind: 'agent', id: row.id, name: row.name, displayName: row.display_name, keyId: row.key_id }
+    const found = await lookUpAgentKey(hash)
+    if (!found || !safeEqual(found.keyHash, hash)) return null
+    return { kind: 'agent', id: found.agentId, name: found.name, displayName: found.displayName, keyId: found.keyId }
   }
 
   async function authenticateIntegrationKey(key: string): Promise<Principal | null> {
@@ -185,4 +198,4 @@ async function authPlugin(app: FastifyInstance, opts: { jwtSecret: string }): Pr
   })
 }
 
-export default fp(authPlugin, { name: 'auth', dependencies: ['db'] })
+export default fp(authPlugin, { name: 'auth', dependencies: ['db', 'redis'] })

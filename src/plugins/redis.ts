@@ -3,24 +3,25 @@
 // keeps reconnecting in the background.
 import type { FastifyInstance } from 'fastify'
 import fp from 'fastify-plugin'
-import { Redis } from 'ioredis'
+import { Redis, type RedisOptions } from 'ioredis'
 
 declare module 'fastify' {
   interface FastifyInstance {
     /** null in single-node mode. */
     redis: Redis | null
     redisPrefix: string
-    /** A new connection with the same settings, for blocking reads (XREAD BLOCK, XREADGROUP). */
-    redisDuplicate: () => Redis
+    /** A new connection with the same settings (and these), for blocking reads and subscriptions. */
+    redisDuplicate: (options?: RedisOptions) => Redis
   }
 }
 
-export function createRedis(url: string): Redis {
+export function createRedis(url: string, options: RedisOptions = {}): Redis {
   const redis = new Redis(url, {
     lazyConnect: false,
     enableOfflineQueue: false,
     maxRetriesPerRequest: 1,
     retryStrategy: (times) => Math.min(times * 200, 2_000),
+    ...options,
   })
   // Connection errors are reported by /health; without a listener ioredis logs each one.
   redis.on('error', () => {})
@@ -29,9 +30,9 @@ export function createRedis(url: string): Redis {
 
 async function redisPlugin(app: FastifyInstance, opts: { url?: string; prefix: string }): Promise<void> {
   const clients: Redis[] = []
-  const make = (): Redis => {
+  const make = (options?: RedisOptions): Redis => {
     if (!opts.url) throw new Error('Redis is not configured')
-    const client = createRedis(opts.url)
+    const client = createRedis(opts.url, options)
     clients.push(client)
     return client
   }

@@ -59,7 +59,8 @@ t.test('60 concurrent posts: members get 201 once each, non-members 404, a revok
   t.ok((statements.get('auth-agent-keys') ?? 0) > 1, 'several requests shared one key lookup')
 
   // A key revoked while its requests queue with others is refused; the others are not affected.
-  await c.app.db.prisma.apiKey.update({ where: { id: revoked.keyId }, data: { revokedAt: new Date() } })
+  const revoke = await c.api({ method: 'DELETE', url: `/api/v1/agents/${revoked.id}/keys/${revoked.keyId}`, headers: auth(c.ws.owner.token) })
+  t.equal(revoke.statusCode, 204)
   const mixed = await Promise.all(
     Array.from({ length: 20 }, (_, i) => c.api({ method: 'GET', url: `/api/v1/channels/${ch.id}`, headers: auth(i % 2 ? revoked.key : c.tok.a1) })),
   )

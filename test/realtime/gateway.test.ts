@@ -48,7 +48,7 @@ t.test('the Authorization header is accepted too; a +-key sent unencoded still w
 })
 
 t.test('bad or missing credentials are refused at the upgrade with HTTP 401', async (t) => {
-  const { app } = await build(t)
+  const { app, api } = await build(t)
   const ws = await seedWorkspace(app)
   await listen(app)
   const unauthorized = { error: String, code: 'UNAUTHORIZED' }
@@ -64,8 +64,12 @@ t.test('bad or missing credentials are refused at the upgrade with HTTP 401', as
     t.equal(res.status, 401, label)
     t.match(res.body, unauthorized, label)
   }
-  await app.db.prisma.apiKey.update({ where: { id: ws.agents[0]!.keyId }, data: { revokedAt: new Date() } })
-  t.equal((await refusedUpgrade(wsUrl(app, { token: ws.agents[0]!.key }))).status, 401, 'revoked key')
+  const a1 = ws.agents[0]!
+  const before = await connect(app, a1.key)
+  await before.client.close()
+  const revoke = await api({ method: 'DELETE', url: `/api/v1/agents/${a1.id}/keys/${a1.keyId}`, headers: bearer(ws.owner.token) })
+  t.equal(revoke.statusCode, 204)
+  t.equal((await refusedUpgrade(wsUrl(app, { token: a1.key }))).status, 401, 'a key revoked after it connected is refused at its next upgrade')
   for (const since of ['yesterday', 'abc', '-1', '1.5', '1-', '-0', '1-2-3', '1e3', '']) {
     const badSince = await refusedUpgrade(wsUrl(app, { token: ws.primary.key, since }))
     t.equal(badSince.status, 400, `a malformed since is a 400: ${JSON.stringify(since)}`)

@@ -96,8 +96,9 @@ export async function updateAgent(app: FastifyInstance, principal: Principal, id
   if (patch.description !== undefined) data.description = patch.description
   if (patch.avatar_url !== undefined) data.avatarUrl = patch.avatar_url
   if (patch.metadata !== undefined) data.metadata = patch.metadata as Record<string, unknown> | null
+  let updated: AgentDto
   try {
-    return await app.events.transaction(async (tx) => {
+    updated = await app.events.transaction(async (tx) => {
       if (patch.name !== undefined && patch.name !== existing.name) {
         await repo.lockAgentNames(tx)
         if ((await repo.findAgentsNamed(tx, [patch.name], id)).length) throw nameTaken(patch.name)
@@ -108,6 +109,9 @@ export async function updateAgent(app: FastifyInstance, principal: Principal, id
     if (isUniqueViolation(error)) throw nameTaken(patch.name ?? existing.name)
     throw error
   }
+  // Its next request, on any instance, carries the new name.
+  await app.forgetAgentKeys(id)
+  return updated
 }
 
 /**
@@ -127,6 +131,7 @@ export async function deleteAgent(app: FastifyInstance, id: string): Promise<voi
       emit('member.left', channelId, { channel_id: channelId, member_id: id, member_type: 'AGENT' }, [id])
     }
   })
+  await app.forgetAgentKeys(id)
 }
 
 export async function createKey(app: FastifyInstance, agentId: string, name: string): Promise<CreatedKey> {
@@ -147,4 +152,5 @@ export async function revokeKey(app: FastifyInstance, agentId: string, keyId: st
   const key = await repo.findApiKey(app.db.prisma, agentId, keyId)
   if (!key) throw notFound('API key')
   await repo.revokeApiKey(app.db.prisma, keyId)
+  await app.forgetAgentKeys(agentId)
 }
