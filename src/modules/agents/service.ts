@@ -109,8 +109,8 @@ export async function updateAgent(app: FastifyInstance, principal: Principal, id
     if (isUniqueViolation(error)) throw nameTaken(patch.name ?? existing.name)
     throw error
   }
-  // Its next request, on any instance, carries the new name.
-  await app.forgetAgentKeys(id)
+  // Cached keys carry the names: its next request, on any instance, must carry the new ones.
+  if (patch.name !== undefined || patch.display_name !== undefined) await app.forgetAgentKeys(id)
   return updated
 }
 
