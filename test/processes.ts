@@ -20,6 +20,25 @@ export async function freePort(): Promise<number> {
   return port
 }
 
+export interface RedisProcess {
+  proc: ChildProcess
+  exited: Promise<unknown>
+}
+
+/** A private redis-server on `port` (nothing kept on disk), killed with the test if still running. */
+export function startRedis(t: Test, port: number): RedisProcess {
+  const proc = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--daemonize', 'no'], { stdio: 'ignore' })
+  const exited = new Promise((resolve) => proc.once('exit', resolve))
+  t.teardown(async () => {
+    if (proc.exitCode === null && proc.signalCode === null) {
+      proc.kill('SIGCONT')
+      proc.kill('SIGKILL')
+      await exited
+    }
+  })
+  return { proc, exited }
+}
+
 /** Environment for a real server process from a test config. */
 export function serverEnv(config: AppConfig, port: number, extra: Record<string, string> = {}): Record<string, string> {
   return {

@@ -21,6 +21,7 @@
 //   expire after AUTH_CACHE_TTL_MS to bound it.
 import type { FastifyInstance } from 'fastify'
 import type { Redis } from 'ioredis'
+import { withTimeout } from '../lib/timeout.ts'
 
 /** What authentication needs of an agent key; never a revoked one. */
 export interface CachedKey {
@@ -39,6 +40,8 @@ interface Entry {
 /** How long a PING's reply lets an instance trust its cache, counted from when the PING was sent. */
 export const LEASE_MS = 500
 const PING_EVERY_MS = 100
+/** A revocation does not wait longer than this for a stalled Redis (the TTL bounds what follows). */
+const PUBLISH_TIMEOUT_MS = 1_000
 const MAX_ENTRIES = 10_000
 
 export class KeyCache {
@@ -167,7 +170,7 @@ export function registerKeyCache(app: FastifyInstance, ttlMs: number): KeyCache 
     cache.forgetAgent(agentId)
     if (!app.redis) return
     try {
-      await app.redis.publish(channel, agentId)
+      await withTimeout(app.redis.publish(channel, agentId), PUBLISH_TIMEOUT_MS, `no answer from Redis within ${PUBLISH_TIMEOUT_MS} ms`)
     } catch (error) {
       app.log.warn({ err: error, agentId }, `could not tell other instances to forget an agent's keys; their cached copies expire within ${ttlMs} ms`)
       return

@@ -9,6 +9,7 @@ import { Type } from 'typebox'
 import { Compile } from 'typebox/compile'
 import type { RawData, WebSocket } from 'ws'
 import { AppError, unauthorized } from '../lib/errors.ts'
+import { withTimeout } from '../lib/timeout.ts'
 import { postMessage } from '../modules/messages/service.ts'
 import { bearer, type MemberPrincipal } from '../plugins/auth.ts'
 import type { Broker } from './broker.ts'
@@ -27,14 +28,6 @@ const REPLAY_PAGE = 1_000
 const SHUTDOWN_GRACE_MS = 1_000
 const MAX_CLIENT_ID = 128
 const READER_WAIT_MS = 3_000
-
-function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
-  let timer: NodeJS.Timeout | undefined
-  const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error('the event log reader is not running')), ms)
-  })
-  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer))
-}
 
 const checkSendMessage = Compile(SendMessageFrame)
 const checkPing = Compile(PingFrame)
@@ -176,7 +169,7 @@ export async function gateway(app: FastifyInstance, { broker, hub }: GatewayOpti
 
   async function start(conn: Connection, since: Cursor | undefined): Promise<void> {
     await hub.add(conn)
-    await withTimeout(broker.reading(), READER_WAIT_MS)
+    await withTimeout(broker.reading(), READER_WAIT_MS, 'the event log reader is not running')
     const info = await broker.info()
     let cursor = info.newest
     let replayed = 0

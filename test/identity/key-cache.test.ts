@@ -1,13 +1,13 @@
 // The agent-key cache (src/plugins/key-cache.ts): a busy key skips PostgreSQL, yet revoking it,
 // deleting its agent or renaming the agent takes effect from the next request, on this instance
 // and on another one sharing Redis, including when the other instance's subscription dropped
-// while the key was revoked.
+// while the key was revoked, or Redis stalled.
 import { Redis } from 'ioredis'
 import t, { type Test } from 'tap'
 import { subscriberName } from '../../src/plugins/key-cache.ts'
 import { seedWorkspace, type Workspace } from '../fixtures.ts'
 import { bearer, build, TEST_REDIS_URL, testConfig, type TestApp } from '../helper.ts'
-import { createChannel, post } from '../realtime/helpers.ts'
+import { createChannel, freePort, post, startRedis } from '../realtime/helpers.ts'
 import { eventually } from '../webhooks/helpers.ts'
 
 type Api = TestApp['api']
@@ -131,4 +131,32 @@ t.test("a revocation published while the other instance's subscription was down 
   t.equal(await me(two.api, a1.key), 200)
   t.equal(await me(two.api, a1.key), 200)
   t.equal(two.app.keyCache.size, 1, 'caching resumes')
+})
+
+t.test('a stalled Redis: the lease runs out and keys are read from the database until it answers again', async (t) => {
+  const port = await freePort()
+  const redis = startRedis(t, port)
+  const { app, api } = await build(t, { env: { REDIS_URL: `redis://127.0.0.1:${port}`, REDIS_PREFIX: 'ams:stall:' } })
+  const ws = await seedWorkspace(app)
+  const a1 = ws.agents[0]!
+  await eventually(async () => app.keyCache.trusted, 'the subscription and its lease')
+  t.equal(await me(api, a1.key), 200)
+  t.equal(app.keyCache.size, 1)
+
+  // Stopped, not killed: the connection stays open, so only the lease can tell.
+  redis.proc.kill('SIGSTOP')
+  await eventually(async () => !app.keyCache.trusted, 'the lease to run out')
+  // A revocation whose forget could not be delivered (made in SQL, so none is sent at all).
+  await app.db.pool.query('UPDATE api_keys SET revoked_at = now() WHERE id = $1', [a1.keyId])
+  t.equal(await me(api, a1.key), 401, 'read from the database, not the cache')
+  const a2 = ws.agents[1]!
+  t.equal(await me(api, a2.key), 200, 'other keys still work')
+  // Revoking through the API does not hang on the stalled Redis: the publish gives up after 1 s.
+  await revoke(api, ws.owner.token, a2.id, a2.keyId)
+  t.equal(await me(api, a2.key), 401)
+
+  redis.proc.kill('SIGCONT')
+  await eventually(async () => app.keyCache.trusted, 'a new lease')
+  t.equal(await me(api, ws.primary.key), 200)
+  t.equal(app.keyCache.size, 2, 'caching resumes (a forget sent meanwhile would have arrived first, in order)')
 })

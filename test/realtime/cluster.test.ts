@@ -1,10 +1,9 @@
 // Several instances as real server processes sharing PostgreSQL and Redis, Redis going away and
 // coming back, and SIGTERM.
-import { spawn } from 'node:child_process'
 import t from 'tap'
 import { bearer, build, testConfig } from '../helper.ts'
 import { seedWorkspace } from '../fixtures.ts'
-import { connect, createChannel, freePort, post, serverEnv, startServer, wsUrl } from './helpers.ts'
+import { connect, createChannel, freePort, post, serverEnv, startRedis, startServer, wsUrl } from './helpers.ts'
 
 t.test('two instances: fan-out both ways, replay across instances, SIGTERM closes with 1001 and exits 0', async (t) => {
   const config = await testConfig(t, { redis: true })
@@ -57,18 +56,7 @@ t.test('two instances: fan-out both ways, replay across instances, SIGTERM close
 
 t.test('Redis goes away: posting still works, health says so, events arrive once it is back', async (t) => {
   const port = await freePort()
-  const startRedis = () => {
-    const proc = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--daemonize', 'no'], { stdio: 'ignore' })
-    const exited = new Promise((resolve) => proc.once('exit', resolve))
-    t.teardown(async () => {
-      if (proc.exitCode === null && proc.signalCode === null) {
-        proc.kill('SIGKILL')
-        await exited
-      }
-    })
-    return { proc, exited }
-  }
-  let redis = startRedis()
+  let redis = startRedis(t, port)
   const env = { REDIS_URL: `redis://127.0.0.1:${port}`, REDIS_PREFIX: 'ams:outage:', OUTBOX_RELAY_INTERVAL_MS: '100', OUTBOX_RELAY_DELAY_MS: '200' }
   const { app, api } = await build(t, { env })
   await waitFor(async () => (await api({ method: 'GET', url: '/health' })).json().redis === 'connected')
@@ -89,7 +77,7 @@ t.test('Redis goes away: posting still works, health says so, events arrive once
   t.ok(during.id, 'the message is stored and answered 201')
   t.same((await api({ method: 'GET', url: '/health' })).json(), { status: 'degraded', database: 'connected', redis: 'disconnected' })
 
-  redis = startRedis()
+  redis = startRedis(t, port)
   // The sweeper relays the event once Redis is back; the connected client gets it live.
   t.equal((await live.client.type('new_message', (f) => f.message.id === during.id)).message.text, 'during the outage')
   t.equal((await api({ method: 'GET', url: '/health' })).json().redis, 'connected')

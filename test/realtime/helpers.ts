@@ -155,7 +155,7 @@ export async function listen(app: FastifyInstance): Promise<void> {
   await app.listen({ host: '127.0.0.1', port: 0 })
 }
 
-export { freePort, serverEnv, startServer, type ServerProcess } from '../processes.ts'
+export { freePort, serverEnv, startRedis, startServer, type ServerProcess } from '../processes.ts'
 
 type Api = (opts: import('fastify').InjectOptions) => Promise<import('fastify').LightMyRequestResponse>
 

@@ -2,6 +2,7 @@
 // dependency shows as disconnected instead of hanging the probe.
 import type { FastifyInstance } from 'fastify'
 import { Type } from 'typebox'
+import { withTimeout } from '../../lib/timeout.ts'
 
 const CHECK_TIMEOUT_MS = 1_000
 
@@ -15,14 +16,6 @@ const HealthSchema = Type.Object(
   },
   { additionalProperties: false },
 )
-
-function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
-  let timer: NodeJS.Timeout | undefined
-  const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error('timeout')), ms)
-  })
-  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer))
-}
 
 export default async function healthRoutes(app: FastifyInstance): Promise<void> {
   app.get(
