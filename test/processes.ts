@@ -31,8 +31,7 @@ export function startRedis(t: Test, port: number): RedisProcess {
   const exited = new Promise((resolve) => proc.once('exit', resolve))
   t.teardown(async () => {
     if (proc.exitCode === null && proc.signalCode === null) {
-      proc.kill('SIGCONT')
-      proc.kill('SIGKILL')
+      proc.kill('SIGKILL') // also ends a stopped (SIGSTOP) one
       await exited
     }
   })

@@ -170,9 +170,9 @@ export function registerKeyCache(app: FastifyInstance, ttlMs: number): KeyCache 
     cache.forgetAgent(agentId)
     if (!app.redis) return
     try {
-      await withTimeout(app.redis.publish(channel, agentId), PUBLISH_TIMEOUT_MS, `no answer from Redis within ${PUBLISH_TIMEOUT_MS} ms`)
+      await withTimeout(app.redis.publish(channel, agentId), PUBLISH_TIMEOUT_MS)
     } catch (error) {
-      app.log.warn({ err: error, agentId }, `could not tell other instances to forget an agent's keys; their cached copies expire within ${ttlMs} ms`)
+      app.log.warn({ err: error, agentId }, "could not tell other instances to forget an agent's keys; their cached copies expire within their AUTH_CACHE_TTL_MS")
       return
     }
     // Every other instance has applied the forget, or its lease has run out (see above).
