@@ -8,6 +8,7 @@ import addFormats from 'ajv-formats'
 import type { LightMyRequestResponse } from 'fastify'
 
 interface Operation {
+  operationId?: string
   responses?: Record<string, { content?: Record<string, { schema?: unknown }> }>
 }
 
@@ -36,9 +37,17 @@ function rewriteRefs(schema: unknown): unknown {
   return JSON.parse(JSON.stringify(schema).replaceAll('"#/components/', '"openapi.json#/components/'))
 }
 
+/** The documented operation serving `method pathname`, if any (path template and operation). */
+export function findOperation(method: string, pathname: string): { template: string; operation: Operation } | undefined {
+  const { doc, matchers } = load()
+  const match = matchers.find((m) => m.re.test(pathname))
+  const operation = match && doc.paths[match.template]?.[method.toLowerCase()]
+  return match && operation ? { template: match.template, operation } : undefined
+}
+
 export function assertMatchesOpenApi(method: string, url: string, res: LightMyRequestResponse): void {
   const pathname = url.split('?')[0] ?? url
-  if (!pathname.startsWith('/api/') && pathname !== '/health') return
+  if (!pathname.startsWith('/api/') && pathname !== '/health' && !pathname.startsWith('/health/')) return
   const { doc, ajv, matchers } = load()
   const match = matchers.find((m) => m.re.test(pathname))
   if (!match) throw new Error(`OpenAPI: no documented path for ${method} ${pathname}`)

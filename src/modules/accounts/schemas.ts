@@ -68,6 +68,12 @@ export const MeSchema = Type.Union(
   { description: 'The caller: a human (JWT) or an agent (API key).' },
 )
 
+export const RegistrationListSchema = Type.Object(
+  { registrations: Type.Array(RegisteredUserSchema, { description: 'Self-registered accounts awaiting approval, oldest first.' }) },
+  { additionalProperties: false },
+)
+
+export type RegistrationList = Static<typeof RegistrationListSchema>
 export type RegisterBody = Static<typeof RegisterBodySchema>
 export type RegisteredUser = Static<typeof RegisteredUserSchema>
 export type LoginBody = Static<typeof LoginBodySchema>

@@ -98,7 +98,7 @@ export const BootstrapResultSchema = Type.Object(
           display_name: Type.String(),
           role: Type.Enum(['member', 'observer']),
           invite_token: Type.String({ description: '`inv_…`; valid 7 days, single use; shown only here.' }),
-          invite_url: Type.String({ description: '`{frontend_url}/invite?token=<invite_token>`' }),
+          invite_url: Type.String({ description: '`{frontend_url}/invite?token=<invite_token>` (token percent-encoded).' }),
           expires_at: Timestamp,
         },
         { additionalProperties: false },

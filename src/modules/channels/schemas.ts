@@ -43,12 +43,30 @@ export const ChannelSchema = Type.Object(
 )
 export type ChannelDto = Static<typeof ChannelSchema>
 
+export const UnreadCount = Type.Integer({
+  minimum: 0,
+  description: "Messages after the caller's read marker not written by the caller (0 where the caller is not a member).",
+})
+export const LastRead = Type.Union([Uuid, Type.Null()], { description: 'The newest message the caller has marked read here (`PUT …/read`); null if none.' })
+
+export const MarkReadBody = Type.Object(
+  { message_id: Type.String({ format: 'uuid', description: 'A message of this channel: everything up to it counts as read. The marker never moves backwards.' }) },
+  { additionalProperties: false },
+)
+export const ReadStateSchema = Type.Object(
+  { channel_id: Uuid, last_read_message_id: LastRead, unread_count: UnreadCount },
+  { additionalProperties: false },
+)
+export type ReadStateDto = Static<typeof ReadStateSchema>
+
 export const ChannelListItem = Type.Object(
   {
     id: Uuid,
     name: Type.String({ description: "For a DM: the other participant's display name." }),
     type: ChannelType,
     description: Type.String(),
+    unread_count: UnreadCount,
+    last_read_message_id: LastRead,
   },
   { additionalProperties: false },
 )

@@ -1,5 +1,6 @@
 // Direct messages: a channel of type `dm` with exactly two participants.
 import { Type, type Static } from 'typebox'
+import { LastRead, UnreadCount } from '../channels/schemas.ts'
 import { Timestamp, Uuid } from '../../schemas/common.ts'
 
 export const CreateDmBody = Type.Object(
@@ -25,4 +26,9 @@ export const DmSchema = Type.Object(
   { additionalProperties: false },
 )
 export type DmDto = Static<typeof DmSchema>
-export const DmListSchema = Type.Array(DmSchema, { description: 'Oldest first.' })
+export const DmListItem = Type.Object(
+  { ...DmSchema.properties, unread_count: UnreadCount, last_read_message_id: LastRead },
+  { additionalProperties: false },
+)
+export type DmListItemDto = Static<typeof DmListItem>
+export const DmListSchema = Type.Array(DmListItem, { description: 'Oldest first.' })

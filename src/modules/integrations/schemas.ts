@@ -4,11 +4,11 @@ import { Timestamp, Uuid } from '../../schemas/common.ts'
 import { INTEGRATION_EVENTS } from '../../workers/payloads.ts'
 import { ChosenSecretField, TargetUrlField } from '../webhooks/schemas.ts'
 
-export const PLATFORMS = ['openai', 'anthropic', 'langchain', 'crewai', 'autogen', 'n8n', 'zapier', 'make', 'custom'] as const
+// Closed list; `langgraph` and `openclaw` are values a public implementation of the same spec uses.
+export const PLATFORMS = ['openai', 'anthropic', 'langchain', 'langgraph', 'crewai', 'autogen', 'openclaw', 'n8n', 'zapier', 'make', 'custom'] as const
 
 const PLATFORM_DOC = {
-  description:
-    'Kind of platform: `openai`, `anthropic`, `langchain`, `crewai`, `autogen`, `n8n`, `zapier`, `make` or `custom` (the default at creation). Informative: every platform gets the same envelope.',
+  description: `Kind of platform, one of ${PLATFORMS.map((p) => `\`${p}\``).join(', ')} (\`custom\` is the default at creation). Informative: every platform gets the same envelope.`,
 }
 
 export const PlatformField = Type.Enum([...PLATFORMS], PLATFORM_DOC)

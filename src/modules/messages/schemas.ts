@@ -92,17 +92,24 @@ export const PostMessageBody = Type.Object(
 export type PostMessageInput = Static<typeof PostMessageBody>
 
 /**
- * Multipart form (documentation only: the parts are streamed, not parsed into a body, so Fastify
- * validates a null body against it; `null` is allowed for that reason alone).
+ * Multipart form. The parts are streamed to disk, not parsed into a body: the route sets the body
+ * to `{}` before validation (src/modules/messages/routes.ts), so this schema describes the form
+ * for generators (a binary `file`, not a string; not nullable) without holding the upload.
  */
-export const PostMessageMultipart = Type.Unsafe<unknown>({
-  type: ['object', 'null'],
-  description: 'Fields `text` (optional when a file is sent; may be empty) and `file` (one file, at most 10 MiB = 10,485,760 bytes).',
-  properties: {
-    text: { type: 'string' },
-    file: { type: 'string', format: 'binary' },
+export const PostMessageMultipart = Type.Object(
+  {
+    text: Type.Optional(Type.String({ description: 'Message text; optional when a file is sent, and may then be empty.' })),
+    file: Type.Optional(
+      Type.Unsafe<Blob>({
+        type: 'string',
+        format: 'binary',
+        contentMediaType: 'application/octet-stream',
+        description: 'One file, at most 10 MiB (10,485,760 bytes); its part carries the file name and media type.',
+      }),
+    ),
   },
-})
+  { description: 'Fields `text` and `file`; at least one of them.' },
+)
 
 export const EditMessageBody = Type.Object(
   { text: Type.String({ description: 'The new text (same rules as on posting; may be empty only if the message has a file).' }) },
@@ -111,15 +118,19 @@ export const EditMessageBody = Type.Object(
 
 export const ChannelMessageParams = Type.Object({ id: Uuid, message_id: Uuid }, { additionalProperties: false })
 
+export const MESSAGE_PAGE_DEFAULT = 50
+export const SEARCH_PAGE_DEFAULT = 20
+
 export const ListMessagesQuery = Type.Object(
   {
-    limit: Type.Integer({ minimum: 1, maximum: 100, default: 50, description: 'Page size, 1 to 100 (default 50); above 100 is a 400.' }),
+    limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 100, default: MESSAGE_PAGE_DEFAULT, description: 'Page size, 1 to 100 (default 50); above 100 is a 400.' })),
     before: Type.Optional(Type.String({ format: 'uuid', description: 'Only messages older than this message id (walk back).' })),
     after: Type.Optional(Type.String({ format: 'uuid', description: 'Only messages newer than this message id (walk forward): the oldest `limit` of them, still listed newest first.' })),
   },
   { additionalProperties: false },
 )
-export type ListMessagesQueryInput = Static<typeof ListMessagesQuery>
+// `limit` is optional to callers; the validator fills in the default, so the service always has it.
+export type ListMessagesQueryInput = Static<typeof ListMessagesQuery> & { limit: number }
 
 export const MessagePageSchema = Type.Object(
   {
@@ -136,26 +147,24 @@ export const SearchQuery = Type.Object(
   {
     q: Type.String({ minLength: 1, maxLength: 500, description: 'Web-search syntax: words, "quoted phrases", OR, -excluded (English stemming).' }),
     channel_id: Type.Optional(Uuid),
-    limit: Type.Integer({ minimum: 1, maximum: 100, default: 20, description: '1 to 100 (default 20); above 100 is a 400.' }),
+    limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 100, default: SEARCH_PAGE_DEFAULT, description: '1 to 100 (default 20); above 100 is a 400.' })),
   },
   { additionalProperties: false },
 )
-export type SearchQueryInput = Static<typeof SearchQuery>
+export type SearchQueryInput = Static<typeof SearchQuery> & { limit: number }
+
+export const SearchHitSchema = Type.Object(
+  {
+    ...MessageSchema.properties,
+    message: MessageRef,
+    rank: Type.Number({ description: 'ts_rank of the match; results are ordered by it, best first (then newest first).' }),
+    snippet: Type.String({ description: 'HTML-escaped extract of the text with the matched words wrapped in <mark>…</mark>.' }),
+  },
+  { additionalProperties: false, description: "The message's fields, then the same message under `message`, its rank and a snippet." },
+)
 
 export const SearchResultSchema = Type.Object(
-  {
-    results: Type.Array(
-      Type.Object(
-        {
-          ...MessageSchema.properties,
-          message: MessageRef,
-          rank: Type.Number({ description: 'ts_rank of the match; results are ordered by it, best first (then newest first).' }),
-          snippet: Type.String({ description: 'HTML-escaped extract of the text with the matched words wrapped in <mark>…</mark>.' }),
-        },
-        { additionalProperties: false, description: "The message's fields, then the same message under `message`, its rank and a snippet." },
-      ),
-    ),
-  },
+  { results: Type.Array(SearchHitSchema, { description: 'Best match first.' }) },
   { additionalProperties: false },
 )
 export type SearchResult = Static<typeof SearchResultSchema>

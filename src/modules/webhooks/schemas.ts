@@ -109,9 +109,11 @@ export const DeliveryPageSchema = Type.Object(
   { additionalProperties: false },
 )
 
+export const DELIVERY_PAGE_DEFAULT = 50
+
 export const DeliveryListQuery = Type.Object(
   {
-    limit: Type.Integer({ minimum: 1, maximum: 100, default: 50, description: '1 to 100 (default 50).' }),
+    limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 100, default: DELIVERY_PAGE_DEFAULT, description: '1 to 100 (default 50).' })),
     before: Type.Optional(Type.String({ format: 'uuid', description: 'Only deliveries older than this delivery id.' })),
     status: Type.Optional(DeliveryStatusField),
   },
@@ -124,4 +126,5 @@ export type CreateWebhookInput = Static<typeof CreateWebhookSchema>
 export type UpdateWebhookInput = Static<typeof UpdateWebhookSchema>
 export type DeliveryDto = Static<typeof DeliverySchema>
 export type DeliveryPage = Static<typeof DeliveryPageSchema>
-export type DeliveryListQueryInput = Static<typeof DeliveryListQuery>
+// `limit` is optional to callers; the validator fills in the default, so the service always has it.
+export type DeliveryListQueryInput = Static<typeof DeliveryListQuery> & { limit: number }
