@@ -53,6 +53,8 @@ export function serverEnv(config: AppConfig, port: number, extra: Record<string,
     JWT_SECRET: TEST_JWT_SECRET,
     PUBLIC_URL: config.publicUrl,
     FRONTEND_URL: config.frontendUrl,
+    // As in test/helper.ts: the loaded test machine's lag is not the server's load.
+    PRESSURE_MAX_EVENT_LOOP_DELAY_MS: String(config.pressureMaxEventLoopDelayMs),
     ...(config.redisUrl ? { REDIS_URL: config.redisUrl, REDIS_PREFIX: config.redisPrefix } : {}),
     ...extra,
   }

@@ -13,8 +13,23 @@ export interface Database {
   close: () => Promise<void>
 }
 
-export function createDatabase(url: string, poolSize: number): Database {
-  const pool = new pg.Pool({ connectionString: url, max: poolSize, connectionTimeoutMillis: 5_000 })
+export interface DatabaseTimeouts {
+  /** Server-side `statement_timeout` of every connection; 0 = none. */
+  statementTimeoutMs?: number
+  /** Client-side bound of each query (a frozen or unreachable server); 0 = none. */
+  queryTimeoutMs?: number
+}
+
+export function createDatabase(url: string, poolSize: number, timeouts: DatabaseTimeouts = {}): Database {
+  // connectionTimeoutMillis also bounds the wait for a free pooled connection, so when every
+  // connection hangs on a frozen server the requests behind them give up too (503, not a hang).
+  const pool = new pg.Pool({
+    connectionString: url,
+    max: poolSize,
+    connectionTimeoutMillis: 5_000,
+    ...(timeouts.statementTimeoutMs ? { statement_timeout: timeouts.statementTimeoutMs } : {}),
+    ...(timeouts.queryTimeoutMs ? { query_timeout: timeouts.queryTimeoutMs } : {}),
+  })
   // An idle client that loses its server emits 'error'; without a listener the process dies.
   pool.on('error', () => {})
   const prisma = new PrismaClient({ adapter: new PrismaPg(pool) })

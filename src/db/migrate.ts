@@ -11,7 +11,7 @@ import pg from 'pg'
 
 const PRISMA_ADVISORY_LOCK = 72707369
 
-/** prisma/migrations of the package, found from this file whether it runs as src/ or dist/src/. */
+/** prisma/migrations of the package, found from this file whether it runs as src/ or compiled in dist/. */
 export const MIGRATIONS_DIR = findMigrationsDir(path.dirname(fileURLToPath(import.meta.url)))
 
 function findMigrationsDir(start: string): string {

@@ -1,4 +1,5 @@
 import t from 'tap'
+import { needsRedis } from '../setup/services.ts'
 import { build } from '../helper.ts'
 
 t.test('GET /health reports a live database and disabled Redis in single-node mode', async (t) => {
@@ -8,7 +9,14 @@ t.test('GET /health reports a live database and disabled Redis in single-node mo
   t.same(res.json(), { status: 'ok', database: 'connected', redis: 'disabled' })
 })
 
-t.test('GET /health reports Redis connected when REDIS_URL is set', async (t) => {
+t.test('GET /health/ready answers 200 ready in single-node mode (through the contract-checked helper)', async (t) => {
+  const { api } = await build(t)
+  const res = await api({ method: 'GET', url: '/health/ready' })
+  t.equal(res.statusCode, 200)
+  t.same(res.json(), { status: 'ready', database: 'connected', redis: 'disabled' })
+})
+
+t.test('GET /health reports Redis connected when REDIS_URL is set', { skip: needsRedis() }, async (t) => {
   const { api } = await build(t, { redis: true })
   const res = await api({ method: 'GET', url: '/health' })
   t.same(res.json(), { status: 'ok', database: 'connected', redis: 'connected' })

@@ -6,8 +6,10 @@ import { readdirSync, readFileSync } from 'node:fs'
 import path from 'node:path'
 import pg from 'pg'
 import { applyMigrations, MIGRATIONS_DIR } from '../../src/db/migrate.ts'
+import { services } from './services.ts'
 
-export const TEST_DATABASE_URL = process.env.TEST_DATABASE_URL ?? 'postgresql://postgres@127.0.0.1:5432/postgres'
+/** TEST_DATABASE_URL, or the embedded PostgreSQL the run started instead (test/setup/services.ts). */
+export const TEST_DATABASE_URL = services.databaseUrl
 
 export function databaseUrl(name: string): string {
   const url = new URL(TEST_DATABASE_URL)
@@ -47,9 +49,8 @@ export async function ensureTemplate(): Promise<string> {
       })
       await applyMigrations(databaseUrl(`${name}_building`))
       await admin.query(`ALTER DATABASE "${name}_building" RENAME TO "${name}"`)
-      // Old templates of earlier migration sets are no longer needed.
-      const { rows } = await admin.query<{ datname: string }>("SELECT datname FROM pg_database WHERE datname LIKE 'ams_template_%' AND datname <> $1", [name])
-      for (const row of rows) await admin.query(`DROP DATABASE IF EXISTS "${row.datname}" WITH (FORCE)`).catch(() => {})
+      // Templates of other migration sets are left alone: another checkout (a branch with other
+      // migrations) may be cloning them right now on the same PostgreSQL.
     } finally {
       await admin.query('SELECT pg_advisory_unlock(4242001)')
     }
