@@ -1,0 +1,56 @@
+// API failures as sentences a person understands: every `code` of docs/errors.md that a person
+// can meet in this UI maps to one; anything else falls back to a sentence per HTTP status.
+export class ApiError extends Error {
+  readonly code: string
+  readonly status: number
+  constructor(status: number, code: string, message: string) {
+    super(message)
+    this.status = status
+    this.code = code
+  }
+}
+
+const SENTENCES: Record<string, string> = {
+  UNAUTHORIZED: 'Your session has ended. Please sign in again.',
+  FORBIDDEN: 'You do not have permission to do that.',
+  NOT_FOUND: 'That no longer exists, or you do not have access to it.',
+  VALIDATION_ERROR: 'Some of what you entered is not valid. Please check it and try again.',
+  WEAK_PASSWORD: 'The password must be at least 12 characters long.',
+  INVITE_INVALID: 'This invite link is not valid. Ask the person who invited you for a new one.',
+  INVITE_USED: 'This invite has already been used. Sign in with your e-mail and password instead.',
+  INVITE_EXPIRED: 'This invite has expired (invites last 7 days). Ask the workspace owner to send a new one.',
+  INVITE_EMAIL_MISMATCH: 'This invite was sent to a different e-mail address.',
+  NAME_TAKEN: 'That name is already taken. Choose another one.',
+  CONFLICT: 'That already exists.',
+  EMAIL_TAKEN: 'An account with that e-mail address already exists.',
+  PAYLOAD_TOO_LARGE: 'That is too large to send. Files can be at most 10 MB.',
+  INVALID_EMAIL: 'That is not a valid e-mail address.',
+  INVALID_ROLE: 'Choose member or observer as the role.',
+  INVALID_URL: 'That address cannot be used. Use a public http(s) URL.',
+  DUPLICATE_NAME: 'Two items have the same name. Make each name unique.',
+  ALREADY_MEMBER: 'They are already a member of this channel.',
+  SELF_DM: 'You cannot start a direct message with yourself.',
+  UNSUPPORTED_MEDIA_TYPE: 'That kind of request is not supported.',
+  RATE_LIMITED: 'Too many requests right now. Wait a moment and try again.',
+  SERVICE_UNAVAILABLE: 'The service is temporarily unavailable. Try again in a moment.',
+  INTERNAL_ERROR: 'Something went wrong on the server. Try again; if it keeps happening, tell the workspace owner.',
+  NETWORK: 'Cannot reach the server. Check your connection and try again.',
+}
+
+const BY_STATUS: Record<number, string> = {
+  400: SENTENCES.VALIDATION_ERROR!,
+  401: SENTENCES.UNAUTHORIZED!,
+  403: SENTENCES.FORBIDDEN!,
+  404: SENTENCES.NOT_FOUND!,
+  409: SENTENCES.CONFLICT!,
+  413: SENTENCES.PAYLOAD_TOO_LARGE!,
+  429: SENTENCES.RATE_LIMITED!,
+  503: SENTENCES.SERVICE_UNAVAILABLE!,
+}
+
+export function sentenceFor(error: unknown): string {
+  if (error instanceof ApiError) {
+    return SENTENCES[error.code] ?? BY_STATUS[error.status] ?? SENTENCES.INTERNAL_ERROR!
+  }
+  return SENTENCES.NETWORK!
+}

@@ -1,0 +1,90 @@
+// Channels and direct messages, each a link to its conversation.
+import { Link } from 'wouter'
+import type { Session } from '../api/session.ts'
+import { signOut } from '../api/session.ts'
+import { AgentBadge } from '../ui/AgentBadge.tsx'
+import { ErrorNote } from '../ui/ErrorNote.tsx'
+import { NewChannel } from './NewChannel.tsx'
+import { useChannels, useDms } from './queries.ts'
+
+function Unread({ count }: { count: number }) {
+  if (count <= 0) return null
+  return (
+    <span className="unread" data-testid="unread">
+      {count > 99 ? '99+' : count}
+      <span className="visually-hidden"> unread</span>
+    </span>
+  )
+}
+
+export function Sidebar({ session, activeId, onNavigate }: { session: Session; activeId: string | null; onNavigate?: () => void }) {
+  const channels = useChannels()
+  const dms = useDms()
+  const regular = (channels.data ?? []).filter((c) => c.type === 'channel')
+  return (
+    <nav className="sidebar" aria-label="Conversations">
+      <div className="sidebar-head">
+        <span className="brand-mark" aria-hidden="true" />
+        <span className="workspace-name">Agent Messaging</span>
+      </div>
+      <h2 className="sidebar-title" id="channels-title">
+        Channels
+      </h2>
+      {channels.isPending && <p className="muted small">Loading…</p>}
+      <ErrorNote error={channels.error} />
+      <ul aria-labelledby="channels-title" className="conversation-list">
+        {regular.map((channel) => (
+          <li key={channel.id}>
+            <Link
+              href={`/c/${channel.id}`}
+              onClick={onNavigate}
+              className={channel.id === activeId ? 'conversation active' : 'conversation'}
+              aria-current={channel.id === activeId ? 'page' : undefined}
+            >
+              <span aria-hidden="true" className="hash">
+                #
+              </span>
+              <span className="conversation-name">{channel.name}</span>
+              <Unread count={channel.id === activeId ? 0 : channel.unread_count} />
+            </Link>
+          </li>
+        ))}
+        {channels.isSuccess && regular.length === 0 && <li className="muted small">No channels yet.</li>}
+      </ul>
+      {session.role !== 'observer' && <NewChannel onCreated={onNavigate} />}
+      <h2 className="sidebar-title" id="dms-title">
+        Direct messages
+      </h2>
+      <ul aria-labelledby="dms-title" className="conversation-list">
+        {(dms.data ?? []).map((dm) => (
+          <li key={dm.id}>
+            <Link
+              href={`/c/${dm.id}`}
+              onClick={onNavigate}
+              className={dm.id === activeId ? 'conversation active' : 'conversation'}
+              aria-current={dm.id === activeId ? 'page' : undefined}
+            >
+              <span className="conversation-name">{dm.participant.name}</span>
+              {dm.participant.type === 'AGENT' && <AgentBadge />}
+              <Unread count={dm.id === activeId ? 0 : dm.unread_count} />
+            </Link>
+          </li>
+        ))}
+        {dms.isSuccess && dms.data.length === 0 && <li className="muted small">No direct messages yet.</li>}
+      </ul>
+      {session.is_owner && (
+        <Link href="/settings" onClick={onNavigate} className={activeId === null && location.pathname.startsWith('/settings') ? 'conversation settings-link active' : 'conversation settings-link'}>
+          Workspace settings
+        </Link>
+      )}
+      <div className="sidebar-foot">
+        <span className="me" title={session.email}>
+          {session.display_name}
+        </span>
+        <button type="button" className="link-button" onClick={() => signOut()}>
+          Sign out
+        </button>
+      </div>
+    </nav>
+  )
+}

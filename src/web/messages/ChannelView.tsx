@@ -1,0 +1,51 @@
+// One conversation: its header, the message list and the composer.
+import type { Session } from '../api/session.ts'
+import { useChannel, useDms } from '../channels/queries.ts'
+import { AgentBadge } from '../ui/AgentBadge.tsx'
+import { ErrorNote } from '../ui/ErrorNote.tsx'
+import { Composer } from './Composer.tsx'
+import { MessageList } from './MessageList.tsx'
+
+export function ChannelView({ channelId, session }: { channelId: string; session: Session }) {
+  const channel = useChannel(channelId)
+  const dms = useDms()
+  if (channel.isPending) {
+    return (
+      <section className="channel-view" aria-busy="true">
+        <p className="muted pad">Loading…</p>
+      </section>
+    )
+  }
+  if (channel.error) {
+    return (
+      <section className="channel-view">
+        <div className="pad">
+          <h1>Cannot open this conversation</h1>
+          <ErrorNote error={channel.error} />
+        </div>
+      </section>
+    )
+  }
+  const info = channel.data
+  const dm = info.type === 'dm' ? dms.data?.find((d) => d.id === info.id) : undefined
+  const title = dm ? dm.participant.name : info.name
+  let readOnly: string | null = null
+  if (session.role === 'observer') readOnly = 'You joined as an observer: you can read this conversation but not post in it.'
+  // The owner may post in any regular channel (the first post joins it); others must be members.
+  else if (!info.is_member && !(session.is_owner && info.type === 'channel')) readOnly = 'You are not a member of this channel, so you can read it but not post. Ask a member to add you.'
+  return (
+    <section className="channel-view" aria-labelledby="channel-title">
+      <header className="channel-header">
+        <h1 id="channel-title">
+          {info.type === 'channel' && <span aria-hidden="true" className="hash">#</span>}
+          {title}
+          {dm?.participant.type === 'AGENT' && <AgentBadge />}
+        </h1>
+        {(info.topic || info.description) && <p className="channel-topic">{info.topic || info.description}</p>}
+        {info.type === 'channel' && <p className="muted small member-count">{info.member_count === 1 ? '1 member' : `${info.member_count} members`}</p>}
+      </header>
+      <MessageList channelId={channelId} session={session} keepsReadMarker={info.is_member} />
+      <Composer channelId={channelId} title={title} readOnly={readOnly} />
+    </section>
+  )
+}

@@ -1,0 +1,84 @@
+// One message: author (with the AGENT badge for agents), time, text, attachment, and edit and
+// delete for whoever may.
+import { useState, type KeyboardEvent } from 'react'
+import { useMutation } from '@tanstack/react-query'
+import { api, unwrap } from '../api/client.ts'
+import type { Session } from '../api/session.ts'
+import { AgentBadge } from '../ui/AgentBadge.tsx'
+import { ErrorNote } from '../ui/ErrorNote.tsx'
+import { Attachment } from './Attachment.tsx'
+import { formatFull, formatTime } from './format.ts'
+import type { Message } from './types.ts'
+
+export function MessageItem({ message, session }: { message: Message; session: Session }) {
+  const mine = message.author_id === session.user_id
+  const canDelete = mine || session.role === 'admin'
+  const [editing, setEditing] = useState(false)
+  const [draft, setDraft] = useState(message.text)
+  const path = { id: message.channel_id, message_id: message.id }
+  const edit = useMutation({
+    mutationFn: (text: string) => unwrap(api.PATCH('/api/v1/channels/{id}/messages/{message_id}', { params: { path }, body: { text } })),
+    onSuccess: () => setEditing(false),
+  })
+  const remove = useMutation({
+    mutationFn: () => unwrap(api.DELETE('/api/v1/channels/{id}/messages/{message_id}', { params: { path } })),
+  })
+  const onEditKey = (event: KeyboardEvent<HTMLTextAreaElement>) => {
+    if (event.key === 'Escape') {
+      setEditing(false)
+      setDraft(message.text)
+    } else if (event.key === 'Enter' && !event.shiftKey) {
+      event.preventDefault()
+      if (draft.trim()) edit.mutate(draft)
+    }
+  }
+  const agent = message.author_type === 'AGENT'
+  return (
+    <article className={agent ? 'message from-agent' : 'message'} data-testid="message" data-author-type={message.author_type} aria-label={`${message.author_name}${agent ? ' (agent)' : ''}`}>
+      <header className="message-head">
+        <span className="author">{message.author_name}</span>
+        {agent && <AgentBadge />}
+        <time dateTime={message.created_at} title={formatFull(message.created_at)} className="muted small">
+          {formatTime(message.created_at)}
+        </time>
+        {message.edited_at && <span className="muted small">(edited)</span>}
+        {(mine || canDelete) && !editing && (
+          <span className="message-actions">
+            {mine && (
+              <button type="button" className="link-button small" onClick={() => setEditing(true)} aria-label="Edit message">
+                Edit
+              </button>
+            )}
+            {canDelete && (
+              <button
+                type="button"
+                className="link-button small danger"
+                aria-label="Delete message"
+                disabled={remove.isPending}
+                onClick={() => {
+                  if (window.confirm('Delete this message? This cannot be undone.')) remove.mutate()
+                }}
+              >
+                Delete
+              </button>
+            )}
+          </span>
+        )}
+      </header>
+      {editing ? (
+        <div className="edit-box">
+          <label className="visually-hidden" htmlFor={`edit-${message.id}`}>
+            Edit message
+          </label>
+          <textarea id={`edit-${message.id}`} value={draft} autoFocus rows={2} onChange={(e) => setDraft(e.target.value)} onKeyDown={onEditKey} />
+          <p className="muted small">Enter to save · Escape to cancel</p>
+          <ErrorNote error={edit.error} />
+        </div>
+      ) : (
+        message.text && <p className="message-text">{message.text}</p>
+      )}
+      {message.attachment && <Attachment attachment={message.attachment} />}
+      <ErrorNote error={remove.error} />
+    </article>
+  )
+}

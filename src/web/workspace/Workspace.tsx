@@ -1,0 +1,76 @@
+// The signed-in layout: sidebar of conversations, the open conversation, the live banner. On a
+// narrow screen the sidebar is a drawer opened from the header.
+import { useState } from 'react'
+import { Redirect, Route, Switch, useRoute } from 'wouter'
+import { useQuery } from '@tanstack/react-query'
+import { api, unwrap } from '../api/client.ts'
+import type { Session } from '../api/session.ts'
+import { Sidebar } from '../channels/Sidebar.tsx'
+import { useChannels } from '../channels/queries.ts'
+import { LiveProvider, useLiveStatus } from '../live/LiveContext.tsx'
+import { ChannelView } from '../messages/ChannelView.tsx'
+import { SettingsPage } from '../settings/SettingsPage.tsx'
+
+function LiveBanner() {
+  const status = useLiveStatus()
+  if (status !== 'reconnecting') return null
+  return (
+    <div className="live-banner" role="status" data-testid="reconnecting">
+      Connection lost — reconnecting…
+    </div>
+  )
+}
+
+function Home() {
+  const channels = useChannels()
+  const first = channels.data?.find((c) => c.type === 'channel') ?? channels.data?.[0]
+  if (first) return <Redirect to={`/c/${first.id}`} replace />
+  return (
+    <section className="empty-state">
+      <h1>{channels.isPending ? 'Loading…' : 'No conversations yet'}</h1>
+      {!channels.isPending && <p>When someone adds you to a channel or sends you a message, it shows up here.</p>}
+    </section>
+  )
+}
+
+export function Workspace({ session }: { session: Session }) {
+  const [, params] = useRoute('/c/:id')
+  const [drawer, setDrawer] = useState(false)
+  const activeId = params?.id ?? null
+  // The credential is checked over REST before the socket opens: a removed account or an
+  // expired session goes back to the login page instead of failing a WebSocket handshake.
+  const me = useQuery({ queryKey: ['me'], queryFn: () => unwrap(api.GET('/api/v1/auth/me')), staleTime: Infinity })
+  return (
+    <LiveProvider session={session} enabled={me.isSuccess}>
+      <div
+        className={drawer ? 'workspace drawer-open' : 'workspace'}
+        onKeyDown={(e) => {
+          if (e.key === 'Escape') setDrawer(false)
+        }}
+      >
+        <button type="button" className="drawer-backdrop" aria-label="Close conversations" tabIndex={-1} onClick={() => setDrawer(false)} />
+        <Sidebar session={session} activeId={activeId} onNavigate={() => setDrawer(false)} />
+        <div className="main">
+          <button type="button" className="drawer-toggle" aria-expanded={drawer} onClick={() => setDrawer(!drawer)}>
+            <span aria-hidden="true">☰</span> Conversations
+          </button>
+          <LiveBanner />
+          <Switch>
+            <Route path="/c/:id">{(p) => <ChannelView key={p.id} channelId={p.id} session={session} />}</Route>
+            <Route path="/settings" nest>
+              <SettingsPage session={session} />
+            </Route>
+            <Route path="/">
+              <Home />
+            </Route>
+            <Route>
+              <section className="empty-state">
+                <h1>Page not found</h1>
+              </section>
+            </Route>
+          </Switch>
+        </div>
+      </div>
+    </LiveProvider>
+  )
+}

@@ -1,0 +1,46 @@
+// The server restarts under an open browser: the page says it is reconnecting, comes back by
+// itself, and shows the messages posted meanwhile exactly once.
+import t from 'tap'
+import { build, bearer } from '../helper.ts'
+import { seedWorkspace } from '../fixtures.ts'
+import { browserSkip, launch, openPage, screenshot, signedInContext, startServer } from './browser.ts'
+
+const skip = browserSkip()
+const json = { 'content-type': 'application/json' }
+
+t.test('reconnect after a server restart', { skip }, async (t) => {
+  const first = await startServer(t)
+  const ws = await seedWorkspace(first.app)
+  const channel = (await first.api({ method: 'POST', url: '/api/v1/channels', headers: { ...bearer(ws.owner.token), ...json }, payload: { name: 'general' } })).json()
+  for (const id of [ws.member.id, ws.primary.id]) {
+    await first.api({ method: 'POST', url: `/api/v1/channels/${channel.id}/members`, headers: { ...bearer(ws.owner.token), ...json }, payload: { user_id: id } })
+  }
+  await first.api({ method: 'POST', url: `/api/v1/channels/${channel.id}/messages`, headers: { ...bearer(ws.primary.key), ...json }, payload: { text: 'before the restart' } })
+  const browser = await launch(t)
+  const { page, problems } = await openPage(t, browser)
+  await signedInContext(page, ws.member, 'member')
+  await page.goto(`${first.base}/c/${channel.id}`)
+  await page.getByTestId('message').filter({ hasText: 'before the restart' }).waitFor()
+  // live before the restart
+  await first.api({ method: 'POST', url: `/api/v1/channels/${channel.id}/messages`, headers: { ...bearer(ws.primary.key), ...json }, payload: { text: 'live one' } })
+  await page.getByTestId('message').filter({ hasText: 'live one' }).waitFor()
+
+  const port = Number(new URL(first.base).port)
+  await first.app.close()
+  await page.getByTestId('reconnecting').waitFor()
+  await screenshot(page, 'reconnecting')
+  const second = await build(t, { databaseUrl: first.config.databaseUrl })
+  for (const text of ['while away 1', 'while away 2']) {
+    const res = await second.api({ method: 'POST', url: `/api/v1/channels/${channel.id}/messages`, headers: { ...bearer(ws.primary.key), ...json }, payload: { text } })
+    t.equal(res.statusCode, 201)
+  }
+  await second.app.listen({ port, host: '127.0.0.1' })
+  await page.getByTestId('message').filter({ hasText: 'while away 2' }).waitFor({ timeout: 45_000 })
+  await page.getByTestId('reconnecting').waitFor({ state: 'detached' })
+  // and live again afterwards
+  await second.api({ method: 'POST', url: `/api/v1/channels/${channel.id}/messages`, headers: { ...bearer(ws.primary.key), ...json }, payload: { text: 'after the restart' } })
+  await page.getByTestId('message').filter({ hasText: 'after the restart' }).waitFor()
+  const texts = await page.getByTestId('message').locator('.message-text').allTextContents()
+  t.same(texts, ['before the restart', 'live one', 'while away 1', 'while away 2', 'after the restart'], 'every message once, in order')
+  t.same(problems.filter((p) => !/WebSocket connection to .* failed|Failed to load resource: (net::ERR_CONNECTION_(REFUSED|RESET)|the server responded with a status of 503)/.test(p)), [], 'no errors beyond the browser reporting the refused connections while the server was down')
+})
