@@ -1,0 +1,404 @@
+// The MCP tools. Each one calls the same service as the REST route it mirrors, with the caller's
+// principal, so access rules, idempotency, events, webhooks and integrations apply unchanged: a
+// message posted here is an ordinary message to everyone else. Each answers compact text for the
+// model plus the same data as structuredContent; failures become tool errors carrying the REST
+// error code (src/mcp/server.ts).
+import type { FastifyInstance } from 'fastify'
+import { Type, type Static, type TSchema } from 'typebox'
+import { AppError, badRequest } from '../lib/errors.ts'
+import { describeCaller } from '../modules/accounts/service.ts'
+import { listAgents } from '../modules/agents/service.ts'
+import { channelIdsOf } from '../modules/channels/access.ts'
+import * as channels from '../modules/channels/service.ts'
+import { openDm } from '../modules/dm/service.ts'
+import { readEventLog } from '../modules/events/service.ts'
+import type { DmDto } from '../modules/dm/schemas.ts'
+import type { MessageDto } from '../modules/messages/schemas.ts'
+import * as messages from '../modules/messages/service.ts'
+import type { MemberPrincipal } from '../plugins/auth.ts'
+import { sinceCursor, SINCE_PATTERN } from '../realtime/cursor.ts'
+import type { EventFrame } from '../realtime/frames.ts'
+import { bounded, boundedEvent, eventLine, eventSize, fitting, MAX_MESSAGE_CHARS, messageLine } from './format.ts'
+import { storeFile } from './files.ts'
+import type { Inbox } from './inbox.ts'
+
+export interface ToolContext {
+  app: FastifyInstance
+  principal: MemberPrincipal
+  inbox: Inbox
+  /** The request was cancelled, or the session closed. */
+  signals: AbortSignal[]
+  /** Whether the session's credential is still valid (revoked keys end long waits). */
+  stillValid: () => Promise<boolean>
+}
+
+export interface ToolResult {
+  text: string
+  structured: Record<string, unknown>
+}
+
+interface ToolAnnotations {
+  readOnlyHint?: boolean
+  destructiveHint?: boolean
+  idempotentHint?: boolean
+  openWorldHint?: boolean
+}
+
+export interface ToolDefinition<S extends TSchema = TSchema> {
+  name: string
+  title: string
+  description: string
+  inputSchema: S
+  annotations: ToolAnnotations
+  run: (ctx: ToolContext, args: Static<S>) => Promise<ToolResult>
+}
+
+const tool = <S extends TSchema>(definition: ToolDefinition<S>): ToolDefinition => definition as unknown as ToolDefinition
+
+export const WAIT_MAX_SECONDS = 30
+const LIST_MAX = 200
+const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
+
+const ChannelRef = Type.String({
+  minLength: 1,
+  maxLength: 200,
+  description: 'The channel: its id (from list_channels), or its name such as "general" or "#general" (your DMs are named after the other participant).',
+})
+const MessageId = Type.String({ format: 'uuid', description: 'The message id (shown as "msg <id>" by read_messages).' })
+const Offset = Type.Integer({ minimum: 0, default: 0, description: 'Skip this many entries (paging).' })
+
+/** A channel id from an id or a name among the caller's channels. */
+export async function resolveChannel(app: FastifyInstance, principal: MemberPrincipal, ref: string): Promise<string> {
+  const trimmed = ref.trim()
+  if (UUID_RE.test(trimmed)) return trimmed.toLowerCase()
+  const name = trimmed.replace(/^#/, '').toLowerCase()
+  const matches = (await channels.listChannels(app, principal)).filter((c) => c.name.toLowerCase() === name)
+  if (!matches.length) throw new AppError('NOT_FOUND', `no channel named '${trimmed}' among the channels you can read (list_channels shows them)`)
+  const regular = matches.filter((c) => c.type === 'channel')
+  if (matches.length > 1 && regular.length !== 1) throw badRequest(`more than one channel is named '${trimmed}'; give its id`)
+  return (regular[0] ?? matches[0]!).id
+}
+
+function page<T>(items: T[], offset: number, limit: number): { items: T[]; next_offset: number | null } {
+  const slice = items.slice(offset, offset + limit)
+  return { items: slice, next_offset: offset + slice.length < items.length ? offset + slice.length : null }
+}
+
+const whoami = tool({
+  name: 'whoami',
+  title: 'Who am I',
+  description: 'Tells you who you are in this workspace: your id, name and type (AGENT or HUMAN). Your id is the author_id of the messages you post.',
+  inputSchema: Type.Object({}, { additionalProperties: false }),
+  annotations: { readOnlyHint: true, openWorldHint: false },
+  async run(ctx) {
+    const me = describeCaller(ctx.principal)
+    const name = 'name' in me ? me.name : me.email
+    return { text: `You are ${me.display_name} (${me.type}, ${name}), id ${me.id}.`, structured: { ...me } }
+  },
+})
+
+const listChannelsTool = tool({
+  name: 'list_channels',
+  title: 'List channels',
+  description:
+    'Lists the channels and direct messages (DMs) you can read, with their ids. Use the id or name with read_messages and post_message. Each carries unread_count (messages after your read marker) and last_read_message_id.',
+  inputSchema: Type.Object(
+    { limit: Type.Integer({ minimum: 1, maximum: LIST_MAX, default: 100, description: `At most this many (1-${LIST_MAX}, default 100).` }), offset: Offset },
+    { additionalProperties: false },
+  ),
+  annotations: { readOnlyHint: true, openWorldHint: false },
+  async run(ctx, args) {
+    const all = await channels.listChannels(ctx.app, ctx.principal)
+    const { items, next_offset } = page(all, args.offset, args.limit)
+    const lines = items.map((c) => `- ${c.type === 'dm' ? `DM with ${c.name}` : `#${c.name}`} (id ${c.id})${c.description ? `: ${c.description}` : ''}`)
+    const more = next_offset !== null ? `\n(${all.length - next_offset} more: call again with offset=${next_offset})` : ''
+    return {
+      text: `${all.length} channel(s) you can read:\n${lines.join('\n') || '(none)'}${more}`,
+      structured: { channels: items, total: all.length, next_offset },
+    }
+  },
+})
+
+const readMessagesTool = tool({
+  name: 'read_messages',
+  title: 'Read messages',
+  description:
+    'Reads messages of a channel or DM, listed oldest to newest. Without a cursor: the newest messages. before=<message id>: the page just older than that message (scroll back). after=<message id>: the messages posted after that one (catch up since a message you have seen). Long pages are cut to fit and give the cursor to continue.',
+  inputSchema: Type.Object(
+    {
+      channel: ChannelRef,
+      before: Type.Optional({ ...MessageId, description: 'Read the messages older than this message id.' }),
+      after: Type.Optional({ ...MessageId, description: 'Read the messages newer than this message id.' }),
+      limit: Type.Integer({ minimum: 1, maximum: 100, default: 30, description: 'At most this many messages (1-100, default 30).' }),
+    },
+    { additionalProperties: false },
+  ),
+  annotations: { readOnlyHint: true, openWorldHint: false },
+  async run(ctx, args) {
+    const channelId = await resolveChannel(ctx.app, ctx.principal, args.channel)
+    const result = await messages.listMessages(ctx.app, ctx.principal, channelId, { limit: args.limit, before: args.before, after: args.after })
+    // REST lists newest first; going back keep the newest, going forward the oldest.
+    const forward = Boolean(args.after)
+    const ordered = forward ? [...result.messages].reverse() : result.messages
+    const keep = fitting(ordered, (m) => Math.min(m.text.length, MAX_MESSAGE_CHARS) + 200)
+    const kept = ordered.slice(0, keep).map(bounded)
+    const chronological = forward ? kept : [...kept].reverse()
+    const hasMore = result.has_more || keep < ordered.length
+    const structured = {
+      channel_id: channelId,
+      messages: chronological,
+      direction: forward ? 'newer' : 'older',
+      has_more: hasMore,
+      older_cursor: chronological[0]?.id ?? null,
+      newer_cursor: chronological.at(-1)?.id ?? null,
+    }
+    const lines = chronological.map(messageLine)
+    const hint = !chronological.length
+      ? ''
+      : hasMore
+        ? forward
+          ? `\nMore newer messages: read_messages with after=${structured.newer_cursor}`
+          : `\nOlder messages exist: read_messages with before=${structured.older_cursor}`
+        : forward
+          ? '\nYou are up to date.'
+          : '\nThis is the start of the channel.'
+    return { text: `${chronological.length} message(s) in ${channelId}, oldest first:\n${lines.join('\n') || '(no messages)'}${hint}`, structured }
+  },
+})
+
+const FileArg = Type.Object(
+  {
+    url: Type.Optional(Type.String({ maxLength: 2048, description: 'A public http(s) URL the server downloads the file from (no redirects; private and loopback addresses are refused).' })),
+    base64: Type.Optional(Type.String({ description: 'The file content, base64-encoded (at most 10 MiB decoded).' })),
+    filename: Type.Optional(Type.String({ maxLength: 255, description: 'File name to show, e.g. "report.pdf".' })),
+    content_type: Type.Optional(Type.String({ maxLength: 255, description: 'Media type, e.g. "application/pdf".' })),
+  },
+  { additionalProperties: false, description: 'One file attached to the message (at most 10 MiB): give either url or base64.' },
+)
+
+const postMessageTool = tool({
+  name: 'post_message',
+  title: 'Post a message',
+  description:
+    'Posts a message to a channel or DM as you. Everyone in it sees it at once (WebSocket, webhooks, integrations). Optionally attach one file (by URL or base64, at most 10 MiB). Give an idempotency_key when you might retry, so a retry does not post twice. To message someone privately, open_dm first.',
+  inputSchema: Type.Object(
+    {
+      channel: ChannelRef,
+      text: Type.String({ maxLength: 1_000_000, description: 'The message text (may be empty only with a file).' }),
+      file: Type.Optional(FileArg),
+      idempotency_key: Type.Optional(Type.String({ minLength: 1, maxLength: 255, description: 'Any unique string; retrying with the same key and content returns the first post instead of posting again.' })),
+    },
+    { additionalProperties: false },
+  ),
+  annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false },
+  async run(ctx, args) {
+    const channelId = await resolveChannel(ctx.app, ctx.principal, args.channel)
+    messages.validateText(ctx.app, args.text, Boolean(args.file))
+    const file = args.file ? await storeFile(ctx.app, args.file) : undefined
+    const result = await messages.createMessage(ctx.app, ctx.principal, channelId, { text: args.text, file, idempotencyKey: args.idempotency_key })
+    const message = bounded(result.body as MessageDto)
+    return { text: `Posted: ${messageLine(message)}`, structured: { message } }
+  },
+})
+
+const editMessageTool = tool({
+  name: 'edit_message',
+  title: 'Edit a message',
+  description: 'Replaces the text of one of your own messages (only its author may edit). Members see the change at once.',
+  inputSchema: Type.Object({ channel: ChannelRef, message_id: MessageId, text: Type.String({ maxLength: 1_000_000, description: 'The new text.' }) }, { additionalProperties: false }),
+  annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: true, openWorldHint: false },
+  async run(ctx, args) {
+    const channelId = await resolveChannel(ctx.app, ctx.principal, args.channel)
+    const message = bounded(await messages.editMessage(ctx.app, ctx.principal, channelId, args.message_id, args.text))
+    return { text: `Edited: ${messageLine(message)}`, structured: { message } }
+  },
+})
+
+const deleteMessageTool = tool({
+  name: 'delete_message',
+  title: 'Delete a message',
+  description: 'Deletes a message and its file for everyone. Only its author or a workspace admin may. Cannot be undone.',
+  inputSchema: Type.Object({ channel: ChannelRef, message_id: MessageId }, { additionalProperties: false }),
+  annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: true, openWorldHint: false },
+  async run(ctx, args) {
+    const channelId = await resolveChannel(ctx.app, ctx.principal, args.channel)
+    await messages.deleteMessage(ctx.app, ctx.principal, channelId, args.message_id)
+    return { text: `Deleted message ${args.message_id}.`, structured: { deleted: true, channel_id: channelId, message_id: args.message_id } }
+  },
+})
+
+const markReadTool = tool({
+  name: 'mark_read',
+  title: 'Mark a conversation read',
+  description:
+    "Moves your read marker in a channel or DM up to a message (usually the newest you have handled), so its unread_count in list_channels drops and you, or the people who share your agent, know where you stopped. The marker only moves forward; you must be a member.",
+  inputSchema: Type.Object({ channel: ChannelRef, message_id: MessageId }, { additionalProperties: false }),
+  annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: true, openWorldHint: false },
+  async run(ctx, args) {
+    const channelId = await resolveChannel(ctx.app, ctx.principal, args.channel)
+    const state = await channels.markRead(ctx.app, ctx.principal, channelId, args.message_id)
+    return { text: `Read up to ${state.last_read_message_id} in ${channelId}; ${state.unread_count} unread after it.`, structured: { ...state } }
+  },
+})
+
+const searchMessagesTool = tool({
+  name: 'search_messages',
+  title: 'Search messages',
+  description:
+    'Full-text search over the messages you can read, best match first. Words are matched by stem ("deploying" finds "deploy"); use "quotes" for a phrase, OR between alternatives, -word to exclude. Optionally limit to one channel.',
+  inputSchema: Type.Object(
+    {
+      query: Type.String({ minLength: 1, maxLength: 500, description: 'What to look for.' }),
+      channel: Type.Optional(ChannelRef),
+      limit: Type.Integer({ minimum: 1, maximum: 50, default: 20, description: 'At most this many results (1-50, default 20).' }),
+    },
+    { additionalProperties: false },
+  ),
+  annotations: { readOnlyHint: true, openWorldHint: false },
+  async run(ctx, args) {
+    const channelId = args.channel ? await resolveChannel(ctx.app, ctx.principal, args.channel) : undefined
+    const found = await messages.search(ctx.app, ctx.principal, { q: args.query, channel_id: channelId, limit: args.limit })
+    const keep = fitting(found.results, (r) => Math.min(r.text.length, MAX_MESSAGE_CHARS) + 300)
+    const results = found.results.slice(0, keep).map((r) => ({ message: bounded(r.message), rank: r.rank, snippet: r.snippet }))
+    const lines = results.map((r) => `- in ${r.message.channel_id}: ${messageLine(r.message)}`)
+    return { text: `${results.length} result(s) for "${args.query}":\n${lines.join('\n') || '(nothing found)'}`, structured: { results } }
+  },
+})
+
+const openDmTool = tool({
+  name: 'open_dm',
+  title: 'Open a direct message',
+  description:
+    'Opens (or finds) the private DM channel between you and one user or agent, and returns its channel id for post_message and read_messages. Give the participant id (from list_members or list_agents) or an agent name.',
+  inputSchema: Type.Object(
+    { participant: Type.String({ minLength: 1, maxLength: 200, description: 'The id of a user or agent, or the name of an agent such as "research-bot".' }) },
+    { additionalProperties: false },
+  ),
+  annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: true, openWorldHint: false },
+  async run(ctx, args) {
+    let participantId = args.participant.trim()
+    if (!UUID_RE.test(participantId)) {
+      const agent = (await listAgents(ctx.app)).find((a) => a.name.toLowerCase() === participantId.toLowerCase())
+      if (!agent) throw new AppError('NOT_FOUND', `no agent named '${participantId}' (give a user or agent id, or an agent name from list_agents)`)
+      participantId = agent.id
+    }
+    const result = await openDm(ctx.app, ctx.principal, participantId.toLowerCase())
+    const dm = result.body as DmDto
+    const verb = result.statusCode === 201 ? 'Opened a new' : 'Found your'
+    return { text: `${verb} DM with ${dm.participant.name} (${dm.participant.type}): channel id ${dm.id}.`, structured: { dm, created: result.statusCode === 201 } }
+  },
+})
+
+const listMembersTool = tool({
+  name: 'list_members',
+  title: 'List channel members',
+  description: 'Lists who is in a channel or DM: users and agents, with their ids and types.',
+  inputSchema: Type.Object(
+    { channel: ChannelRef, limit: Type.Integer({ minimum: 1, maximum: LIST_MAX, default: 100, description: `At most this many (1-${LIST_MAX}, default 100).` }), offset: Offset },
+    { additionalProperties: false },
+  ),
+  annotations: { readOnlyHint: true, openWorldHint: false },
+  async run(ctx, args) {
+    const channelId = await resolveChannel(ctx.app, ctx.principal, args.channel)
+    const all = await channels.listMembers(ctx.app, ctx.principal, channelId)
+    const { items, next_offset } = page(all, args.offset, args.limit)
+    const lines = items.map((m) => `- ${m.name} (${m.type}, id ${m.id})`)
+    const more = next_offset !== null ? `\n(${all.length - next_offset} more: call again with offset=${next_offset})` : ''
+    return { text: `${all.length} member(s) of ${channelId}:\n${lines.join('\n')}${more}`, structured: { channel_id: channelId, members: items, total: all.length, next_offset } }
+  },
+})
+
+const listAgentsTool = tool({
+  name: 'list_agents',
+  title: 'List agents',
+  description: 'Lists the AI agents of this workspace with their ids, names and descriptions (who they are and what they do).',
+  inputSchema: Type.Object(
+    { limit: Type.Integer({ minimum: 1, maximum: LIST_MAX, default: 100, description: `At most this many (1-${LIST_MAX}, default 100).` }), offset: Offset },
+    { additionalProperties: false },
+  ),
+  annotations: { readOnlyHint: true, openWorldHint: false },
+  async run(ctx, args) {
+    const all = (await listAgents(ctx.app)).map((a) => ({ id: a.id, name: a.name, display_name: a.display_name, description: a.description, is_primary: a.is_primary }))
+    const { items, next_offset } = page(all, args.offset, args.limit)
+    const lines = items.map((a) => `- ${a.display_name} (${a.name}, id ${a.id})${a.is_primary ? ' [primary]' : ''}${a.description ? `: ${a.description.slice(0, 300)}` : ''}`)
+    const more = next_offset !== null ? `\n(${all.length - next_offset} more: call again with offset=${next_offset})` : ''
+    return { text: `${all.length} agent(s):\n${lines.join('\n')}${more}`, structured: { agents: items, total: all.length, next_offset } }
+  },
+})
+
+const waitForEventsTool = tool({
+  name: 'wait_for_events',
+  title: 'Wait for events (your inbox)',
+  description:
+    `Waits until something happens in your channels and DMs (new, edited or deleted messages, members joining or leaving, channels created or changed), then returns those events, oldest first. Pass the next_cursor of the previous call as cursor to continue where you left off; without a cursor it waits for events from now on. Returns after timeout_seconds (at most ${WAIT_MAX_SECONDS}) with no events if nothing happened: call it again with the same cursor to keep listening.`,
+  inputSchema: Type.Object(
+    {
+      cursor: Type.Optional(Type.String({ pattern: SINCE_PATTERN, description: 'The next_cursor of the previous wait_for_events call.' })),
+      timeout_seconds: Type.Number({ minimum: 0, maximum: WAIT_MAX_SECONDS, default: 25, description: `How long to wait for the first event, 0-${WAIT_MAX_SECONDS} seconds (default 25).` }),
+      limit: Type.Integer({ minimum: 1, maximum: 100, default: 50, description: 'At most this many events (1-100, default 50).' }),
+    },
+    { additionalProperties: false },
+  ),
+  annotations: { readOnlyHint: true, openWorldHint: false },
+  async run(ctx, args) {
+    const { app, principal } = ctx
+    const deadline = Date.now() + args.timeout_seconds * 1000
+    let since = args.cursor !== undefined ? sinceCursor(args.cursor) : undefined
+    if (since === undefined) {
+      try {
+        since = (await app.realtime.broker.info()).newest
+      } catch (error) {
+        throw new AppError('SERVICE_UNAVAILABLE', 'the event log is temporarily unavailable; retry later', { cause: error })
+      }
+    }
+    for (;;) {
+      const waiter = ctx.inbox.arm(principal.id, new Set(await channelIdsOf(app, principal.id)))
+      try {
+        const page = await readEventLog(app, principal, since, args.limit)
+        if (page.events.length || page.resync_required) return eventsResult(page.events, page.next_cursor, page.has_more, page.resync_required)
+        since = page.next_cursor
+        const woken = await waiter.until(deadline - Date.now(), ctx.signals)
+        if (!(await ctx.stillValid())) throw new AppError('UNAUTHORIZED', 'your credential was revoked or has expired')
+        if (!woken || Date.now() >= deadline) {
+          const last = await readEventLog(app, principal, since, args.limit)
+          return eventsResult(last.events, last.next_cursor, last.has_more, last.resync_required)
+        }
+      } finally {
+        ctx.inbox.disarm(waiter)
+      }
+    }
+  },
+})
+
+function eventsResult(all: EventFrame[], nextCursor: string, hasMore: boolean, resync: boolean): ToolResult {
+  const keep = fitting(all, eventSize)
+  const events = all.slice(0, keep).map(boundedEvent)
+  const cursor = keep < all.length ? events.at(-1)!.cursor : nextCursor
+  const more = hasMore || keep < all.length
+  const head = resync
+    ? 'Your cursor is older than the retained history: events may have been missed. Re-read the channels you care about with read_messages, then continue with the cursor below.'
+    : events.length
+      ? `${events.length} event(s), oldest first:`
+      : 'No new events.'
+  const tail = `\nnext_cursor: ${cursor}${more ? ' (more events are waiting: call again at once)' : ''}`
+  return {
+    text: `${head}${events.length ? `\n${events.map(eventLine).join('\n')}` : ''}${tail}`,
+    structured: { events, next_cursor: cursor, has_more: more, resync_required: resync },
+  }
+}
+
+export const TOOLS: ToolDefinition[] = [
+  whoami,
+  listChannelsTool,
+  readMessagesTool,
+  postMessageTool,
+  editMessageTool,
+  deleteMessageTool,
+  searchMessagesTool,
+  openDmTool,
+  listMembersTool,
+  listAgentsTool,
+  waitForEventsTool,
+  markReadTool,
+]
+

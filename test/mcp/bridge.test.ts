@@ -1,0 +1,56 @@
+// The ams-mcp stdio bridge (scripts/ams-mcp.mjs), spawned as a child process by the SDK's own stdio
+// client, relays a real session to the running server.
+import path from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { Client } from '@modelcontextprotocol/sdk/client/index.js'
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
+import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js'
+import t from 'tap'
+import { bearer } from '../helper.ts'
+import { createChannel } from '../webhooks/helpers.ts'
+import { setup } from './helpers.ts'
+
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..')
+const bridge = path.join(root, 'scripts/ams-mcp.mjs')
+
+t.test('ams-mcp relays stdio to /mcp', async (t) => {
+  const ctx = await setup(t)
+  const agent = ctx.ws.agents[0]!
+  const channelId = await createChannel(ctx.api, agent.key, 'bridged')
+  const stderr: string[] = []
+  const transport = new StdioClientTransport({
+    command: process.execPath,
+    args: [bridge],
+    cwd: root,
+    env: { PATH: process.env.PATH ?? '', AMS_URL: ctx.base, AMS_API_KEY: agent.key },
+    stderr: 'pipe',
+  })
+  transport.stderr?.on('data', (chunk: Buffer) => stderr.push(chunk.toString()))
+  const client = new Client({ name: 'stdio-test', version: '1.0.0' })
+  await client.connect(transport)
+  t.teardown(() => client.close().catch(() => {}))
+
+  t.equal(client.getServerVersion()?.name, 'agent-messaging-service')
+  const result = (await client.callTool({ name: 'post_message', arguments: { channel: 'bridged', text: 'over stdio' } })) as CallToolResult
+  t.notOk(result.isError, JSON.stringify(result.content))
+  const message = (result.structuredContent as { message: { id: string; author_id: string } }).message
+  t.equal(message.author_id, agent.id)
+  const rest = await ctx.api({ method: 'GET', url: `/api/v1/channels/${channelId}/messages`, headers: bearer(agent.key) })
+  t.equal(rest.json().messages[0].id, message.id, 'the message is in the channel')
+  t.equal(ctx.app.mcp.sessions.size, 1, 'one session on the server')
+
+  await client.close()
+  // Closing stdin ends the bridge, which ends its session (DELETE /mcp).
+  const deadline = Date.now() + 30_000
+  while (ctx.app.mcp.sessions.size > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 25))
+  t.equal(ctx.app.mcp.sessions.size, 0, 'the session was ended')
+  t.same(stderr.join('').match(/svc_[A-Za-z0-9+/=]+/g), null, 'the key never appears in its output')
+})
+
+t.test('ams-mcp without its environment says what is missing', async (t) => {
+  const { spawnSync } = await import('node:child_process')
+  const run = spawnSync(process.execPath, [bridge], { env: { PATH: process.env.PATH ?? '' }, encoding: 'utf8', input: '' })
+  t.equal(run.status, 2)
+  t.match(run.stderr, 'set AMS_URL')
+  t.equal(run.stdout, '')
+})
