@@ -4,12 +4,21 @@
 import Fastify, { type FastifyInstance } from 'fastify'
 import type { Config } from './config.ts'
 import { uuidv7 } from './lib/ids.ts'
+import { redactUrl } from './lib/redact.ts'
+import { buildValidator } from './lib/validator-compiler.ts'
 import authPlugin from './plugins/auth.ts'
 import dbPlugin from './plugins/db.ts'
+import { clientErrorHandler, frameworkErrors } from './plugins/client-errors.ts'
 import errorsPlugin from './plugins/errors.ts'
+import metricsPlugin from './plugins/metrics.ts'
+import inputGuardPlugin from './plugins/input-guard.ts'
+import loginLimitPlugin from './plugins/login-limit.ts'
 import openapiPlugin from './plugins/openapi.ts'
+import pressurePlugin from './plugins/pressure.ts'
 import rateLimitPlugin from './plugins/rate-limit.ts'
 import redisPlugin from './plugins/redis.ts'
+import shutdownPlugin from './plugins/shutdown.ts'
+import webPlugin from './plugins/web.ts'
 import healthRoutes from './modules/health/routes.ts'
 import bootstrapRoutes from './modules/bootstrap/routes.ts'
 import accountRoutes from './modules/accounts/routes.ts'
@@ -24,11 +33,14 @@ import webhookRoutes from './modules/webhooks/routes.ts'
 import integrationRoutes from './modules/integrations/routes.ts'
 import realtime from './realtime/plugin.ts'
 import workers from './workers/plugin.ts'
+import mcp from './mcp/plugin.ts'
 
 /** Config after start-up has resolved the database and the JWT secret. */
 export type AppConfig = Config & { databaseUrl: string; jwtSecret: string }
 
 export interface BuildOptions {
+  /** Where the JSON log lines go (default stdout); tests read the log through it. */
+  logStream?: { write: (line: string) => void }
   /**
    * Start background work (event relay, delivery workers, keep-alive timers). False only for
    * tools that need the routes but no running service, such as the OpenAPI export.
@@ -48,9 +60,10 @@ export async function buildApp(config: AppConfig, options: BuildOptions = {}): P
   const app = Fastify({
     logger: {
       level: config.logLevel,
+      ...(options.logStream ? { stream: options.logStream } : {}),
       redact: { paths: ['req.headers.authorization'], censor: '[redacted]' },
       serializers: {
-        req: (req) => ({ method: req.method, url: (req.url ?? '').replace(/([?&]token=)[^&]*/g, '$1[redacted]'), reqId: req.id }),
+        req: (req) => ({ method: req.method, url: redactUrl(req.url ?? ''), reqId: req.id }),
       },
     },
     bodyLimit: config.bodyLimitBytes,
@@ -62,17 +75,36 @@ export async function buildApp(config: AppConfig, options: BuildOptions = {}): P
     ajv: {
       customOptions: { removeAdditional: false, coerceTypes: 'array', useDefaults: true, allErrors: false },
     },
+    // coerceTypes applies to query strings, path parameters and headers only (never bodies).
+    schemaController: { compilersFactory: { buildValidator: buildValidator() } },
+    // Errors before routing answer {error, code} too (src/plugins/client-errors.ts).
+    clientErrorHandler,
+    frameworkErrors,
   })
   app.decorate('config', config)
   app.decorate('background', options.background ?? true)
+  // Every response, errors included, names its request (clients quote it; logs carry it as reqId).
+  app.addHook('onRequest', async (request, reply) => {
+    reply.header('x-request-id', request.id)
+  })
 
   await app.register(errorsPlugin)
-  await app.register(dbPlugin, { databaseUrl: config.databaseUrl, poolSize: config.databasePoolSize })
+  await app.register(pressurePlugin)
+  await app.register(inputGuardPlugin)
+  await app.register(dbPlugin, {
+    databaseUrl: config.databaseUrl,
+    poolSize: config.databasePoolSize,
+    statementTimeoutMs: config.databaseStatementTimeoutMs,
+    queryTimeoutMs: config.databaseQueryTimeoutMs,
+  })
+  await app.register(metricsPlugin)
   await app.register(redisPlugin, { url: config.redisUrl, prefix: config.redisPrefix })
   // Before auth, so requests with bad credentials count against the limit too.
   await app.register(rateLimitPlugin)
+  await app.register(loginLimitPlugin)
   await app.register(authPlugin, { jwtSecret: config.jwtSecret, keyCacheTtlMs: config.authCacheTtlMs })
   await app.register(openapiPlugin)
+  await app.register(shutdownPlugin)
 
   await app.register(healthRoutes)
   await app.register(
@@ -92,6 +124,8 @@ export async function buildApp(config: AppConfig, options: BuildOptions = {}): P
     { prefix: '/api/v1' },
   )
   await app.register(realtime)
+  await app.register(mcp)
   await app.register(workers)
+  await app.register(webPlugin)
   return app
 }

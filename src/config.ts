@@ -13,6 +13,8 @@ const EnvSchema = Type.Object({
   DATA_DIR: Type.String({ minLength: 1, default: './data' }),
   DATABASE_URL: Type.Optional(Type.String({ pattern: '^postgres(ql)?://' })),
   DATABASE_POOL_SIZE: Type.Integer({ minimum: 1, maximum: 200, default: 10 }),
+  DATABASE_STATEMENT_TIMEOUT_MS: Type.Integer({ minimum: 0, default: 5_000 }),
+  DATABASE_QUERY_TIMEOUT_MS: Type.Integer({ minimum: 0, default: 6_000 }),
   MIGRATE_ON_START: Type.Optional(Bool),
   REDIS_URL: Type.Optional(Type.String({ pattern: '^rediss?://' })),
   REDIS_PREFIX: Type.String({ default: 'ams:' }),
@@ -24,6 +26,9 @@ const EnvSchema = Type.Object({
   MAX_MESSAGE_LENGTH: Type.Integer({ minimum: 1, maximum: 1_000_000, default: 40_000 }),
   BODY_LIMIT_BYTES: Type.Integer({ minimum: 1024, default: 1024 * 1024 }),
   RATE_LIMIT_PER_MINUTE: Type.Integer({ minimum: 0, default: 0 }),
+  LOGIN_FAILURES_PER_ACCOUNT: Type.Integer({ minimum: 1, default: 10 }),
+  LOGIN_FAILURES_PER_ADDRESS: Type.Integer({ minimum: 1, default: 50 }),
+  LOGIN_FAILURE_WINDOW_SECONDS: Type.Integer({ minimum: 1, default: 900 }),
   AUTH_CACHE_TTL_MS: Type.Integer({ minimum: 0, default: 10_000 }),
   WS_MESSAGES_PER_SECOND: Type.Integer({ minimum: 1, default: 100 }),
   WS_PING_INTERVAL_MS: Type.Integer({ minimum: 100, default: 30_000 }),
@@ -42,11 +47,22 @@ const EnvSchema = Type.Object({
   WEBHOOK_RETRY_SCHEDULE: Type.Optional(Type.String({ pattern: '^\\d+(,\\d+)*$' })),
   WEBHOOK_TIMEOUT_MS: Type.Integer({ minimum: 100, default: 10_000 }),
   WEBHOOK_POLL_INTERVAL_MS: Type.Integer({ minimum: 20, default: 1_000 }),
-  WEBHOOK_CLAIM_TIMEOUT_MS: Type.Integer({ minimum: 500, default: 60_000 }),
+  WEBHOOK_CLAIM_TIMEOUT_MS: Type.Integer({ minimum: 500, default: 15_000 }),
   WEBHOOK_CONCURRENCY: Type.Integer({ minimum: 1, maximum: 256, default: 16 }),
+  WEBHOOK_ENDPOINT_CONCURRENCY: Type.Integer({ minimum: 1, maximum: 256, default: 4 }),
+  WEBHOOK_BREAKER_FAILURES: Type.Integer({ minimum: 1, default: 5 }),
+  WEBHOOK_BREAKER_COOLDOWN_MS: Type.Integer({ minimum: 0, default: 30_000 }),
   WEBHOOK_DISABLE_AFTER_SECONDS: Type.Integer({ minimum: 0, default: 86_400 }),
   WEBHOOK_DISABLE_MIN_FAILURES: Type.Integer({ minimum: 1, default: 10 }),
   SHUTDOWN_TIMEOUT_MS: Type.Integer({ minimum: 100, default: 10_000 }),
+  MCP_MAX_SESSIONS: Type.Integer({ minimum: 1, default: 1_000 }),
+  MCP_MAX_SESSIONS_PER_CALLER: Type.Integer({ minimum: 1, default: 10 }),
+  MCP_SESSION_IDLE_MS: Type.Integer({ minimum: 1_000, default: 30 * 60_000 }),
+  MCP_AUTH_RECHECK_MS: Type.Integer({ minimum: 100, default: 5_000 }),
+  METRICS_TOKEN: Type.Optional(Type.String({ minLength: 16 })),
+  PRESSURE_MAX_EVENT_LOOP_DELAY_MS: Type.Integer({ minimum: 0, default: 1_000 }),
+  PRESSURE_MAX_HEAP_USED_BYTES: Type.Optional(Type.Integer({ minimum: 0 })),
+  PRESSURE_RETRY_AFTER_SECONDS: Type.Integer({ minimum: 1, default: 10 }),
 })
 
 type Env = Static<typeof EnvSchema>
@@ -59,6 +75,13 @@ export interface Config {
   /** Unset: the server starts an embedded PostgreSQL under dataDir. */
   databaseUrl?: string
   databasePoolSize: number
+  /** PostgreSQL's statement_timeout for every pooled connection (0: none). */
+  databaseStatementTimeoutMs: number
+  /**
+   * Client-side bound of a query, for a server that does not answer at all (frozen, network
+   * gone) and so cannot enforce its own statement_timeout (0: none).
+   */
+  databaseQueryTimeoutMs: number
   migrateOnStart: boolean
   /** Unset: single-node mode with an in-process broker. */
   redisUrl?: string
@@ -75,6 +98,10 @@ export interface Config {
   bodyLimitBytes: number
   /** 0 = no rate limit (the self-hosted default). */
   rateLimitPerMinute: number
+  /** Failed logins allowed per account and per client address within the window (then 429). */
+  loginFailuresPerAccount: number
+  loginFailuresPerAddress: number
+  loginFailureWindowSeconds: number
   /** How long a looked-up agent key is kept (src/plugins/key-cache.ts); 0 = every request asks PostgreSQL. */
   authCacheTtlMs: number
   wsMessagesPerSecond: number
@@ -107,10 +134,28 @@ export interface Config {
   webhookClaimTimeoutMs: number
   /** Delivery attempts in flight per instance. */
   webhookConcurrency: number
+  /** Attempts in flight per endpoint (webhook or integration) per instance. */
+  webhookEndpointConcurrency: number
+  /** Consecutive failed attempts (errors, timeouts) that open an endpoint's circuit breaker… */
+  webhookBreakerFailures: number
+  /** …for this long, then one probe attempt decides. */
+  webhookBreakerCooldownMs: number
   /** An endpoint failing without a success for this long (and at least N times) is disabled. */
   webhookDisableAfterSeconds: number
   webhookDisableMinFailures: number
   shutdownTimeoutMs: number
+  /** MCP endpoint (src/mcp/): open sessions in all, per caller, idle expiry, credential re-check. */
+  mcpMaxSessions: number
+  mcpMaxSessionsPerCaller: number
+  mcpSessionIdleMs: number
+  mcpAuthRecheckMs: number
+  /** Bearer token for GET /metrics; unset = /metrics answers loopback clients only. */
+  metricsToken?: string
+  /** Load shedding (src/plugins/pressure.ts): mean event-loop delay over a second; 0 = not checked. */
+  pressureMaxEventLoopDelayMs: number
+  /** Load shedding: V8 heap in use; 0 = not checked. Default: 90 % of the heap limit. */
+  pressureMaxHeapUsedBytes?: number
+  pressureRetryAfterSeconds: number
 }
 
 export class ConfigError extends Error {}
@@ -149,6 +194,8 @@ function fromEnv(e: Env): Config {
     dataDir,
     databaseUrl: e.DATABASE_URL,
     databasePoolSize: e.DATABASE_POOL_SIZE,
+    databaseStatementTimeoutMs: e.DATABASE_STATEMENT_TIMEOUT_MS,
+    databaseQueryTimeoutMs: e.DATABASE_QUERY_TIMEOUT_MS,
     migrateOnStart: truthy(e.MIGRATE_ON_START, true),
     redisUrl: e.REDIS_URL,
     redisPrefix: e.REDIS_PREFIX,
@@ -160,6 +207,9 @@ function fromEnv(e: Env): Config {
     maxMessageLength: e.MAX_MESSAGE_LENGTH,
     bodyLimitBytes: e.BODY_LIMIT_BYTES,
     rateLimitPerMinute: e.RATE_LIMIT_PER_MINUTE,
+    loginFailuresPerAccount: e.LOGIN_FAILURES_PER_ACCOUNT,
+    loginFailuresPerAddress: e.LOGIN_FAILURES_PER_ADDRESS,
+    loginFailureWindowSeconds: e.LOGIN_FAILURE_WINDOW_SECONDS,
     authCacheTtlMs: e.AUTH_CACHE_TTL_MS,
     wsMessagesPerSecond: e.WS_MESSAGES_PER_SECOND,
     wsPingIntervalMs: e.WS_PING_INTERVAL_MS,
@@ -180,8 +230,19 @@ function fromEnv(e: Env): Config {
     webhookPollIntervalMs: e.WEBHOOK_POLL_INTERVAL_MS,
     webhookClaimTimeoutMs: e.WEBHOOK_CLAIM_TIMEOUT_MS,
     webhookConcurrency: e.WEBHOOK_CONCURRENCY,
+    webhookEndpointConcurrency: e.WEBHOOK_ENDPOINT_CONCURRENCY,
+    webhookBreakerFailures: e.WEBHOOK_BREAKER_FAILURES,
+    webhookBreakerCooldownMs: e.WEBHOOK_BREAKER_COOLDOWN_MS,
     webhookDisableAfterSeconds: e.WEBHOOK_DISABLE_AFTER_SECONDS,
     webhookDisableMinFailures: e.WEBHOOK_DISABLE_MIN_FAILURES,
     shutdownTimeoutMs: e.SHUTDOWN_TIMEOUT_MS,
+    mcpMaxSessions: e.MCP_MAX_SESSIONS,
+    mcpMaxSessionsPerCaller: e.MCP_MAX_SESSIONS_PER_CALLER,
+    mcpSessionIdleMs: e.MCP_SESSION_IDLE_MS,
+    mcpAuthRecheckMs: e.MCP_AUTH_RECHECK_MS,
+    metricsToken: e.METRICS_TOKEN,
+    pressureMaxEventLoopDelayMs: e.PRESSURE_MAX_EVENT_LOOP_DELAY_MS,
+    pressureMaxHeapUsedBytes: e.PRESSURE_MAX_HEAP_USED_BYTES,
+    pressureRetryAfterSeconds: e.PRESSURE_RETRY_AFTER_SECONDS,
   }
 }

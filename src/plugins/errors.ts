@@ -4,6 +4,7 @@
 import type { FastifyError, FastifyInstance } from 'fastify'
 import fp from 'fastify-plugin'
 import { AppError, type ErrorCode } from '../lib/errors.ts'
+import { outageError } from '../lib/outage.ts'
 
 const CODE_BY_STATUS: Record<number, ErrorCode> = {
   400: 'VALIDATION_ERROR',
@@ -37,6 +38,9 @@ function refersById(context: string | undefined, path: string | undefined): bool
 /** Maps any thrown value to an AppError (or null for an unexpected failure: a 500). */
 export function toAppError(error: unknown): AppError | null {
   if (error instanceof AppError) return error
+  // PostgreSQL unreachable or not answering: 503 with Retry-After on every path (src/lib/outage.ts).
+  const outage = outageError(error)
+  if (outage) return outage
   const e = error as FastifyError & PrismaLikeError
   if (e?.name === 'PrismaClientKnownRequestError') {
     if (e.code === 'P2002') return new AppError('CONFLICT', 'a resource with these values already exists')
@@ -103,6 +107,10 @@ async function errorsPlugin(app: FastifyInstance): Promise<void> {
       schema.response[415] ??= error('Unsupported Content-Type (`UNSUPPORTED_MEDIA_TYPE`).')
     }
     schema.response[500] ??= error('Unexpected server failure (`INTERNAL_ERROR`); nothing is leaked.')
+    schema.response[503] ??= {
+      ...error('The database is unreachable or not answering, or the server is shutting down (`SERVICE_UNAVAILABLE`); retry after `Retry-After` seconds.'),
+      headers: { 'Retry-After': { type: 'integer', description: 'Seconds to wait before retrying.' } },
+    }
   })
 
   // While the server shuts down, requests on kept-alive connections are answered 503 in our
@@ -114,7 +122,7 @@ async function errorsPlugin(app: FastifyInstance): Promise<void> {
   app.addHook('onRequest', async (_request, reply) => {
     if (!closing) return
     reply.header('connection', 'close')
-    throw new AppError('SERVICE_UNAVAILABLE', 'the server is shutting down; retry on another connection')
+    throw new AppError('SERVICE_UNAVAILABLE', 'the server is shutting down; retry on another connection', { headers: { 'retry-after': '1' } })
   })
 
   app.setErrorHandler((error, request, reply) => {

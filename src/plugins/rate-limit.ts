@@ -4,8 +4,12 @@
 // PATCH /api/v1/workspace) or else RATE_LIMIT_PER_MINUTE; 0 means no limit. The counter lives in
 // Redis when REDIS_URL is set, so the budget holds across instances; in memory otherwise.
 // One app-level onRequest hook covers every route and the 404 handler; it is registered before
-// the auth plugin, so requests with bad credentials are counted too. /health (probes) and the
+// the auth plugin's, so requests with bad credentials are counted too. /health (probes) and the
 // documentation are not API requests and are not counted.
+// Requests without a valid credential (none, a wrong one, an unknown route hit anonymously) do
+// not draw on the workspace's budget: each client address has its own budget of the same size,
+// so strangers cannot lock the workspace out. The workspace owner's PATCH /api/v1/workspace (the
+// way to change the limit) is never limited.
 import rateLimit from '@fastify/rate-limit'
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import fp from 'fastify-plugin'
@@ -29,10 +33,12 @@ declare module 'fastify' {
 }
 
 const limitOf = new WeakMap<FastifyRequest, number>()
+const keyOf = new WeakMap<FastifyRequest, string>()
+const SETTINGS_ROUTE = '/api/v1/workspace'
 
 function exempt(url: string): boolean {
   const path = url.split('?')[0] ?? url
-  return path === '/health' || path === '/openapi.json' || path === '/docs' || path.startsWith('/docs/')
+  return path === '/health' || path.startsWith('/health/') || path === '/openapi.json' || path === '/docs' || path.startsWith('/docs/')
 }
 
 async function rateLimitPlugin(app: FastifyInstance): Promise<void> {
@@ -69,12 +75,15 @@ async function rateLimitPlugin(app: FastifyInstance): Promise<void> {
     global: false,
     max: (request: FastifyRequest) => limitOf.get(request) ?? 0,
     timeWindow: WINDOW_MS,
-    keyGenerator: () => WORKSPACE_KEY,
+    keyGenerator: (request: FastifyRequest) => keyOf.get(request) ?? WORKSPACE_KEY,
     ...(app.redis ? { redis: app.redis, nameSpace: `${app.redisPrefix}rate-limit:` } : {}),
     // A Redis outage lets requests through rather than failing them.
     skipOnError: true,
-    errorResponseBuilder: (_request, context) =>
-      new AppError('RATE_LIMITED', `rate limit of ${context.max} requests per minute exceeded; retry in ${context.after}`),
+    errorResponseBuilder: (request, context) =>
+      new AppError(
+        'RATE_LIMITED',
+        `rate limit of ${context.max} requests per minute ${keyOf.get(request) === WORKSPACE_KEY ? 'for the workspace' : 'for unauthenticated requests from this address'} exceeded; retry in ${context.after}`,
+      ),
   })
 
   // Any API route can answer 429 while a limit is on: document it everywhere.
@@ -94,7 +103,10 @@ async function rateLimitPlugin(app: FastifyInstance): Promise<void> {
     if (exempt(request.url)) return
     const limit = await app.rateLimitSettings.current()
     if (limit <= 0) return
+    const principal = await app.principalOf(request)
+    if (principal?.kind === 'human' && principal.isOwner && request.method === 'PATCH' && request.routeOptions.url === SETTINGS_ROUTE) return
     limitOf.set(request, limit)
+    keyOf.set(request, principal ? WORKSPACE_KEY : `anonymous:${request.ip}`)
     await limiter.call(app, request, reply)
   })
 }

@@ -9,9 +9,11 @@ import { Type } from 'typebox'
 import { Compile } from 'typebox/compile'
 import type { RawData, WebSocket } from 'ws'
 import { AppError, unauthorized } from '../lib/errors.ts'
+import { outageError } from '../lib/outage.ts'
+import { inputProblem } from '../lib/input-guard.ts'
 import { withTimeout } from '../lib/timeout.ts'
-import { postMessage } from '../modules/messages/service.ts'
-import { bearer, type MemberPrincipal } from '../plugins/auth.ts'
+import { createMessage } from '../modules/messages/service.ts'
+import { approvalPending, bearer, type MemberPrincipal } from '../plugins/auth.ts'
 import type { Broker } from './broker.ts'
 import { compareCursors, sinceCursor, type Cursor } from './cursor.ts'
 import { PingFrame, SendMessageFrame, SINCE_INTEGER_NOTE, SinceSchema, toEventFrame, type SendMessage } from './frames.ts'
@@ -136,6 +138,7 @@ export async function gateway(app: FastifyInstance, { broker, hub }: GatewayOpti
     const principal = await app.authenticate(token)
     // Integration keys are accepted only by the inbound endpoint.
     if (!principal || principal.kind === 'integration') throw unauthorized()
+    if (principal.kind === 'human' && principal.awaitingApproval) throw approvalPending()
     let expiresAt: number | null = null
     if (principal.kind === 'human') {
       const claims = app.jwt.decode<{ exp?: number }>(token!)
@@ -195,10 +198,15 @@ export async function gateway(app: FastifyInstance, { broker, hub }: GatewayOpti
 
   async function sendMessage(conn: Connection, frame: SendMessage, echo: Echo): Promise<void> {
     try {
-      const message = await postMessage(app, conn.principal, frame.channel_id, { text: frame.text })
-      sendJson(conn, { type: 'ack', ...echo, message })
+      // The frame's id is its idempotency key (24 h, per sender): a client that resends a frame
+      // after a reconnect gets the original message back instead of a second one.
+      const idempotencyKey = echo.id === null ? undefined : `ws:${echo.id}`
+      const result = await createMessage(app, conn.principal, frame.channel_id, { text: frame.text, idempotencyKey })
+      sendJson(conn, { type: 'ack', ...echo, message: result.body })
     } catch (error) {
       if (error instanceof AppError) return sendError(conn, echo, error.code, error.message)
+      const outage = outageError(error)
+      if (outage) return sendError(conn, echo, outage.code, outage.message)
       app.log.error({ err: error }, 'send_message failed')
       sendError(conn, echo, 'INTERNAL_ERROR', 'internal server error')
     }
@@ -225,6 +233,8 @@ export async function gateway(app: FastifyInstance, { broker, hub }: GatewayOpti
         const where = first?.instancePath ? `${first.instancePath.slice(1)}: ` : ''
         return sendError(conn, echo, 'VALIDATION_ERROR', `invalid send_message: ${where}${first?.message ?? 'invalid frame'}`)
       }
+      const problem = inputProblem(body)
+      if (problem) return sendError(conn, echo, 'VALIDATION_ERROR', `invalid send_message: ${problem}`)
       conn.queue = conn.queue.then(() => sendMessage(conn, body as SendMessage, echo))
       return
     }

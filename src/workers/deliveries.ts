@@ -15,6 +15,7 @@ import { memberIds } from '../modules/channels/access.ts'
 import { deliveryHeaders } from '../lib/signing.ts'
 import type { AddressPolicy } from '../lib/ssrf.ts'
 import { integrationBody, webhookBody, type OutboxEventRecord } from './payloads.ts'
+import { EndpointGate, type EndpointLimits } from './endpoints.ts'
 import type { DeliveryQueue } from './queue.ts'
 import * as repo from './repo.ts'
 import { DEFAULT_RETRY_SCHEDULE, nextAttemptAt } from './retry.ts'
@@ -25,6 +26,8 @@ const PLAN_BATCH = 200
 // transaction); a webhook waits at most that much longer.
 const PLAN_MIN_GAP_MS = 50
 const MAX_RESPONSE_BYTES = 64 * 1024
+// Deliveries an endpoint at its limit may have waiting in memory, per slot of its limit.
+const PARKED_PER_SLOT = 8
 
 /**
  * Runs an async job with at most one run at a time; a kick during a run asks for one more. With
@@ -77,6 +80,7 @@ export interface EngineOptions {
   timeoutMs: number
   leaseMs: number
   disable: repo.DisableRule
+  endpoints: EndpointLimits
 }
 
 /** Events relayed to the broker but not yet marked so (the outbox relay, src/realtime/relay.ts). */
@@ -92,8 +96,14 @@ export class DeliveryEngine {
   readonly scheduler: Kicker
   /** Set when the real-time relay runs in this process: planning then marks its events too. */
   publishedMarks: PublishedMarks | null = null
+  /** Told each attempt's outcome (src/plugins/metrics.ts counts them). */
+  onOutcome: ((kind: 'webhook' | 'integration', outcome: 'delivered' | 'failed' | 'unsendable') => void) | null = null
   private stopped = false
   private readonly agents: DeliveryAgents
+  /** Per-endpoint concurrency limits and circuit breakers of this instance. */
+  readonly endpoints: EndpointGate
+  private readonly parked = new Map<string, repo.ClaimedDelivery[]>()
+  private readonly parkedIds = new Set<string>()
   /** Where the planner's scan for unplanned events starts. */
   readonly unplanned: ScanFloor
 
@@ -105,6 +115,7 @@ export class DeliveryEngine {
     this.planner = new Kicker(() => this.planAll(), app.log, 'delivery planning', PLAN_MIN_GAP_MS)
     this.scheduler = new Kicker(() => this.scheduleDue(), app.log, 'delivery scheduling')
     this.agents = deliveryAgents(options.policy, app.config.webhookConcurrency)
+    this.endpoints = new EndpointGate(options.endpoints)
     this.unplanned = new ScanFloor(() => outboxHighWater(app.db.pool), {
       lagMs: app.config.outboxScanLagMs,
       fullPassMs: app.config.outboxFullScanMs,
@@ -120,6 +131,7 @@ export class DeliveryEngine {
       // A claim must outlive the longest attempt, or a slow attempt would be taken over.
       leaseMs: Math.max(c.webhookClaimTimeoutMs, c.webhookTimeoutMs + 1_000),
       disable: { afterSeconds: c.webhookDisableAfterSeconds, minFailures: c.webhookDisableMinFailures },
+      endpoints: { concurrency: c.webhookEndpointConcurrency, failureThreshold: c.webhookBreakerFailures, cooldownMs: c.webhookBreakerCooldownMs },
     }
   }
 
@@ -174,8 +186,12 @@ export class DeliveryEngine {
     }
 
     for (const event of ctx.events) {
-      const webhooks = ctx.webhooks.filter((w) => w.events.includes(event.type))
-      const integrations = ctx.integrations.filter((i) => i.events.includes(event.type))
+      // A subscription starts at its creation: an event that occurred earlier (but is planned
+      // after it, a few milliseconds later) is not sent to it.
+      const occurred = Date.parse(event.occurredAt)
+      const since = (target: { createdAt: Date }): boolean => target.createdAt.getTime() <= occurred
+      const webhooks = ctx.webhooks.filter((w) => w.events.includes(event.type) && since(w))
+      const integrations = ctx.integrations.filter((i) => i.events.includes(event.type) && since(i))
       if (!webhooks.length && !integrations.length) continue
       const audience = event.channelId || event.audience.length ? await audienceOf(event) : new Set<string>()
 
@@ -211,14 +227,86 @@ export class DeliveryEngine {
     }
   }
 
-  /** One attempt of one delivery (the queue's handler). */
+  /**
+   * One attempt of one delivery (the queue's handler), if its endpoint admits it now
+   * (src/workers/endpoints.ts); otherwise the delivery goes back to PostgreSQL for a little later
+   * and the shared slot is free at once.
+   */
   readonly attempt = async (item: repo.ClaimedDelivery): Promise<void> => {
+    const endpoint = item.endpoint
+    if (!endpoint) {
+      await this.attemptAdmitted(item)
+      return
+    }
+    let next: repo.ClaimedDelivery | undefined = item
+    // After an attempt, the same shared slot runs the next delivery parked for this endpoint, so
+    // a busy endpoint's backlog drains at its own pace without holding other slots.
+    while (next && !this.stopped) {
+      const admission = this.endpoints.admit(endpoint)
+      if (!admission.admitted) {
+        await this.holdBack(endpoint, next, admission.reason, admission.retryInMs)
+        return
+      }
+      let outcome: boolean | null = null
+      try {
+        outcome = await this.attemptAdmitted(next)
+      } finally {
+        admission.done(outcome)
+      }
+      next = this.parked.get(endpoint)?.shift()
+      if (next) this.parkedIds.delete(next.id)
+    }
+    if (next) await repo.releaseClaims(this.app.db.pool, [next]) // stopping: hand it back
+  }
+
+  /**
+   * A delivery whose endpoint is at its limit waits in memory (a few per endpoint, no slot held)
+   * for the endpoint's next free slot; beyond that, or when the endpoint's breaker is open, it
+   * goes back to PostgreSQL for later, with no attempt counted.
+   */
+  private async holdBack(endpoint: string, item: repo.ClaimedDelivery, reason: 'busy' | 'open', retryInMs: number): Promise<void> {
+    if (this.parkedIds.has(item.id)) return
+    const queue = this.parked.get(endpoint) ?? []
+    if (reason === 'busy' && queue.length < this.options.endpoints.concurrency * PARKED_PER_SLOT) {
+      queue.push(item)
+      this.parked.set(endpoint, queue)
+      this.parkedIds.add(item.id)
+      return
+    }
+    const pool = this.app.db.pool
+    await repo.deferDelivery(pool, item, retryInMs)
+    if (reason === 'open' && queue.length) {
+      this.parked.delete(endpoint)
+      for (const parked of queue) {
+        this.parkedIds.delete(parked.id)
+        await repo.deferDelivery(pool, parked, retryInMs)
+      }
+    }
+  }
+
+  /** Deliveries parked in memory (graceful stop: their claims are released). */
+  takeParked(): repo.ClaimedDelivery[] {
+    const all = [...this.parked.values()].flat()
+    this.parked.clear()
+    this.parkedIds.clear()
+    return all
+  }
+
+  /** Makes the attempt; returns whether it succeeded, or null when none was made. */
+  private async attemptAdmitted(item: repo.ClaimedDelivery): Promise<boolean | null> {
     const { pool } = this.app.db
     const row = await repo.beginAttempt(pool, item.id, item.attempts, this.options.leaseMs)
-    if (!row) return // stale queue item: that attempt was made, or the delivery completed or was deleted
+    if (!row) return null // stale queue item: that attempt was made, or the delivery completed or was deleted
     const kind = row.webhookId ? 'webhook' : 'integration'
-    if (!row.url || !row.secret) return repo.failUnsendable(pool, row, `not sent: the ${kind} no longer exists`)
-    if (!row.active) return repo.failUnsendable(pool, row, `not sent: the ${kind} is disabled${row.disabledReason ? ` (${row.disabledReason})` : ''}`)
+    if (!row.url || !row.secret || !row.active) this.onOutcome?.(kind, 'unsendable')
+    if (!row.url || !row.secret) {
+      await repo.failUnsendable(pool, row, `not sent: the ${kind} no longer exists`)
+      return null
+    }
+    if (!row.active) {
+      await repo.failUnsendable(pool, row, `not sent: the ${kind} is disabled${row.disabledReason ? ` (${row.disabledReason})` : ''}`)
+      return null
+    }
 
     const headers = deliveryHeaders({
       kind,
@@ -239,12 +327,14 @@ export class DeliveryEngine {
       maxResponseBytes: MAX_RESPONSE_BYTES,
     })
     const outcome = { statusCode: result.statusCode, error: result.error, durationMs: result.durationMs }
+    this.onOutcome?.(kind, result.ok ? 'delivered' : 'failed')
     if (result.ok) {
       await repo.recordSuccess(pool, row, outcome)
-      return
+      return true
     }
     const retryAt = nextAttemptAt(row.attempt, this.options.schedule)
     const disabled = await repo.recordFailure(pool, row, outcome, retryAt, this.options.disable)
     if (disabled) this.app.log.warn({ [`${kind}Id`]: row.webhookId ?? row.integrationId }, `${kind} disabled after failing deliveries`)
+    return false
   }
 }

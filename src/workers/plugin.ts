@@ -63,7 +63,7 @@ async function workersPlugin(app: FastifyInstance): Promise<void> {
     if (timer) clearTimeout(timer)
     running.stop()
     await Promise.all([running.planner.idle(), running.scheduler.idle(), searchIndex.stop()])
-    const unstarted = await queue.stop()
+    const unstarted = [...(await queue.stop()), ...running.takeParked()]
     running.close()
     await releaseClaims(app.db.pool, unstarted).catch((error: unknown) => app.log.warn({ err: error }, 'could not release claimed deliveries'))
   })

@@ -119,7 +119,7 @@ export class RedisQueue implements DeliveryQueue {
   async enqueue(items: ClaimedDelivery[]): Promise<void> {
     if (!items.length) return
     const pipeline = this.redis.pipeline()
-    for (const item of items) pipeline.xadd(this.key, '*', 'delivery_id', item.id, 'attempts', String(item.attempts))
+    for (const item of items) pipeline.xadd(this.key, '*', 'delivery_id', item.id, 'attempts', String(item.attempts), 'endpoint', item.endpoint ?? '')
     const results = await pipeline.exec()
     const failed = results?.find(([error]) => error)
     // Not thrown: the claims expire and the scheduler enqueues the deliveries again.
@@ -240,7 +240,7 @@ export class RedisQueue implements DeliveryQueue {
       void this.ack(entryId)
       return
     }
-    const run = this.handler({ id, attempts })
+    const run = this.handler({ id, attempts, endpoint: map.get('endpoint') || undefined })
       .then(
         () => this.ack(entryId),
         // Left pending: XAUTOCLAIM (here or elsewhere) takes it again after the claim timeout.
@@ -283,6 +283,37 @@ export class RedisQueue implements DeliveryQueue {
     await this.loop
     await this.reclaiming
     await Promise.all([...this.running.values()])
-    return []
+    return this.handBack()
+  }
+
+  /**
+   * Entries this consumer was handed but did not finish (a read interrupted by the stop, an
+   * attempt that failed unexpectedly): removed from the stream and returned, so their claims
+   * are released in PostgreSQL at once instead of waiting for XAUTOCLAIM after the lease. The
+   * consumer itself leaves the group.
+   */
+  private async handBack(): Promise<ClaimedDelivery[]> {
+    const items: ClaimedDelivery[] = []
+    try {
+      const pending = (await this.redis.xpending(this.key, GROUP, '-', '+', 10_000, this.consumer)) as [string, string, number, number][]
+      const ids = pending.map(([id]) => id)
+      if (ids.length) {
+        // XCLAIM to ourselves (idle 0) returns the entries with their fields.
+        const entries = (await this.redis.xclaim(this.key, GROUP, this.consumer, 0, ...ids)) as StreamEntry[]
+        for (const [, fields] of entries) {
+          if (!fields) continue
+          const map = new Map<string, string>()
+          for (let i = 0; i + 1 < fields.length; i += 2) map.set(fields[i]!, fields[i + 1]!)
+          const id = map.get('delivery_id')
+          const attempts = Number(map.get('attempts'))
+          if (id && Number.isInteger(attempts)) items.push({ id, attempts, endpoint: map.get('endpoint') || undefined })
+        }
+        await this.redis.multi().xack(this.key, GROUP, ...ids).xdel(this.key, ...ids).exec()
+      }
+      await this.redis.xgroup('DELCONSUMER', this.key, GROUP, this.consumer)
+    } catch (error) {
+      this.warn(error, 'could not hand back delivery entries on stop; they are taken over after the claim timeout')
+    }
+    return items
   }
 }

@@ -22,6 +22,8 @@ export interface WebhookTarget {
   id: string
   agentId: string
   events: string[]
+  /** Events that occurred before this are not its business (a subscription starts at creation). */
+  createdAt: Date
 }
 
 export interface IntegrationTarget {
@@ -30,6 +32,7 @@ export interface IntegrationTarget {
   agentIds: string[]
   /** Acts for any agent (created with no agent list). */
   allAgents: boolean
+  createdAt: Date
 }
 
 export interface NewDelivery {
@@ -87,12 +90,12 @@ export async function planBatch(
     const types = [...new Set(events.map((e) => e.type))]
     const channelIds = [...new Set(events.map((e) => e.channelId).filter((c): c is string => !!c))]
     // One client runs one query at a time: sequential on purpose.
-    const webhooks = await client.query<{ id: string; agent_id: string; events: string[] }>(
-      'SELECT id::text, agent_id::text, events FROM webhooks WHERE active AND events && $1::text[]',
+    const webhooks = await client.query<{ id: string; agent_id: string; events: string[]; created_at: Date }>(
+      'SELECT id::text, agent_id::text, events, created_at FROM webhooks WHERE active AND events && $1::text[]',
       [types],
     )
-    const integrations = await client.query<{ id: string; events: string[]; all_agents: boolean; agent_ids: string[] }>(
-      `SELECT i.id::text, i.events, i.all_agents, coalesce(array_agg(ia.agent_id::text) FILTER (WHERE ia.agent_id IS NOT NULL), '{}') AS agent_ids
+    const integrations = await client.query<{ id: string; events: string[]; all_agents: boolean; agent_ids: string[]; created_at: Date }>(
+      `SELECT i.id::text, i.events, i.all_agents, i.created_at, coalesce(array_agg(ia.agent_id::text) FILTER (WHERE ia.agent_id IS NOT NULL), '{}') AS agent_ids
          FROM integrations i LEFT JOIN integration_agents ia ON ia.integration_id = i.id
         WHERE i.active AND i.events && $1::text[]
         GROUP BY i.id`,
@@ -108,8 +111,8 @@ export async function planBatch(
         : { rows: [] as { id: string; with_agent: boolean }[] }
     const deliveries = await plan({
       events,
-      webhooks: webhooks.rows.map((w) => ({ id: w.id, agentId: w.agent_id, events: w.events })),
-      integrations: integrations.rows.map((i) => ({ id: i.id, events: i.events, agentIds: i.agent_ids, allAgents: i.all_agents })),
+      webhooks: webhooks.rows.map((w) => ({ id: w.id, agentId: w.agent_id, events: w.events, createdAt: w.created_at })),
+      integrations: integrations.rows.map((i) => ({ id: i.id, events: i.events, agentIds: i.agent_ids, allAgents: i.all_agents, createdAt: i.created_at })),
       dmChannelIds: new Set(dms.rows.map((r) => r.id)),
       agentDmChannelIds: new Set(dms.rows.filter((r) => r.with_agent).map((r) => r.id)),
     })
@@ -149,6 +152,8 @@ async function insertDeliveries(client: Queryable, deliveries: NewDelivery[]): P
 export interface ClaimedDelivery {
   id: string
   attempts: number
+  /** The webhook or integration id (src/workers/endpoints.ts); absent in entries queued by older builds. */
+  endpoint?: string
 }
 
 /**
@@ -157,16 +162,28 @@ export interface ClaimedDelivery {
  */
 export async function claimDue(pool: pg.Pool, limit: number, leaseMs: number): Promise<ClaimedDelivery[]> {
   if (limit <= 0) return []
-  const { rows } = await pool.query<{ id: string; attempts: number }>(
+  const { rows } = await pool.query<{ id: string; attempts: number; endpoint: string }>(
     `UPDATE deliveries SET next_attempt_at = now() + make_interval(secs => $2::double precision / 1000)
       WHERE id IN (SELECT id FROM deliveries
                     WHERE status = 'pending' AND next_attempt_at <= now()
                     ORDER BY next_attempt_at, id
                     LIMIT $1 FOR UPDATE SKIP LOCKED)
-      RETURNING id::text, attempts`,
+      RETURNING id::text, attempts, coalesce(webhook_id, integration_id)::text AS endpoint`,
     [limit, leaseMs],
   )
   return rows
+}
+
+/**
+ * Puts a claimed delivery back without making an attempt (its endpoint is at its concurrency
+ * limit or its circuit breaker is open): due again in `delayMs`, attempt count unchanged.
+ */
+export async function deferDelivery(pool: pg.Pool, item: ClaimedDelivery, delayMs: number): Promise<void> {
+  await pool.query(
+    `UPDATE deliveries SET next_attempt_at = now() + make_interval(secs => $3::double precision / 1000)
+      WHERE id = $1 AND status = 'pending' AND attempts = $2`,
+    [item.id, item.attempts, delayMs],
+  )
 }
 
 /** Gives claimed-but-not-started deliveries back (graceful shutdown), so another instance takes them now. */

@@ -82,8 +82,8 @@ t.test('list: a plain array of {id, name, type, description} of the caller\'s ch
   const mine = await c.api({ method: 'GET', url: '/api/v1/channels', headers: auth(c.tok.a1) })
   t.equal(mine.statusCode, 200)
   t.same(mine.json(), [
-    { id: a.id, name: 'alpha', type: 'channel', description: 'alpha channel' },
-    { id: dm.json().id, name: 'agent-2', type: 'dm', description: '' },
+    { id: a.id, name: 'alpha', type: 'channel', description: 'alpha channel', unread_count: 0, last_read_message_id: null },
+    { id: dm.json().id, name: 'agent-2', type: 'dm', description: '', unread_count: 0, last_read_message_id: null },
   ])
   const member = await c.api({ method: 'GET', url: '/api/v1/channels', headers: auth(c.tok.member) })
   t.same(member.json().map((x: any) => x.id), [b.id])

@@ -10,7 +10,7 @@ t.test('search: ranked hits with highlighted snippets, only in the caller\'s cha
   const deploy1 = await post(c.api, c.tok.a1, ops.id, 'Deploying the new release tonight')
   const deploy2 = await post(c.api, c.tok.a1, dev.id, 'deploy deploy deploy: the release pipeline deploys <script>alert(1)</script>')
   await post(c.api, c.tok.a1, dev.id, 'lunch at noon?')
-  await post(c.api, c.tok.a2, hidden.id, 'secret deploy plan')
+  const secret = await post(c.api, c.tok.a2, hidden.id, 'secret deploy plan')
   const q = (query: string, token = c.tok.a1) => c.api({ method: 'GET', url: `/api/v1/messages/search?${query}`, headers: auth(token) })
 
   const res = await q('q=deploy')
@@ -29,11 +29,16 @@ t.test('search: ranked hits with highlighted snippets, only in the caller\'s cha
 
   t.same((await q(`q=deploy&channel_id=${ops.id}`)).json().results.map((h: any) => h.message.id), [deploy1.id])
   t.same((await q('q=deploy', c.tok.member)).json().results.map((h: any) => h.message.id), [deploy2.id], 'a member of dev only')
-  t.same((await q('q=deploy', c.tok.owner)).json().results, [], 'the owner may read any channel but searches only those it belongs to')
   t.same((await q('q="release tonight"')).json().results.map((h: any) => h.message.id), [deploy1.id], 'phrases')
   t.same((await q('q=deploy -pipeline')).json().results.map((h: any) => h.message.id), [deploy1.id], 'exclusion')
   t.same((await q('q=the')).json().results, [], 'stop words alone match nothing')
   t.equal((await q('q=deploy&limit=1')).json().results.length, 1)
+  const dm = await c.api({ method: 'POST', url: '/api/v1/dm', headers: auth(c.tok.a1), payload: { participant_id: c.ws.member.id } })
+  t.equal(dm.statusCode, 201)
+  const inDm = await post(c.api, c.tok.a1, dm.json().id, 'deploy talk in private')
+  const ids = async (token: string) => ((await q('q=deploy', token)).json().results.map((h: any) => h.message.id) as string[]).sort()
+  t.same(await ids(c.tok.member), [deploy2.id, inDm.id].sort(), 'a participant finds its DM')
+  t.same(await ids(c.tok.owner), [deploy1.id, deploy2.id, secret.id].sort(), 'the owner searches every regular channel it may read, never the DMs of others')
 
   const malformed = await q('q=x&channel_id=nope')
   t.same([malformed.statusCode, malformed.json().code], [404, 'NOT_FOUND'], 'a channel_id that is not a UUID is an unknown channel')

@@ -35,7 +35,7 @@ t.test('bootstrap creates the whole workspace and answers the long and the short
   for (const h of body.humans) {
     t.match(h.user_id, UUID_RE)
     t.match(h.invite_token, INVITE_RE)
-    t.equal(h.invite_url, `http://app.example.test/invite?token=${h.invite_token}`)
+    t.equal(h.invite_url, `http://app.example.test/invite?token=${encodeURIComponent(h.invite_token)}`)
     const expires = Date.parse(h.expires_at) - Date.now()
     t.ok(expires > 7 * 86_400_000 - 60_000 && expires <= 7 * 86_400_000, 'invite expires in 7 days')
   }
@@ -249,5 +249,5 @@ t.test('invite URLs use the configured front-end URL', async (t) => {
   const { api } = await build(t, { env: { FRONTEND_URL: 'https://chat.example.org/' } })
   const res = await api({ method: 'POST', url: '/api/v1/bootstrap', payload: bootstrapBody() })
   const human = res.json().humans[0]
-  t.equal(human.invite_url, `https://chat.example.org/invite?token=${human.invite_token}`)
+  t.equal(human.invite_url, `https://chat.example.org/invite?token=${encodeURIComponent(human.invite_token)}`)
 })

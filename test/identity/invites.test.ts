@@ -23,10 +23,12 @@ t.test('GET /invite shows who the invite is for; no credential needed', async (t
   // the token pasted into a URL without encoding ('+' arrives as a space) still works
   const raw = await api({ method: 'GET', url: `/api/v1/invite?token=${bob.invite_token}` })
   t.equal(raw.statusCode, 200)
-  // the front-end URL carries the token exactly as returned; read back by a URL parser (which
-  // turns a '+' into a space), the API still accepts it
-  t.ok(bob.invite_url.endsWith(`/invite?token=${bob.invite_token}`))
+  // the front-end URL carries the token percent-encoded, so a URL parser reads back exactly the
+  // token that was returned
+  t.ok(bob.invite_url.endsWith(`/invite?token=${encodeURIComponent(bob.invite_token)}`))
+  t.notMatch(bob.invite_url.split('?token=')[1], /[+/=]/)
   const fromUrl = new URL(bob.invite_url).searchParams.get('token')!
+  t.equal(fromUrl, bob.invite_token)
   const parsed = await api({ method: 'GET', url: q(fromUrl) })
   t.equal(parsed.statusCode, 200)
 })
@@ -179,7 +181,7 @@ t.test('POST /invites: the owner invites a human; others are refused', async (t)
   t.equal(created.display_name, 'Dave')
   t.equal(created.role, 'observer')
   t.match(created.invite_token, INVITE_RE)
-  t.equal(created.invite_url, `${config.frontendUrl}/invite?token=${created.invite_token}`)
+  t.equal(created.invite_url, `${config.frontendUrl}/invite?token=${encodeURIComponent(created.invite_token)}`)
 
   // inviting again before acceptance replaces the token
   const again = await api({ method: 'POST', url: '/api/v1/invites', payload: { email: 'dave@example.com' }, headers: bearer(ws.owner.token) })

@@ -4,6 +4,7 @@
 // while the key was revoked, or Redis stalled.
 import { Redis } from 'ioredis'
 import t, { type Test } from 'tap'
+import { needsRedis, needsRedisServer } from '../setup/services.ts'
 import { LEASE_MS, subscriberName } from '../../src/plugins/key-cache.ts'
 import { seedWorkspace, type Workspace } from '../fixtures.ts'
 import { bearer, build, TEST_REDIS_URL, testConfig, type TestApp } from '../helper.ts'
@@ -84,7 +85,7 @@ t.test('entries expire after AUTH_CACHE_TTL_MS; 0 turns the cache off', async (t
   t.equal(await me(off.api, b1.key), 401, 'every request reads the database')
 })
 
-t.test('two instances over Redis: a change made on one applies on the other from its next request', async (t) => {
+t.test('two instances over Redis: a change made on one applies on the other from its next request', { skip: needsRedis() }, async (t) => {
   const { one, two, ws } = await twoInstances(t)
   const [a1, a2] = ws.agents as [(typeof ws.agents)[0], (typeof ws.agents)[0]]
 
@@ -111,7 +112,7 @@ t.test('two instances over Redis: a change made on one applies on the other from
   t.equal(await me(two.api, a2.key), 401)
 })
 
-t.test("a revocation published while the other instance's subscription was down still applies there", async (t) => {
+t.test("a revocation published while the other instance's subscription was down still applies there", { skip: needsRedis() }, async (t) => {
   const { one, two, ws, prefix } = await twoInstances(t)
   const a1 = ws.agents[0]!
   const key = await newKey(one.api, ws.owner.token, a1.id)
@@ -138,7 +139,7 @@ t.test("a revocation published while the other instance's subscription was down 
   t.equal(two.app.keyCache.size, 1, 'caching resumes')
 })
 
-t.test('a stalled Redis: the lease runs out and keys are read from the database until it answers again', async (t) => {
+t.test('a stalled Redis: the lease runs out and keys are read from the database until it answers again', { skip: needsRedisServer() }, async (t) => {
   const port = await freePort()
   const redis = startRedis(t, port)
   const { app, api } = await build(t, { env: { REDIS_URL: `redis://127.0.0.1:${port}`, REDIS_PREFIX: 'ams:stall:' } })

@@ -1,11 +1,12 @@
 // Several instances as real server processes sharing PostgreSQL and Redis, Redis going away and
 // coming back, and SIGTERM.
 import t from 'tap'
+import { needsRedis, needsRedisServer } from '../setup/services.ts'
 import { bearer, build, testConfig } from '../helper.ts'
 import { seedWorkspace } from '../fixtures.ts'
 import { connect, createChannel, freePort, post, serverEnv, startRedis, startServer, wsUrl } from './helpers.ts'
 
-t.test('two instances: fan-out both ways, replay across instances, SIGTERM closes with 1001 and exits 0', async (t) => {
+t.test('two instances: fan-out both ways, replay across instances, SIGTERM closes with 1001 and exits 0', { skip: needsRedis() }, async (t) => {
   const config = await testConfig(t, { redis: true })
   // Seeds the shared database; no loops of its own.
   const { app: seeder, api } = await build(t, { databaseUrl: config.databaseUrl, redis: true, redisPrefix: config.redisPrefix, background: false })
@@ -54,7 +55,7 @@ t.test('two instances: fan-out both ways, replay across instances, SIGTERM close
   t.equal(await one.exited, 0)
 })
 
-t.test('Redis goes away: posting still works, health says so, events arrive once it is back', async (t) => {
+t.test('Redis goes away: posting still works, health says so, events arrive once it is back', { skip: needsRedisServer() }, async (t) => {
   const port = await freePort()
   let redis = startRedis(t, port)
   const env = { REDIS_URL: `redis://127.0.0.1:${port}`, REDIS_PREFIX: 'ams:outage:', OUTBOX_RELAY_INTERVAL_MS: '100', OUTBOX_RELAY_DELAY_MS: '200' }

@@ -2,11 +2,12 @@
 // consumer group, each delivery attempt is made by one instance, and killing an instance in the
 // middle of deliveries loses none of them and never sends one event under two delivery ids.
 import t from 'tap'
+import { needsRedis } from '../setup/services.ts'
 import { seedWorkspace } from '../fixtures.ts'
 import { build, testConfig } from '../helper.ts'
 import { auth, createChannel, createWebhook, eventually, FAST_ENV, postMessage, receiver, startServer, verifySignature } from './helpers.ts'
 
-t.test('two instances with Redis: exactly one delivery per event', async (t) => {
+t.test('two instances with Redis: exactly one delivery per event', { skip: needsRedis() }, async (t) => {
   const one = await build(t, { redis: true, env: FAST_ENV })
   const two = await build(t, { redis: true, databaseUrl: one.config.databaseUrl, redisPrefix: one.config.redisPrefix, env: FAST_ENV })
   const ws = await seedWorkspace(one.app)
@@ -36,7 +37,7 @@ t.test('two instances with Redis: exactly one delivery per event', async (t) => 
   t.equal(pending[0], 0, 'nothing left pending')
 })
 
-t.test('an instance killed mid-delivery: every delivery completes, none under two ids', async (t) => {
+t.test('an instance killed mid-delivery: every delivery completes, none under two ids', { skip: needsRedis() }, async (t) => {
   const config = await testConfig(t, { redis: true })
   const { app, api } = await build(t, { redis: true, databaseUrl: config.databaseUrl, redisPrefix: config.redisPrefix, background: false, env: { WEBHOOK_ALLOW_PRIVATE: 'true' } })
   const ws = await seedWorkspace(app)

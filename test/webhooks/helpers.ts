@@ -134,6 +134,9 @@ export const FAST_ENV: Record<string, string> = {
   WEBHOOK_RETRY_SCHEDULE: '1,1,1',
   WEBHOOK_TIMEOUT_MS: '2000',
   WEBHOOK_CLAIM_TIMEOUT_MS: '3000',
+  // Tests of retries and disabling make many failed attempts quickly; the circuit breaker has
+  // its own tests (isolation.test.ts).
+  WEBHOOK_BREAKER_FAILURES: '1000',
 }
 
 export async function createChannel(api: Api, token: string, name: string, members: string[] = []): Promise<string> {

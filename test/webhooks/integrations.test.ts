@@ -449,3 +449,43 @@ t.test('deleting the last agent of a restricted integration leaves it acting for
   const allowed = await api({ method: 'POST', url: `/api/v1/integrations/${created.id}/inbound`, headers: auth(created.api_key), payload: { channel_id: channel, agent_id: kept.id, text: 'now it may' } })
   t.equal(allowed.statusCode, 201)
 })
+
+t.test('a failed integration delivery is redelivered by the owner: same id, same body', async (t) => {
+  const { app, api } = await build(t, { env: { ...FAST_ENV, WEBHOOK_RETRY_SCHEDULE: '0' } })
+  const ws = await seedWorkspace(app)
+  const agent = ws.agents[0]!
+  let status = 500
+  const rx = await receiver(t, () => status)
+  const created = (
+    await api({
+      method: 'POST',
+      url: '/api/v1/integrations',
+      headers: auth(ws.owner.token),
+      payload: { name: 'Flaky', platform: 'custom', webhook_url: rx.url('/events'), events: ['message.created'] },
+    })
+  ).json()
+  const channel = await createChannel(api, agent.key, 'flaky')
+  await postMessage(api, agent.key, channel, 'first try fails')
+  const deliveries = `/api/v1/integrations/${created.id}/deliveries`
+  const failed = await eventually(async () => {
+    const d = (await api({ method: 'GET', url: deliveries, headers: auth(ws.owner.token) })).json().deliveries[0]
+    return d?.status === 'failed' ? d : null
+  }, 'the delivery to fail')
+  t.equal(failed.attempts, 2, 'the first attempt and one retry')
+
+  status = 200
+  const redeliver = (id: string, token = ws.owner.token) => api({ method: 'POST', url: `${deliveries}/${id}/redeliver`, headers: auth(token) })
+  const res = await redeliver(failed.id)
+  t.equal(res.statusCode, 202)
+  t.equal(res.json().status, 'pending')
+  const [, , again] = await rx.waitFor(3)
+  t.equal(again!.headers['x-service-event'], 'message.created')
+  t.equal(again!.body, rx.requests[0]!.body, 'the same bytes, so the same signature')
+  await eventually(async () => {
+    const d = (await api({ method: 'GET', url: deliveries, headers: auth(ws.owner.token) })).json().deliveries[0]
+    return d?.status === 'succeeded' ? d : null
+  }, 'the redelivery to succeed')
+
+  t.equal((await redeliver(randomUUID())).statusCode, 404, 'an unknown delivery')
+  t.equal((await redeliver(failed.id, agent.key)).statusCode, 403, 'only the owner manages integrations')
+})

@@ -17,3 +17,19 @@ export async function countUsers(db: Db): Promise<number> {
 export function createUser(db: Db, data: Prisma.UserUncheckedCreateInput) {
   return db.user.create({ data })
 }
+
+export function listAwaitingApproval(db: Db) {
+  return db.user.findMany({ where: { awaitingApproval: true }, orderBy: { createdAt: 'asc' } })
+}
+
+/** Approves an account awaiting approval; null when there is no such account. */
+export async function approveUser(db: Db, id: string) {
+  const { count } = await db.user.updateMany({ where: { id, awaitingApproval: true }, data: { awaitingApproval: false } })
+  return count ? db.user.findUnique({ where: { id } }) : null
+}
+
+/** Deletes an account awaiting approval (a refused registration); false when there is none. */
+export async function deleteAwaitingUser(db: Db, id: string): Promise<boolean> {
+  const { count } = await db.user.deleteMany({ where: { id, awaitingApproval: true } })
+  return count > 0
+}

@@ -1,10 +1,11 @@
 // POST /api/v1/auth/register, POST /api/v1/auth/login, GET /api/v1/auth/me.
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import type { FastifyInstance } from 'fastify'
-import { errors } from '../../schemas/common.ts'
+import { Type } from 'typebox'
+import { errors, IdParams } from '../../schemas/common.ts'
 import { assertValidRequest } from './rules.ts'
-import { LoginBodySchema, MeSchema, RegisterBodySchema, RegisteredUserSchema, SessionSchema } from './schemas.ts'
-import { describeCaller, login, register } from './service.ts'
+import { LoginBodySchema, MeSchema, RegisterBodySchema, RegisteredUserSchema, RegistrationListSchema, SessionSchema } from './schemas.ts'
+import { approveRegistration, describeCaller, listRegistrations, login, register, rejectRegistration } from './service.ts'
 
 export default async function accountsRoutes(fastify: FastifyInstance): Promise<void> {
   const app = fastify.withTypeProvider<TypeBoxTypeProvider>()
@@ -20,7 +21,7 @@ export default async function accountsRoutes(fastify: FastifyInstance): Promise<
         tags: ['auth'],
         summary: 'Create a human account (member role)',
         description:
-          'Open once the workspace is bootstrapped (403 before). The account is a `member` that belongs to no channel until someone adds it. Errors: `WEAK_PASSWORD`, `INVALID_EMAIL`, `EMAIL_TAKEN`.',
+          'Open once the workspace is bootstrapped (403 before). The account is a `member` that belongs to no channel until someone adds it. The workspace setting `registration_mode` (PATCH /api/v1/workspace) decides what it may do: `open` — everything a member may; `approval` (the default) — it can log in but every request other than GET /api/v1/auth/me answers 403 `APPROVAL_PENDING` until the owner approves it (POST /api/v1/registrations/{id}/approve); `closed` — registration answers 403 `REGISTRATION_CLOSED`. Errors: `WEAK_PASSWORD`, `INVALID_EMAIL`, `EMAIL_TAKEN`.',
         body: RegisterBodySchema,
         response: { 201: RegisteredUserSchema, ...errors(400, 403, 409) },
       },
@@ -40,12 +41,62 @@ export default async function accountsRoutes(fastify: FastifyInstance): Promise<
         operationId: 'login',
         tags: ['auth'],
         summary: 'Log in a human user; returns a 24-hour JWT',
-        description: 'A wrong e-mail and a wrong password give the same 401, after the same work.',
+        description:
+          'A wrong e-mail and a wrong password give the same 401, after the same work. After `LOGIN_FAILURES_PER_ACCOUNT` failures for one e-mail, or `LOGIN_FAILURES_PER_ADDRESS` from one client address, within `LOGIN_FAILURE_WINDOW_SECONDS`, further attempts answer 429 `RATE_LIMITED` with `Retry-After` (a successful login clears the account\'s count). 503 `SERVICE_UNAVAILABLE` with `Retry-After` when too many password checks are already queued.',
         body: LoginBodySchema,
-        response: { 200: SessionSchema, ...errors(400, 401) },
+        response: { 200: SessionSchema, ...errors(400, 401, 503) },
       },
     },
-    async (request) => login(fastify, request.body),
+    async (request) => login(fastify, request.body, request.ip),
+  )
+
+  app.get(
+    '/registrations',
+    {
+      config: { auth: 'owner' },
+      schema: {
+        operationId: 'listRegistrations',
+        tags: ['auth'],
+        summary: 'Self-registered accounts awaiting approval (workspace owner only)',
+        response: { 200: RegistrationListSchema },
+      },
+    },
+    async () => listRegistrations(fastify),
+  )
+
+  app.post(
+    '/registrations/:id/approve',
+    {
+      config: { auth: 'owner' },
+      schema: {
+        operationId: 'approveRegistration',
+        tags: ['auth'],
+        summary: 'Approve a self-registered account (workspace owner only)',
+        description: 'The account becomes an ordinary member from its next request on. 404 when no account with this id awaits approval.',
+        params: IdParams,
+        response: { 200: RegisteredUserSchema, ...errors(400, 404) },
+      },
+    },
+    async (request) => approveRegistration(fastify, request.params.id),
+  )
+
+  app.delete(
+    '/registrations/:id',
+    {
+      config: { auth: 'owner' },
+      schema: {
+        operationId: 'rejectRegistration',
+        tags: ['auth'],
+        summary: 'Refuse a self-registered account (workspace owner only)',
+        description: 'Deletes the account awaiting approval (its e-mail may register again). 404 when no account with this id awaits approval.',
+        params: IdParams,
+        response: { 204: Type.Null({ description: 'Done; no body.' }), ...errors(400, 404) },
+      },
+    },
+    async (request, reply) => {
+      await rejectRegistration(fastify, request.params.id)
+      return reply.code(204).send(null)
+    },
   )
 
   app.get(

@@ -25,7 +25,20 @@ export const AgentNameField = Type.String({
 })
 export const HumanRoleField = Type.Enum(['member', 'observer'], { description: 'Role of an invited human (default `member`).' })
 export const UrlField = Type.String({ maxLength: 2048, pattern: '^https?://[^\\s]+$', description: 'An http(s) URL.' })
-export const MetadataField = Type.Object({}, { additionalProperties: true, description: 'Free-form JSON object.' })
+/** Largest free-form `metadata`, as JSON text. Its depth is bounded for every input (src/lib/input-guard.ts). */
+export const MAX_METADATA_BYTES = 16_384
+export const MetadataField = Type.Object({}, {
+  additionalProperties: true,
+  description: `Free-form JSON object: at most ${MAX_METADATA_BYTES} bytes as JSON, nested at most 32 levels.`,
+})
+
+/** The size bound of a free-form `metadata` object (its depth was checked before parsing ended). */
+export function assertMetadata(metadata: unknown): void {
+  if (metadata === undefined || metadata === null) return
+  if (Buffer.byteLength(JSON.stringify(metadata), 'utf8') > MAX_METADATA_BYTES) {
+    throw new AppError('VALIDATION_ERROR', `'metadata' must be at most ${MAX_METADATA_BYTES} bytes as JSON`)
+  }
+}
 
 /**
  * `T | null` as `type: [T, 'null']`. A `anyOf: [T, null]` would let Ajv's type coercion turn a

@@ -2,14 +2,14 @@
 // e-mail is known: unknown, not-yet-activated and wrong-password cases give the same answer after
 // the same bcrypt work), and "who am I".
 import type { FastifyInstance } from 'fastify'
-import { AppError, forbidden, unauthorized } from '../../lib/errors.ts'
+import { AppError, forbidden, notFound, unauthorized } from '../../lib/errors.ts'
 import { uuidv7 } from '../../lib/ids.ts'
 import { hashPassword, verifyAgainstDummy, verifyPassword } from '../../lib/password.ts'
 import type { Principal } from '../../plugins/auth.ts'
 import { findInstance } from '../workspace/repo.ts'
-import { createUser, findUserByEmail } from './repo.ts'
+import { approveUser, createUser, deleteAwaitingUser, findUserByEmail, listAwaitingApproval } from './repo.ts'
 import { assertPassword, normalizeEmail } from './rules.ts'
-import type { LoginBody, Me, RegisterBody, RegisteredUser, Session } from './schemas.ts'
+import type { LoginBody, Me, RegisterBody, RegisteredUser, RegistrationList, Session } from './schemas.ts'
 
 const LOGIN_FAILED = 'invalid e-mail or password'
 
@@ -20,14 +20,20 @@ export const emailTaken = (): AppError => new AppError('EMAIL_TAKEN', 'an accoun
 /**
  * Registration opens once the workspace is bootstrapped: before that a stranger could otherwise
  * create the first user and make bootstrap answer 409 forever. Registered users are members with
- * no channels until someone adds them.
+ * no channels until someone adds them. The workspace's `registration_mode` decides the rest:
+ * `open` (active at once), `approval` (the default: the account may only call GET /auth/me until
+ * the owner approves it), `closed` (403 REGISTRATION_CLOSED).
  */
 export async function register(app: FastifyInstance, body: RegisterBody): Promise<RegisteredUser> {
   assertPassword(body.password)
   const email = normalizeEmail(body.email)
   const prisma = app.db.prisma
-  if (!(await findInstance(prisma))) {
+  const instance = await findInstance(prisma)
+  if (!instance) {
     throw forbidden('registration opens once the workspace is bootstrapped (POST /api/v1/bootstrap)')
+  }
+  if (instance.registrationMode === 'closed') {
+    throw new AppError('REGISTRATION_CLOSED', 'self-registration is closed in this workspace; ask its owner for an invitation')
   }
   if (await findUserByEmail(prisma, email)) throw emailTaken()
   const passwordHash = await hashPassword(body.password)
@@ -39,12 +45,38 @@ export async function register(app: FastifyInstance, body: RegisterBody): Promis
       passwordHash,
       role: 'member',
       status: 'active',
+      awaitingApproval: instance.registrationMode !== 'open',
     })
-    return { id: user.id, email: user.email, display_name: user.displayName, role: user.role, created_at: user.createdAt.toISOString() }
+    return toRegisteredUser(user)
   } catch (error) {
     if (isUniqueViolation(error)) throw emailTaken()
     throw error
   }
+}
+
+const toRegisteredUser = (user: { id: string; email: string; displayName: string; role: 'admin' | 'member' | 'observer'; createdAt: Date }): RegisteredUser => ({
+  id: user.id,
+  email: user.email,
+  display_name: user.displayName,
+  role: user.role,
+  created_at: user.createdAt.toISOString(),
+})
+
+/** Self-registered accounts awaiting the owner's approval. */
+export async function listRegistrations(app: FastifyInstance): Promise<RegistrationList> {
+  return { registrations: (await listAwaitingApproval(app.db.prisma)).map(toRegisteredUser) }
+}
+
+/** The owner approves an account: it becomes an ordinary member from its next request on. */
+export async function approveRegistration(app: FastifyInstance, id: string): Promise<RegisteredUser> {
+  const user = await approveUser(app.db.prisma, id)
+  if (!user) throw notFound('registration awaiting approval')
+  return toRegisteredUser(user)
+}
+
+/** The owner refuses an account: it is deleted (its e-mail may register again). */
+export async function rejectRegistration(app: FastifyInstance, id: string): Promise<void> {
+  if (!(await deleteAwaitingUser(app.db.prisma, id))) throw notFound('registration awaiting approval')
 }
 
 export function sessionFor(app: FastifyInstance, user: { id: string; email: string; displayName: string; role: 'admin' | 'member' | 'observer'; isOwner: boolean }): Session {
@@ -61,13 +93,24 @@ export function sessionFor(app: FastifyInstance, user: { id: string; email: stri
   }
 }
 
-export async function login(app: FastifyInstance, body: LoginBody): Promise<Session> {
-  const user = await findUserByEmail(app.db.prisma, normalizeEmail(body.email))
+/**
+ * Failed logins are counted per account and per client address and limited before any bcrypt
+ * work (src/plugins/login-limit.ts); bcrypt itself has a bounded queue (503 when full).
+ */
+export async function login(app: FastifyInstance, body: LoginBody, clientAddress: string): Promise<Session> {
+  const email = normalizeEmail(body.email)
+  await app.loginLimit.assertAllowed(email, clientAddress)
+  const user = await findUserByEmail(app.db.prisma, email)
   if (!user || !user.passwordHash || user.status !== 'active') {
     await verifyAgainstDummy(body.password)
+    await app.loginLimit.recordFailure(email, clientAddress)
     throw unauthorized(LOGIN_FAILED)
   }
-  if (!(await verifyPassword(body.password, user.passwordHash))) throw unauthorized(LOGIN_FAILED)
+  if (!(await verifyPassword(body.password, user.passwordHash))) {
+    await app.loginLimit.recordFailure(email, clientAddress)
+    throw unauthorized(LOGIN_FAILED)
+  }
+  await app.loginLimit.clear(email)
   return sessionFor(app, user)
 }
 

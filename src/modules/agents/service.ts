@@ -8,6 +8,7 @@ import { AppError, forbidden, notFound } from '../../lib/errors.ts'
 import { uuidv7 } from '../../lib/ids.ts'
 import { API_KEY_PREFIX, maskSecret, newSecret, sha256Hex } from '../../lib/tokens.ts'
 import type { MemberPrincipal, Principal } from '../../plugins/auth.ts'
+import { assertMetadata } from '../accounts/rules.ts'
 import * as repo from './repo.ts'
 import type { AgentDto, CreateAgentInput, CreatedKey, MaskedKey, UpdateAgentInput } from './schemas.ts'
 
@@ -46,6 +47,7 @@ export function newApiKey(agentId: string, name: string): { key: string; row: Pr
 }
 
 export async function createAgent(app: FastifyInstance, owner: MemberPrincipal, input: CreateAgentInput): Promise<AgentDto> {
+  assertMetadata(input.metadata)
   try {
     return await app.events.transaction(async (tx) => {
       await repo.lockAgentNames(tx)
@@ -85,6 +87,7 @@ export async function getSelf(app: FastifyInstance, principal: Principal): Promi
 export async function updateAgent(app: FastifyInstance, principal: Principal, id: string, patch: UpdateAgentInput): Promise<AgentDto> {
   const existing = await repo.findAgent(app.db.prisma, id)
   if (!existing) throw notFound('agent')
+  assertMetadata(patch.metadata)
   const self = principal.kind === 'agent' && principal.id === id
   if (!isOwner(principal) && !self) throw forbidden('only the workspace owner or the agent itself may change an agent')
   if (!isOwner(principal) && patch.name !== undefined && patch.name !== existing.name) {

@@ -8,7 +8,7 @@ import { AppError } from '../../lib/errors.ts'
 import { uuidv7 } from '../../lib/ids.ts'
 import { hashPassword } from '../../lib/password.ts'
 import { countUsers, createUser } from '../accounts/repo.ts'
-import { assertPassword, normalizeEmail } from '../accounts/rules.ts'
+import { assertMetadata, assertPassword, normalizeEmail } from '../accounts/rules.ts'
 import { findAgentsNamed } from '../agents/repo.ts'
 import { newApiKey } from '../agents/service.ts'
 import { displayNameFromEmail, inviteUrl, newInvite } from '../invites/service.ts'
@@ -28,6 +28,7 @@ function checkInput(body: BootstrapBody): void {
   assertPassword(body.primary_agent.password)
   const names = new Set<string>()
   for (const profile of [body.primary_agent.agent_profile, ...(body.agents ?? [])]) {
+    assertMetadata(profile.metadata)
     const key = profile.name.toLowerCase()
     if (names.has(key)) throw duplicate(`agent name '${profile.name}' appears more than once`)
     names.add(key)

@@ -161,3 +161,43 @@ export async function dmPeers(db: Db, channelIds: string[], me: string): Promise
   const rows = await db.channelMember.findMany({ where: { channelId: { in: channelIds }, memberId: { not: me } }, select: { channelId: true, memberId: true } })
   return new Map(rows.map((r) => [r.channelId, r.memberId]))
 }
+
+export interface ReadState {
+  channelId: string
+  lastReadMessageId: string | null
+  unreadCount: number
+}
+
+/**
+ * The member's read marker and unread count in each of the given channels it belongs to:
+ * messages after the marker (ids are UUIDv7, in posting order) not written by the member.
+ */
+export async function readStates(app: FastifyInstance, memberId: string, channelIds: string[]): Promise<Map<string, ReadState>> {
+  if (!channelIds.length) return new Map()
+  const { rows } = await app.db.pool.query<{ channel_id: string; last_read_message_id: string | null; unread: string }>(
+    `SELECT cm.channel_id, cm.last_read_message_id,
+            (SELECT count(*) FROM messages m
+              WHERE m.channel_id = cm.channel_id AND m.author_id <> cm.member_id
+                AND (cm.last_read_message_id IS NULL OR m.id > cm.last_read_message_id)) AS unread
+       FROM channel_members cm
+      WHERE cm.member_id = $1 AND cm.channel_id = ANY($2::uuid[])`,
+    [memberId, channelIds],
+  )
+  return new Map(rows.map((r) => [r.channel_id, { channelId: r.channel_id, lastReadMessageId: r.last_read_message_id, unreadCount: Number(r.unread) }]))
+}
+
+/**
+ * Moves the member's read marker to a message of the channel, never backwards. Null when the
+ * message is not in this channel (or the member is not one).
+ */
+export async function markRead(app: FastifyInstance, channelId: string, memberId: string, messageId: string): Promise<string | null> {
+  const { rows } = await app.db.pool.query<{ last_read_message_id: string }>(
+    `UPDATE channel_members
+        SET last_read_message_id = CASE WHEN last_read_message_id IS NULL OR last_read_message_id < $3::uuid THEN $3::uuid ELSE last_read_message_id END
+      WHERE channel_id = $1 AND member_id = $2
+        AND EXISTS (SELECT 1 FROM messages WHERE id = $3::uuid AND channel_id = $1)
+      RETURNING last_read_message_id`,
+    [channelId, memberId, messageId],
+  )
+  return rows[0]?.last_read_message_id ?? null
+}

@@ -12,7 +12,9 @@ import {
   ChannelSchema,
   CreateChannelBody,
   MemberListSchema,
+  MarkReadBody,
   MemberParams,
+  ReadStateSchema,
   UpdateChannelBody,
   type ChannelDto,
 } from './schemas.ts'
@@ -66,6 +68,24 @@ export default async function channelsRoutes(fastify: FastifyInstance): Promise<
       },
     },
     async (request) => channels.listChannels(fastify, member(request)),
+  )
+
+  app.put(
+    '/channels/:id/read',
+    {
+      config: { auth: 'any' },
+      schema: {
+        operationId: 'markChannelRead',
+        tags: ['channels'],
+        summary: "Move the caller's read marker (unread counts)",
+        description:
+          'Everything up to `message_id` counts as read for the caller, on every device. The marker only moves forward: an older id leaves it where it is. Answers the marker and the unread count after it. Members only: the workspace owner reading a channel it has not joined gets 403; a message of another channel gets 404.',
+        params: IdParams,
+        body: MarkReadBody,
+        response: { 200: ReadStateSchema, ...errors(400, 403, 404) },
+      },
+    },
+    async (request) => channels.markRead(fastify, member(request), request.params.id, request.body.message_id),
   )
 
   app.get(

@@ -9,7 +9,7 @@ import { removeFiles } from '../messages/files.ts'
 import { assertCanAddMember, assertCanManage, assertCanRemoveMember, isObserver, readableChannel } from './access.ts'
 import * as repo from './repo.ts'
 import type { ChannelRow } from './repo.ts'
-import type { AddedMemberDto, ChannelDto, ChannelListItemDto, CreateChannelInput, MemberDto, UpdateChannelInput } from './schemas.ts'
+import type { AddedMemberDto, ChannelDto, ChannelListItemDto, CreateChannelInput, MemberDto, ReadStateDto, UpdateChannelInput } from './schemas.ts'
 
 const nameTaken = (name: string): AppError => new AppError('NAME_TAKEN', `a channel named '${name}' already exists`)
 const actorType = (p: MemberPrincipal): 'AGENT' | 'HUMAN' => (p.kind === 'agent' ? 'AGENT' : 'HUMAN')
@@ -91,12 +91,25 @@ export async function listChannels(app: FastifyInstance, principal: MemberPrinci
   const dmIds = channels.filter((c) => c.type === 'dm').map((c) => c.id)
   const peers = await repo.dmPeers(app.db.prisma, dmIds, principal.id)
   const actors = peers.size ? await repo.findActors(app.db.prisma, [...new Set(peers.values())]) : new Map()
+  const reads = await repo.readStates(app, principal.id, channels.map((c) => c.id))
   return channels.map((c) => ({
     id: c.id,
     name: c.type === 'dm' ? (actors.get(peers.get(c.id) ?? '')?.name ?? c.name) : c.name,
     type: c.type,
     description: c.description,
+    unread_count: reads.get(c.id)?.unreadCount ?? 0,
+    last_read_message_id: reads.get(c.id)?.lastReadMessageId ?? null,
   }))
+}
+
+/** Moves the caller's read marker (members only: the owner reading a channel it has not joined gets 403). */
+export async function markRead(app: FastifyInstance, principal: MemberPrincipal, channelId: string, messageId: string): Promise<ReadStateDto> {
+  const access = await readableChannel(app, principal, channelId)
+  if (!access.member) throw forbidden('only members keep a read marker; join the channel first')
+  const marked = await repo.markRead(app, channelId, principal.id, messageId)
+  if (!marked) throw notFound('message')
+  const state = (await repo.readStates(app, principal.id, [channelId])).get(channelId)
+  return { channel_id: channelId, last_read_message_id: marked, unread_count: state?.unreadCount ?? 0 }
 }
 
 export async function getChannel(app: FastifyInstance, principal: MemberPrincipal, channelId: string): Promise<ChannelDto> {

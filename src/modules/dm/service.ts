@@ -8,7 +8,7 @@ import type { MemberPrincipal } from '../../plugins/auth.ts'
 import { isObserver } from '../channels/access.ts'
 import * as channelsRepo from '../channels/repo.ts'
 import * as repo from './repo.ts'
-import type { DmDto } from './schemas.ts'
+import type { DmDto, DmListItemDto } from './schemas.ts'
 
 /** Returns the pair's DM (200) or creates it (201); exactly one per pair even under races. */
 export async function openDm(app: FastifyInstance, principal: MemberPrincipal, participantId: string, idempotencyKey?: string): Promise<StoredResponse> {
@@ -66,8 +66,9 @@ export async function openDm(app: FastifyInstance, principal: MemberPrincipal, p
   }
 }
 
-export async function listDms(app: FastifyInstance, principal: MemberPrincipal): Promise<DmDto[]> {
+export async function listDms(app: FastifyInstance, principal: MemberPrincipal): Promise<DmListItemDto[]> {
   const dms = await repo.listDmsOf(app.db.prisma, principal.id)
+  const reads = await channelsRepo.readStates(app, principal.id, dms.map((d) => d.id))
   const peerIds = dms.map((d) => d.members.find((m) => m.memberId !== principal.id)?.memberId).filter((id): id is string => Boolean(id))
   const actors = await channelsRepo.findActors(app.db.prisma, [...new Set(peerIds)])
   return dms.map((d) => {
@@ -79,6 +80,8 @@ export async function listDms(app: FastifyInstance, principal: MemberPrincipal):
       participants: d.members.map((m) => m.memberId).sort(),
       participant: { id: peer?.memberId ?? principal.id, name: actor?.name ?? '', type: peer?.memberType ?? 'HUMAN' },
       created_at: d.createdAt.toISOString(),
+      unread_count: reads.get(d.id)?.unreadCount ?? 0,
+      last_read_message_id: reads.get(d.id)?.lastReadMessageId ?? null,
     }
   })
 }

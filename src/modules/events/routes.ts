@@ -4,7 +4,7 @@ import type { FastifyInstance } from 'fastify'
 import type { MemberPrincipal } from '../../plugins/auth.ts'
 import { sinceCursor } from '../../realtime/cursor.ts'
 import { errors } from '../../schemas/common.ts'
-import { EventLogQuery, EventPageSchema, type EventLogQueryT } from './schemas.ts'
+import { EVENT_PAGE_DEFAULT, EventLogQuery, EventPageSchema, type EventLogQueryT } from './schemas.ts'
 import { readEventLog } from './service.ts'
 
 export default async function eventsRoutes(app: FastifyInstance): Promise<void> {
@@ -24,7 +24,7 @@ export default async function eventsRoutes(app: FastifyInstance): Promise<void> 
     },
     async (request) => {
       const { since, limit } = request.query
-      return readEventLog(app, request.principal as MemberPrincipal, since === undefined ? undefined : sinceCursor(since), limit)
+      return readEventLog(app, request.principal as MemberPrincipal, since === undefined ? undefined : sinceCursor(since), limit ?? EVENT_PAGE_DEFAULT)
     },
   )
 }

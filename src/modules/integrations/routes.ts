@@ -3,9 +3,11 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import type { FastifyInstance } from 'fastify'
 import { Type } from 'typebox'
+import { idempotencyKeyOf } from '../../lib/idempotency.ts'
 import { errors } from '../../schemas/common.ts'
+import { IdempotencyHeaders } from '../channels/routes.ts'
 import { MessageSchema } from '../messages/schemas.ts'
-import { DeliveryListQuery, DeliveryPageSchema, DeliverySchema } from '../webhooks/schemas.ts'
+import { DELIVERY_PAGE_DEFAULT, DeliveryListQuery, DeliveryPageSchema, DeliverySchema } from '../webhooks/schemas.ts'
 import {
   CreatedIntegrationSchema,
   CreateIntegrationSchema,
@@ -152,7 +154,7 @@ export default async function integrationsRoutes(fastify: FastifyInstance): Prom
         response: { 200: DeliveryPageSchema, ...errors(400, 404) },
       },
     },
-    async (request) => integrations.listDeliveries(fastify, request.params.id, request.query),
+    async (request) => integrations.listDeliveries(fastify, request.params.id, { ...request.query, limit: request.query.limit ?? DELIVERY_PAGE_DEFAULT }),
   )
 
   app.post(
@@ -180,12 +182,14 @@ export default async function integrationsRoutes(fastify: FastifyInstance): Prom
         tags: ['integrations'],
         summary: 'Post a message as an agent the integration acts for',
         description:
-          "Authenticated with the integration's own key (`Authorization: Bearer svc_int_…`); any other credential is 401, and another integration's key sees no such integration (404). The agent must be a member of the channel (404 otherwise, as for any non-member, an unknown agent included) and, when the integration's `agent_ids` is not empty, one of them (403 otherwise); with an empty `agent_ids` it may act for any agent. The message is attributed to the agent and fires the same events as any message (WebSocket, webhooks, integrations — this one included).",
+          "Authenticated with the integration's own key (`Authorization: Bearer svc_int_…`); any other credential is 401, and another integration's key sees no such integration (404). The agent must be a member of the channel (404 otherwise, as for any non-member, an unknown agent included) and, when the integration's `agent_ids` is not empty, one of them (403 otherwise); with an empty `agent_ids` it may act for any agent. The message is attributed to the agent and fires the same events as any message (WebSocket, webhooks, integrations — this one included). Send `Idempotency-Key` to make retries safe: a retry with the same key and body within 24 h returns the original 201 response and creates nothing; the same key with another body is 409 `IDEMPOTENCY_KEY_REUSED`.",
         params: IntegrationParams,
+        headers: IdempotencyHeaders,
         body: InboundSchema,
-        response: { 201: MessageSchema, ...errors(400, 403, 404) },
+        response: { 201: MessageSchema, ...errors(400, 403, 404, 409) },
       },
     },
-    async (request, reply) => reply.code(201).send(await integrations.inbound(fastify, request.principal, request.params.id, request.body)),
+    async (request, reply) =>
+      reply.code(201).send(await integrations.inbound(fastify, request.principal, request.params.id, request.body, idempotencyKeyOf(request))),
   )
 }

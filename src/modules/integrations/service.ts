@@ -9,7 +9,7 @@ import { INTEGRATION_KEY_PREFIX, maskSecret, newSecret, sha256Hex, WEBHOOK_SECRE
 import type { AgentPrincipal, Principal } from '../../plugins/auth.ts'
 import { INTEGRATION_EVENTS } from '../../workers/payloads.ts'
 import { isMember } from '../channels/access.ts'
-import { postMessage } from '../messages/service.ts'
+import { createMessage } from '../messages/service.ts'
 import type { MessageDto } from '../messages/schemas.ts'
 import * as deliveries from '../webhooks/deliveries.ts'
 import type { DeliveryDto, DeliveryListQueryInput, DeliveryPage } from '../webhooks/schemas.ts'
@@ -139,11 +139,18 @@ export async function redeliver(app: FastifyInstance, id: string, deliveryId: st
  * `agent_ids` every agent is, and an unknown one is simply not a member: 404), and a member of
  * the channel (404, as for any non-member). The message is posted as that agent.
  */
-export async function inbound(app: FastifyInstance, principal: Principal, integrationId: string, input: InboundInput): Promise<MessageDto> {
+/**
+ * Posts as an agent the integration acts for. An Idempotency-Key makes retries safe exactly as on
+ * REST posts; keys are scoped to the integration (two integrations acting for one agent never
+ * share a key).
+ */
+export async function inbound(app: FastifyInstance, principal: Principal, integrationId: string, input: InboundInput, idempotencyKey?: string): Promise<MessageDto> {
   if (principal.kind !== 'integration' || principal.id !== integrationId) throw notFound('integration')
   const { restricted, agent } = await repo.actingAgent(app.db.prisma, integrationId, input.agent_id)
   if (!agent && restricted) throw forbidden('this integration may not act for that agent (add it to the integration\'s agent_ids)')
   if (!agent || !(await isMember(app, input.channel_id, agent.id))) throw notFound('channel (or the agent is not a member of it)')
   const author: AgentPrincipal = { kind: 'agent', id: agent.id, name: agent.name, displayName: agent.displayName, keyId: '' }
-  return postMessage(app, author, input.channel_id, { text: input.text })
+  const key = idempotencyKey === undefined ? undefined : `integration:${integrationId}:${idempotencyKey}`
+  const result = await createMessage(app, author, input.channel_id, { text: input.text, idempotencyKey: key })
+  return result.body as MessageDto
 }

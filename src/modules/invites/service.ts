@@ -17,13 +17,13 @@ import type { AcceptInviteInput, CreatedInvite, CreateInviteInput, InviteDetails
 export const INVITE_TTL_MS = 7 * 24 * 60 * 60 * 1000
 
 /**
- * `{frontend_url}/invite?token=<invite_token>`, the token written as is, as the spec shows it, so
- * the URL contains the token a client got in the same response. Base64's `/` and `=` are legal
- * in a query value; a `+` that a URL parser turns into a space is turned back on the way in
- * (`canonicalToken`), so the link works either way.
+ * `{frontend_url}/invite?token=<invite_token>` with the token percent-encoded: base64's `+`, `/`
+ * and `=` are written `%2B`, `%2F` and `%3D`, so every URL parser (the web UI's included) reads
+ * back exactly the token. A token pasted raw still works: its `+`, turned into a space by a
+ * parser, is turned back on the way in (`canonicalToken`).
  */
 export function inviteUrl(app: FastifyInstance, token: string): string {
-  return `${app.config.frontendUrl}/invite?token=${token}`
+  return `${app.config.frontendUrl}/invite?token=${encodeURIComponent(token)}`
 }
 
 export function newInvite(userId: string, now = new Date()): { token: string; row: Prisma.InviteUncheckedCreateInput } {

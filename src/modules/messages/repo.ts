@@ -196,11 +196,15 @@ export interface SearchRow {
 }
 
 /**
- * Full-text search over the generated `search` column (GIN index) in the channels the caller
- * belongs to (the owner's read access to other channels does not extend to search). The snippet
- * is built from HTML-escaped text, so the only markup in it is our <mark> tags.
+ * Full-text search over the generated `search` column (GIN index) in every channel the caller may
+ * read: those it belongs to and, with `allRegularChannels` (the workspace owner), every regular
+ * channel too; never other people's DMs (docs/access.md). The snippet is built from HTML-escaped
+ * text, so the only markup in it is our <mark> tags.
  */
-export async function searchMessages(app: FastifyInstance, q: { text: string; memberId: string; channelId?: string; limit: number }): Promise<SearchRow[]> {
+export async function searchMessages(
+  app: FastifyInstance,
+  q: { text: string; memberId: string; allRegularChannels: boolean; channelId?: string; limit: number },
+): Promise<SearchRow[]> {
   const { rows } = await app.db.pool.query<SearchRow>(
     `SELECT m.id, m.channel_id, m.author_id, m.author_type, m.author_name, m.text, m.created_at, m.edited_at,
             a.id AS att_id, a.file_name AS att_file_name, a.content_type AS att_content_type, a.size AS att_size,
@@ -213,10 +217,11 @@ export async function searchMessages(app: FastifyInstance, q: { text: string; me
        LEFT JOIN attachments a ON a.message_id = m.id
       WHERE m.search @@ q.query
         AND ($3::uuid IS NULL OR m.channel_id = $3)
-        AND m.channel_id IN (SELECT channel_id FROM channel_members WHERE member_id = $2)
+        AND (m.channel_id IN (SELECT channel_id FROM channel_members WHERE member_id = $2)
+             OR ($5::boolean AND m.channel_id IN (SELECT id FROM channels WHERE type = 'channel')))
       ORDER BY rank DESC, m.id DESC
       LIMIT $4`,
-    [q.text, q.memberId, q.channelId ?? null, q.limit],
+    [q.text, q.memberId, q.channelId ?? null, q.limit, q.allRegularChannels],
   )
   return rows
 }

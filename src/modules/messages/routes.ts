@@ -3,8 +3,9 @@ import multipart from '@fastify/multipart'
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import type { FastifyInstance, FastifyRequest } from 'fastify'
 import { Type } from 'typebox'
-import { badRequest } from '../../lib/errors.ts'
+import { AppError, badRequest } from '../../lib/errors.ts'
 import { idempotencyKeyOf, IDEMPOTENCY_HEADER, sweepExpired } from '../../lib/idempotency.ts'
+import { assertStorable } from '../../lib/input-guard.ts'
 import type { MemberPrincipal } from '../../plugins/auth.ts'
 import { errors, IdParams } from '../../schemas/common.ts'
 import { cleanContentType, cleanFileName, contentDisposition, ensureUploadDir, removeFiles, saveUpload } from './files.ts'
@@ -13,12 +14,13 @@ import {
   ChannelMessageParams,
   EditMessageBody,
   ListMessagesQuery,
-  MessageComponent,
+  MESSAGE_PAGE_DEFAULT,
   MessagePageSchema,
   MessageRef,
   type MessageDto,
   PostMessageBody,
   PostMessageMultipart,
+  SEARCH_PAGE_DEFAULT,
   SearchQuery,
   SearchResultSchema,
 } from './schemas.ts'
@@ -42,6 +44,17 @@ const IdempotencyHeaders = Type.Object(
 
 const member = (request: FastifyRequest): MemberPrincipal => request.principal as MemberPrincipal
 
+/**
+ * The multipart parser (busboy) reports a body that is not multipart at all, or is cut short, as
+ * a plain Error ("Unexpected end of form", "Malformed part header"...): that is the client's
+ * fault, a 400. Errors that already carry a status (AppError, the size limits) pass unchanged.
+ */
+function malformedMultipart(error: unknown): unknown {
+  if (error instanceof AppError || typeof (error as { statusCode?: unknown })?.statusCode === 'number') return error
+  if (typeof (error as { code?: unknown })?.code === 'string' && String((error as { code: string }).code).startsWith('FST_')) return error
+  return badRequest(`the multipart/form-data body is malformed: ${(error as Error)?.message ?? 'unreadable'}`)
+}
+
 /** Reads a multipart post: the `text` field and at most one `file`, streamed to disk as it arrives. */
 async function readMultipart(fastify: FastifyInstance, request: FastifyRequest): Promise<{ text: string; file?: UploadedFile }> {
   let text: string | undefined
@@ -59,11 +72,12 @@ async function readMultipart(fastify: FastifyInstance, request: FastifyRequest):
         if (part.fieldname !== 'text' || text !== undefined) throw badRequest(`unexpected form field '${part.fieldname}' (fields: text, file)`)
         if (part.valueTruncated) throw badRequest(`'text' is longer than ${fastify.config.maxMessageLength} characters`)
         text = String(part.value)
+        assertStorable(text, "form field 'text' ")
       }
     }
   } catch (error) {
     if (file) await removeFiles(fastify.config.uploadDir, [file.storageName])
-    throw error
+    throw malformedMultipart(error)
   }
   if (text === undefined && !file) throw badRequest("the form needs a 'text' field, a 'file', or both")
   return { text: text ?? '', file }
@@ -71,7 +85,6 @@ async function readMultipart(fastify: FastifyInstance, request: FastifyRequest):
 
 export default async function messagesRoutes(fastify: FastifyInstance): Promise<void> {
   const app = fastify.withTypeProvider<TypeBoxTypeProvider>()
-  app.addSchema(MessageComponent)
   await ensureUploadDir(fastify.config.uploadDir)
   if (fastify.background) {
     // Remembered Idempotency-Key responses live 24 h; drop the expired ones now and then.
@@ -112,6 +125,10 @@ export default async function messagesRoutes(fastify: FastifyInstance): Promise<
         } as unknown as typeof PostMessageBody,
         response: { 201: MessageRef, ...errors(400, 403, 404, 409, 413, 415) },
       },
+      // A multipart body is read as a stream in the handler; give the validator an empty form.
+      preValidation: async (request) => {
+        if (request.isMultipart()) request.body = {} as never
+      },
     },
     async (request, reply) => {
       const key = idempotencyKeyOf(request)
@@ -137,7 +154,7 @@ export default async function messagesRoutes(fastify: FastifyInstance): Promise<
         response: { 200: MessagePageSchema, ...errors(400, 404) },
       },
     },
-    async (request) => messages.listMessages(fastify, member(request), request.params.id, request.query),
+    async (request) => messages.listMessages(fastify, member(request), request.params.id, { ...request.query, limit: request.query.limit ?? MESSAGE_PAGE_DEFAULT }),
   )
 
   app.get(
@@ -230,11 +247,11 @@ export default async function messagesRoutes(fastify: FastifyInstance): Promise<
         tags: ['messages'],
         summary: 'Full-text search in the channels the caller may read',
         description:
-          'PostgreSQL full-text search (English stemming, `websearch_to_tsquery` syntax) over messages of the channels the caller belongs to (the workspace owner: also every regular channel). Ranked by `ts_rank`, best first, each hit with a highlighted snippet. `channel_id` narrows to one channel (404 if the caller cannot read it). `q` missing or blank: 400.',
+          'PostgreSQL full-text search (English stemming, `websearch_to_tsquery` syntax) over every channel the caller may read: the channels and DMs it belongs to and, for the workspace owner, every regular channel too (never other people\'s DMs; docs/access.md). Ranked by `ts_rank`, best first, each hit with a highlighted snippet. `channel_id` narrows to one channel (404 if the caller cannot read it). `q` missing or blank: 400.',
         querystring: SearchQuery,
         response: { 200: SearchResultSchema, ...errors(400, 404) },
       },
     },
-    async (request) => messages.search(fastify, member(request), request.query),
+    async (request) => messages.search(fastify, member(request), { ...request.query, limit: request.query.limit ?? SEARCH_PAGE_DEFAULT }),
   )
 }

@@ -1,5 +1,5 @@
 // Messages: post (JSON or with one file), list with cursors, edit, delete, search, download.
-// `postMessage` is also called by the WebSocket gateway and the integration inbound endpoint,
+// `createMessage` is also called by the WebSocket gateway and the integration inbound endpoint,
 // so every path shares the same validation, access rules and `message.created` event.
 import type { FastifyInstance } from 'fastify'
 import { newEvent } from '../../events/bus.ts'
@@ -182,6 +182,8 @@ export async function search(app: FastifyInstance, principal: MemberPrincipal, q
   const rows = await repo.searchMessages(app, {
     text: q,
     memberId: principal.id,
+    // Search covers what the caller may read (canRead): the owner reads every regular channel.
+    allRegularChannels: principal.kind === 'human' && principal.isOwner,
     channelId: query.channel_id,
     limit: query.limit,
   })

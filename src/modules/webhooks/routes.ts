@@ -16,6 +16,7 @@ import {
   WebhookListSchema,
   WebhookParams,
   WebhookSchema,
+  DELIVERY_PAGE_DEFAULT,
 } from './schemas.ts'
 import * as webhooks from './service.ts'
 
@@ -141,7 +142,7 @@ export default async function webhooksRoutes(fastify: FastifyInstance): Promise<
         response: { 200: DeliveryPageSchema, ...errors(400, 404) },
       },
     },
-    async (request) => webhooks.listDeliveries(fastify, request.principal, request.params.id, request.params.webhook_id, request.query),
+    async (request) => webhooks.listDeliveries(fastify, request.principal, request.params.id, request.params.webhook_id, { ...request.query, limit: request.query.limit ?? DELIVERY_PAGE_DEFAULT }),
   )
 
   app.post(

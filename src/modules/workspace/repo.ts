@@ -25,6 +25,11 @@ export async function readRateLimitSetting(db: Db): Promise<number | null> {
   return instance?.rateLimitPerMinute ?? null
 }
 
-export function updateInstance(db: Db, id: string, data: { rateLimitPerMinute?: number | null }) {
+export async function readRegistrationMode(db: Db): Promise<string | null> {
+  const instance = await db.instance.findFirst({ select: { registrationMode: true }, orderBy: { bootstrappedAt: 'asc' } })
+  return instance?.registrationMode ?? null
+}
+
+export function updateInstance(db: Db, id: string, data: { rateLimitPerMinute?: number | null; registrationMode?: string }) {
   return db.instance.update({ where: { id }, data })
 }

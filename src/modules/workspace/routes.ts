@@ -31,7 +31,8 @@ export default async function workspaceRoutes(fastify: FastifyInstance): Promise
         operationId: 'updateWorkspace',
         tags: ['system'],
         summary: 'Change workspace settings (workspace owner only)',
-        description: 'Sets the per-workspace API rate limit. It applies without a restart.',
+        description:
+          'Sets the per-workspace API rate limit and the self-registration mode (`registration_mode`); give at least one. Both apply without a restart. This route is never rate-limited for the owner, so a limit can always be lifted.',
         body: WorkspacePatchSchema,
         response: { 200: WorkspaceSchema, ...errors(400, 404) },
       },
