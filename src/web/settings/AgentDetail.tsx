@@ -8,6 +8,7 @@ import { AgentBadge } from '../ui/AgentBadge.tsx'
 import { ErrorNote } from '../ui/ErrorNote.tsx'
 import { AgentKeys } from './AgentKeys.tsx'
 import { AgentWebhooks } from './AgentWebhooks.tsx'
+import { AgentNameField, ConfirmButton, SaveRow } from './Controls.tsx'
 import { formatDay } from './format.ts'
 import { LoadFailed, Loading } from './QueryState.tsx'
 
@@ -43,27 +44,14 @@ function Profile({ agent }: { agent: Agent }) {
     <form className="card stack" onSubmit={submit} aria-labelledby="profile-title">
       <h3 id="profile-title">Profile</h3>
       <div className="form-grid">
-        <div className="field">
-          <label>
-            Name
-            <input
-              value={name}
-              required
-              minLength={3}
-              maxLength={100}
-              pattern="[A-Za-z0-9\-]+"
-              autoComplete="off"
-              aria-describedby="edit-name-rule"
-              onChange={(e) => {
-                setName(e.target.value)
-                setSaved(false)
-              }}
-            />
-          </label>
-          <p id="edit-name-rule" className="hint">
-            Letters, digits and hyphens, 3 to 100 characters.
-          </p>
-        </div>
+        <AgentNameField
+          value={name}
+          onChange={(value) => {
+            setName(value)
+            setSaved(false)
+          }}
+          rule="Letters, digits and hyphens, 3 to 100 characters."
+        />
         <label>
           Display name
           <input
@@ -91,16 +79,7 @@ function Profile({ agent }: { agent: Agent }) {
         />
       </label>
       <ErrorNote error={save.error} sentences={{ NAME_TAKEN: 'Another agent already has that name (names ignore case). Choose another one.' }} />
-      <div className="row-actions">
-        <button type="submit" className="primary" disabled={!dirty || save.isPending}>
-          {save.isPending ? 'Saving…' : 'Save changes'}
-        </button>
-        {saved && !dirty && (
-          <span className="saved" role="status">
-            Saved.
-          </span>
-        )}
-      </div>
+      <SaveRow label="Save changes" pending={save.isPending} disabled={!dirty} saved={saved && !dirty} />
     </form>
   )
 }
@@ -126,16 +105,14 @@ function DeleteAgent({ agent }: { agent: Agent }) {
           <p className="muted">Its API keys and webhooks stop working at once. Messages it already posted stay in their channels.</p>
           <ErrorNote error={remove.error} sentences={{ FORBIDDEN: 'The primary agent cannot be deleted.' }} />
           <div>
-            <button
-              type="button"
+            <ConfirmButton
               className="danger-button"
               disabled={remove.isPending}
-              onClick={() => {
-                if (window.confirm(`Delete the agent “${agent.display_name}”? Its keys and webhooks stop working at once. This cannot be undone.`)) remove.mutate()
-              }}
+              question={`Delete the agent “${agent.display_name}”? Its keys and webhooks stop working at once. This cannot be undone.`}
+              onConfirm={() => remove.mutate()}
             >
               {remove.isPending ? 'Deleting…' : `Delete ${agent.display_name}`}
-            </button>
+            </ConfirmButton>
           </div>
         </>
       )}

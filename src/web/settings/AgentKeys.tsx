@@ -5,6 +5,7 @@ import { api, unwrap } from '../api/client.ts'
 import { ErrorNote } from '../ui/ErrorNote.tsx'
 import { SecretOnce } from '../ui/SecretOnce.tsx'
 import { formatDay } from './format.ts'
+import { ConfirmButton } from './Controls.tsx'
 import { Empty, LoadFailed, Loading } from './QueryState.tsx'
 
 export function AgentKeys({ agentId, agentName }: { agentId: string; agentName: string }) {
@@ -49,17 +50,15 @@ export function AgentKeys({ agentId, agentName }: { agentId: string; agentName: 
                 {key.revoked_at ? `revoked ${formatDay(key.revoked_at)}` : `created ${formatDay(key.created_at)}`}
               </span>
               {!key.revoked_at && (
-                <button
-                  type="button"
+                <ConfirmButton
                   className="link-button danger small push-end"
-                  aria-label={`Revoke key ${key.name}`}
+                  label={`Revoke key ${key.name}`}
                   disabled={revoke.isPending && revoke.variables === key.id}
-                  onClick={() => {
-                    if (window.confirm(`Revoke the key “${key.name}”? Anything using it stops working at once.`)) revoke.mutate(key.id)
-                  }}
+                  question={`Revoke the key “${key.name}”? Anything using it stops working at once.`}
+                  onConfirm={() => revoke.mutate(key.id)}
                 >
                   Revoke
-                </button>
+                </ConfirmButton>
               )}
             </li>
           ))}

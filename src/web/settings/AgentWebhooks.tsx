@@ -9,6 +9,7 @@ import { DeliveryHistory, type DeliveryStatus } from './DeliveryHistory.tsx'
 import { EndpointNotice, StatusPill } from './EndpointStatus.tsx'
 import { EventPicker } from './EventPicker.tsx'
 import { eventLabel, WEBHOOK_EVENTS, type WebhookEvent } from './format.ts'
+import { ConfirmButton } from './Controls.tsx'
 import { Empty, LoadFailed, Loading } from './QueryState.tsx'
 
 const fetchWebhooks = (agentId: string) => unwrap(api.GET('/api/v1/agents/{id}/webhooks', { params: { path: { id: agentId } } }))
@@ -90,26 +91,22 @@ function WebhookItem({ agentId, webhook, onSecret }: { agentId: string; webhook:
             Turn off
           </button>
         )}
-        <button
-          type="button"
+        <ConfirmButton
           disabled={rotate.isPending}
-          onClick={() => {
-            if (window.confirm('Make a new signing secret? Signatures made with the current one stop matching at once.')) rotate.mutate()
-          }}
+          question="Make a new signing secret? Signatures made with the current one stop matching at once."
+          onConfirm={() => rotate.mutate()}
         >
           New signing secret
-        </button>
-        <button
-          type="button"
+        </ConfirmButton>
+        <ConfirmButton
           className="danger-outline"
           disabled={remove.isPending}
-          aria-label={`Delete the webhook ${webhook.url}`}
-          onClick={() => {
-            if (window.confirm(`Delete the webhook to ${webhook.url}? Its delivery history goes with it.`)) remove.mutate()
-          }}
+          label={`Delete the webhook ${webhook.url}`}
+          question={`Delete the webhook to ${webhook.url}? Its delivery history goes with it.`}
+          onConfirm={() => remove.mutate()}
         >
           Delete
-        </button>
+        </ConfirmButton>
       </div>
       <ErrorNote error={toggle.error ?? rotate.error ?? remove.error} />
       {history && (

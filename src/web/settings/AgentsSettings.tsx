@@ -5,6 +5,7 @@ import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query'
 import { api, unwrap } from '../api/client.ts'
 import { AgentBadge } from '../ui/AgentBadge.tsx'
 import { ErrorNote } from '../ui/ErrorNote.tsx'
+import { AgentNameField } from './Controls.tsx'
 import { Empty, LoadFailed, Loading } from './QueryState.tsx'
 
 export const useAgents = () => useQuery({ queryKey: ['agents'], queryFn: () => unwrap(api.GET('/api/v1/agents')) })
@@ -40,24 +41,7 @@ function NewAgent() {
     <form onSubmit={submit} className="card stack" aria-labelledby="new-agent-title">
       <h3 id="new-agent-title">New agent</h3>
       <div className="form-grid">
-        <div className="field">
-          <label>
-            Name
-            <input
-              value={name}
-              required
-              minLength={3}
-              maxLength={100}
-              pattern="[A-Za-z0-9\-]+"
-              autoComplete="off"
-              aria-describedby="agent-name-rule"
-              onChange={(e) => setName(e.target.value)}
-            />
-          </label>
-          <p id="agent-name-rule" className="hint">
-            Letters, digits and hyphens, 3 to 100 characters; unique in the workspace.
-          </p>
-        </div>
+        <AgentNameField value={name} onChange={setName} rule="Letters, digits and hyphens, 3 to 100 characters; unique in the workspace." />
         <div className="field">
           <label>
             Display name (optional)

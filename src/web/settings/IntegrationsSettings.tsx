@@ -12,6 +12,7 @@ import { DeliveryHistory } from './DeliveryHistory.tsx'
 import { EndpointNotice, StatusPill } from './EndpointStatus.tsx'
 import { EventPicker } from './EventPicker.tsx'
 import { eventLabel, formatDay, INTEGRATION_EVENTS, platformLabel, PLATFORMS, type IntegrationEvent, type Platform } from './format.ts'
+import { ConfirmButton } from './Controls.tsx'
 import { Empty, LoadFailed, Loading } from './QueryState.tsx'
 
 const fetchIntegrations = () => unwrap(api.GET('/api/v1/integrations'))
@@ -276,35 +277,29 @@ function IntegrationItem({ integration, onSecrets }: { integration: Integration;
               Turn off
             </button>
           )}
-          <button
-            type="button"
+          <ConfirmButton
             disabled={rotateKey.isPending}
-            onClick={() => {
-              if (window.confirm(`Make a new API key for “${integration.name}”? The current key stops working at once.`)) rotateKey.mutate()
-            }}
+            question={`Make a new API key for “${integration.name}”? The current key stops working at once.`}
+            onConfirm={() => rotateKey.mutate()}
           >
             New API key
-          </button>
-          <button
-            type="button"
+          </ConfirmButton>
+          <ConfirmButton
             disabled={rotateSecret.isPending}
-            onClick={() => {
-              if (window.confirm(`Make a new HMAC secret for “${integration.name}”? Deliveries are signed with the new one at once.`)) rotateSecret.mutate()
-            }}
+            question={`Make a new HMAC secret for “${integration.name}”? Deliveries are signed with the new one at once.`}
+            onConfirm={() => rotateSecret.mutate()}
           >
             New HMAC secret
-          </button>
-          <button
-            type="button"
+          </ConfirmButton>
+          <ConfirmButton
             className="danger-outline"
             disabled={remove.isPending}
-            aria-label={`Delete the integration ${integration.name}`}
-            onClick={() => {
-              if (window.confirm(`Delete “${integration.name}”? Its API key stops working at once and no more events are sent to it.`)) remove.mutate()
-            }}
+            label={`Delete the integration ${integration.name}`}
+            question={`Delete “${integration.name}”? Its API key stops working at once and no more events are sent to it.`}
+            onConfirm={() => remove.mutate()}
           >
             Delete
-          </button>
+          </ConfirmButton>
         </div>
       )}
       <ErrorNote error={toggle.error ?? rotateKey.error ?? rotateSecret.error ?? remove.error} />

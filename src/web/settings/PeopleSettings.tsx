@@ -7,6 +7,7 @@ import type { Session } from '../api/session.ts'
 import { ErrorNote } from '../ui/ErrorNote.tsx'
 import { SecretOnce } from '../ui/SecretOnce.tsx'
 import { formatDay, formatWhen, ROLE_LABELS } from './format.ts'
+import { ConfirmButton } from './Controls.tsx'
 import { Empty, LoadFailed, Loading } from './QueryState.tsx'
 
 type Role = 'member' | 'observer'
@@ -172,17 +173,15 @@ function AwaitingApproval() {
                 <button type="button" className="primary small" aria-label={`Approve ${r.email}`} disabled={approve.isPending} onClick={() => approve.mutate(r.id)}>
                   Approve
                 </button>
-                <button
-                  type="button"
+                <ConfirmButton
                   className="danger-outline small"
-                  aria-label={`Refuse ${r.email}`}
+                  label={`Refuse ${r.email}`}
                   disabled={refuse.isPending}
-                  onClick={() => {
-                    if (window.confirm(`Refuse ${r.email}? Their account is deleted.`)) refuse.mutate(r.id)
-                  }}
+                  question={`Refuse ${r.email}? Their account is deleted.`}
+                  onConfirm={() => refuse.mutate(r.id)}
                 >
                   Refuse
-                </button>
+                </ConfirmButton>
               </div>
             </li>
           ))}

@@ -3,6 +3,7 @@ import { useId, useState, type FormEvent } from 'react'
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query'
 import { api, unwrap } from '../api/client.ts'
 import { ErrorNote } from '../ui/ErrorNote.tsx'
+import { SaveRow } from './Controls.tsx'
 import { formatWhen } from './format.ts'
 import { LoadFailed, Loading } from './QueryState.tsx'
 
@@ -96,16 +97,7 @@ function RateLimit({ workspace }: { workspace: Workspace }) {
         </div>
       )}
       <ErrorNote error={save.error} sentences={{ VALIDATION_ERROR: `The limit must be a whole number from 1 to ${number.format(MAX_RATE)}.` }} />
-      <div className="row-actions">
-        <button type="submit" className="primary" disabled={save.isPending || (choice === 'custom' && !customValid)}>
-          {save.isPending ? 'Saving…' : 'Save limit'}
-        </button>
-        {saved && (
-          <span className="saved" role="status">
-            Saved.
-          </span>
-        )}
-      </div>
+      <SaveRow label="Save limit" pending={save.isPending} disabled={choice === 'custom' && !customValid} saved={saved} />
     </form>
   )
 }
@@ -152,16 +144,7 @@ function Registration({ workspace }: { workspace: Workspace }) {
         </div>
       </fieldset>
       <ErrorNote error={save.error} />
-      <div className="row-actions">
-        <button type="submit" className="primary" disabled={save.isPending || mode === workspace.registration_mode}>
-          {save.isPending ? 'Saving…' : 'Save'}
-        </button>
-        {saved && (
-          <span className="saved" role="status">
-            Saved.
-          </span>
-        )}
-      </div>
+      <SaveRow label="Save" pending={save.isPending} disabled={mode === workspace.registration_mode} saved={saved} />
     </form>
   )
 }
