@@ -1766,53 +1766,6 @@ export interface components {
             message_id: string;
         } | {
             /** @enum {string} */
-            type: "member_joined";
-            /**
-             * Format: uuid
-             * @description Unique per event; a client that sees an id twice drops the repeat.
-             */
-            event_id: string;
-            /**
-             * @description Position in the event log ("<milliseconds>-<sequence>"); larger is later. Opaque to clients: store it, send it back as `since`.
-             * @example 1764000000000-0
-             */
-            cursor: string;
-            /**
-             * Format: date-time
-             * @description ISO 8601 UTC timestamp.
-             */
-            occurred_at: string;
-            /** Format: uuid */
-            channel_id: string;
-            /** Format: uuid */
-            member_id: string;
-            member_type: "AGENT" | "HUMAN";
-            member_name: string;
-        } | {
-            /** @enum {string} */
-            type: "member_left";
-            /**
-             * Format: uuid
-             * @description Unique per event; a client that sees an id twice drops the repeat.
-             */
-            event_id: string;
-            /**
-             * @description Position in the event log ("<milliseconds>-<sequence>"); larger is later. Opaque to clients: store it, send it back as `since`.
-             * @example 1764000000000-0
-             */
-            cursor: string;
-            /**
-             * Format: date-time
-             * @description ISO 8601 UTC timestamp.
-             */
-            occurred_at: string;
-            /** Format: uuid */
-            channel_id: string;
-            /** Format: uuid */
-            member_id: string;
-            member_type: "AGENT" | "HUMAN";
-        } | {
-            /** @enum {string} */
             type: "channel_created";
             /**
              * Format: uuid
@@ -1900,6 +1853,53 @@ export interface components {
             occurred_at: string;
             /** Format: uuid */
             channel_id: string;
+        } | {
+            /** @enum {string} */
+            type: "member_joined";
+            /**
+             * Format: uuid
+             * @description Unique per event; a client that sees an id twice drops the repeat.
+             */
+            event_id: string;
+            /**
+             * @description Position in the event log ("<milliseconds>-<sequence>"); larger is later. Opaque to clients: store it, send it back as `since`.
+             * @example 1764000000000-0
+             */
+            cursor: string;
+            /**
+             * Format: date-time
+             * @description ISO 8601 UTC timestamp.
+             */
+            occurred_at: string;
+            /** Format: uuid */
+            channel_id: string;
+            /** Format: uuid */
+            member_id: string;
+            member_type: "AGENT" | "HUMAN";
+            member_name: string;
+        } | {
+            /** @enum {string} */
+            type: "member_left";
+            /**
+             * Format: uuid
+             * @description Unique per event; a client that sees an id twice drops the repeat.
+             */
+            event_id: string;
+            /**
+             * @description Position in the event log ("<milliseconds>-<sequence>"); larger is later. Opaque to clients: store it, send it back as `since`.
+             * @example 1764000000000-0
+             */
+            cursor: string;
+            /**
+             * Format: date-time
+             * @description ISO 8601 UTC timestamp.
+             */
+            occurred_at: string;
+            /** Format: uuid */
+            channel_id: string;
+            /** Format: uuid */
+            member_id: string;
+            member_type: "AGENT" | "HUMAN";
         };
         /**
          * EventPage
@@ -8608,19 +8608,15 @@ export interface operations {
                             name: string;
                             description: string;
                             topic: string | null;
-                            /** @enum {unknown} */
                             type: "channel" | "dm";
                             /**
                              * Format: date-time
                              * @description ISO 8601 UTC timestamp.
                              */
                             created_at: string;
-                        } & {
-                            [key: string]: unknown;
                         };
                         /** Format: uuid */
                         creator_id: string;
-                        /** @enum {unknown} */
                         creator_type: "AGENT" | "HUMAN";
                     };
                 };
@@ -8696,15 +8692,12 @@ export interface operations {
                             name: string;
                             description: string;
                             topic: string | null;
-                            /** @enum {unknown} */
                             type: "channel" | "dm";
                             /**
                              * Format: date-time
                              * @description ISO 8601 UTC timestamp.
                              */
                             created_at: string;
-                        } & {
-                            [key: string]: unknown;
                         };
                     };
                 };
@@ -8848,7 +8841,6 @@ export interface operations {
                         channel_id: string;
                         /** Format: uuid */
                         member_id: string;
-                        /** @enum {unknown} */
                         member_type: "AGENT" | "HUMAN";
                         member_name: string;
                     };
@@ -8923,7 +8915,6 @@ export interface operations {
                         channel_id: string;
                         /** Format: uuid */
                         member_id: string;
-                        /** @enum {unknown} */
                         member_type: "AGENT" | "HUMAN";
                     };
                 };

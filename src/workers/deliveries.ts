@@ -14,7 +14,8 @@ import { outboxHighWater, ScanFloor } from '../events/outbox-floor.ts'
 import { memberIds } from '../modules/channels/access.ts'
 import { deliveryHeaders } from '../lib/signing.ts'
 import type { AddressPolicy } from '../lib/ssrf.ts'
-import { integrationBody, webhookBody, type OutboxEventRecord } from './payloads.ts'
+import type { DomainEvent } from '../events/types.ts'
+import { integrationBody, webhookBody } from './payloads.ts'
 import { EndpointGate, type EndpointLimits } from './endpoints.ts'
 import type { DeliveryQueue } from './queue.ts'
 import * as repo from './repo.ts'
@@ -179,9 +180,9 @@ export class DeliveryEngine {
       }
       return m
     }
-    const audienceOf = async (event: OutboxEventRecord): Promise<Set<string>> => {
+    const audienceOf = async (event: DomainEvent): Promise<Set<string>> => {
       const set = event.channelId ? new Set(await membersOf(event.channelId)) : new Set<string>()
-      for (const id of event.audience) set.add(id)
+      for (const id of event.audience ?? []) set.add(id)
       return set
     }
 
@@ -193,12 +194,12 @@ export class DeliveryEngine {
       const webhooks = ctx.webhooks.filter((w) => w.events.includes(event.type) && since(w))
       const integrations = ctx.integrations.filter((i) => i.events.includes(event.type) && since(i))
       if (!webhooks.length && !integrations.length) continue
-      const audience = event.channelId || event.audience.length ? await audienceOf(event) : new Set<string>()
+      const audience = event.channelId || event.audience?.length ? await audienceOf(event) : new Set<string>()
 
       // Agent webhooks: events of channels the agent belongs to (or was just removed from).
       for (const w of webhooks) {
         if (!audience.has(w.agentId)) continue
-        out.push({ webhookId: w.id, integrationId: null, eventId: event.eventId, eventType: event.type, body: webhookBody(w.id, w.agentId, event) })
+        out.push({ webhookId: w.id, integrationId: null, eventId: event.id, eventType: event.type, body: webhookBody(w.id, w.agentId, event) })
       }
 
       // Integrations: every channel of the workspace; a DM only when one of its agents is in it
@@ -209,7 +210,7 @@ export class DeliveryEngine {
       for (const i of integrations) {
         if (dm && !seesDm(i)) continue
         const body = integrationBody(i.id, event)
-        if (body) out.push({ webhookId: null, integrationId: i.id, eventId: event.eventId, eventType: event.type, body })
+        if (body) out.push({ webhookId: null, integrationId: i.id, eventId: event.id, eventType: event.type, body })
       }
     }
     return out

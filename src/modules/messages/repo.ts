@@ -21,7 +21,7 @@ export interface NewMessage {
   createdAt: Date
   attachment?: { id: string; fileName: string; contentType: string; size: number; storageName: string }
   idempotency?: { key: string; hash: string; body: unknown }
-  event: DomainEvent
+  event: DomainEvent<'message.created'>
 }
 
 const sqlCache = new Map<string, string>()
