@@ -147,23 +147,63 @@ export function findMessage(db: Db, channelId: string, messageId: string) {
   return db.message.findFirst({ where: { id: messageId, channelId }, include: withAttachment })
 }
 
-/** A page of messages, newest first; `take` rows (the caller asks for one extra to learn has_more). */
-export async function listMessages(db: Db, channelId: string, take: number, cursor: { before?: string; after?: string }): Promise<MessageRecord[]> {
-  if (cursor.after) {
-    const rows = await db.message.findMany({
-      where: { channelId, id: { gt: cursor.after, ...(cursor.before ? { lt: cursor.before } : {}) } },
-      orderBy: { id: 'asc' },
-      take,
-      include: withAttachment,
-    })
-    return rows.reverse()
+// A page of history is one statement (the message and its attachment joined) on the pg pool:
+// through Prisma it was two queries and their mapping, about half of the server's time for a page
+// (docs/performance.md, "Search at a million messages"). Each cursor shape has its own text so
+// that every bound is an index condition on (channel_id, id).
+const PAGE_COLUMNS = `m.id, m.channel_id, m.author_id, m.author_type, m.author_name, m.text, m.created_at, m.edited_at,
+       a.id AS att_id, a.file_name AS att_file_name, a.content_type AS att_content_type, a.size AS att_size`
+const PAGE_SQL = {
+  newest: `SELECT ${PAGE_COLUMNS} FROM messages m LEFT JOIN attachments a ON a.message_id = m.id
+            WHERE m.channel_id = $1 ORDER BY m.id DESC LIMIT $2`,
+  before: `SELECT ${PAGE_COLUMNS} FROM messages m LEFT JOIN attachments a ON a.message_id = m.id
+            WHERE m.channel_id = $1 AND m.id < $3 ORDER BY m.id DESC LIMIT $2`,
+  after: `SELECT ${PAGE_COLUMNS} FROM messages m LEFT JOIN attachments a ON a.message_id = m.id
+           WHERE m.channel_id = $1 AND m.id > $3 ORDER BY m.id ASC LIMIT $2`,
+  between: `SELECT ${PAGE_COLUMNS} FROM messages m LEFT JOIN attachments a ON a.message_id = m.id
+             WHERE m.channel_id = $1 AND m.id > $3 AND m.id < $4 ORDER BY m.id ASC LIMIT $2`,
+}
+
+interface MessageRow {
+  id: string
+  channel_id: string
+  author_id: string
+  author_type: 'AGENT' | 'HUMAN'
+  author_name: string
+  text: string
+  created_at: Date
+  edited_at: Date | null
+  att_id: string | null
+  att_file_name: string | null
+  att_content_type: string | null
+  att_size: number | null
+}
+
+/** A joined message row (history, search) as a MessageRecord. */
+export function messageRecord(r: MessageRow): MessageRecord {
+  return {
+    id: r.id,
+    channelId: r.channel_id,
+    authorId: r.author_id,
+    authorType: r.author_type,
+    authorName: r.author_name,
+    text: r.text,
+    createdAt: r.created_at,
+    editedAt: r.edited_at,
+    attachment: r.att_id ? { id: r.att_id, fileName: r.att_file_name!, contentType: r.att_content_type!, size: r.att_size! } : null,
   }
-  return db.message.findMany({
-    where: { channelId, ...(cursor.before ? { id: { lt: cursor.before } } : {}) },
-    orderBy: { id: 'desc' },
-    take,
-    include: withAttachment,
-  })
+}
+
+/** A page of messages, newest first; `take` rows (the caller asks for one extra to learn has_more). */
+export async function listMessages(app: FastifyInstance, channelId: string, take: number, cursor: { before?: string; after?: string }): Promise<MessageRecord[]> {
+  const query = (name: keyof typeof PAGE_SQL, values: unknown[]) =>
+    app.db.pool.query<MessageRow>({ name: `history-${name}`, text: PAGE_SQL[name], values: [channelId, take, ...values] })
+  if (cursor.after) {
+    const { rows } = cursor.before ? await query('between', [cursor.after, cursor.before]) : await query('after', [cursor.after])
+    return rows.map(messageRecord).reverse()
+  }
+  const { rows } = cursor.before ? await query('before', [cursor.before]) : await query('newest', [])
+  return rows.map(messageRecord)
 }
 
 export function updateText(db: Db, id: string, text: string, editedAt: Date) {
@@ -178,50 +218,94 @@ export function findAttachment(db: Db, id: string) {
   return db.attachment.findUnique({ where: { id }, include: { message: { select: { channelId: true } } } })
 }
 
-export interface SearchRow {
-  id: string
-  channel_id: string
-  author_id: string
-  author_type: 'AGENT' | 'HUMAN'
-  author_name: string
-  text: string
-  created_at: Date
-  edited_at: Date | null
-  att_id: string | null
-  att_file_name: string | null
-  att_content_type: string | null
-  att_size: number | null
+export interface SearchRow extends MessageRow {
   rank: number
   snippet: string
 }
 
+// Search ranks the newest matches only (docs/decisions.md, "Search: relevance among the newest
+// matches"). Ranking every match made a word found in 1 % of a million messages cost a second of
+// PostgreSQL per query (docs/performance.md, "Search at a million messages"). The newest matches
+// are found slice by slice, walking back in time: the first slice covers the last two hours, each
+// next one is eight times longer (16 h, 5 d, 43 d, 341 d, then everything older), and the walk
+// stops once RANKED_MATCHES are found. A slice is read with the GIN index ANDed with a range of
+// the primary key (ids are UUIDv7: time-ordered), so a common word stops after a few recent
+// slices and a rare one costs a few index probes; no statement reads more than its slice.
+
+/** How many of the newest matches are ranked; results are the best `limit` of them. */
+export const RANKED_MATCHES = 200
+const FIRST_SLICE_MS = 2 * 3_600_000
+const SLICE_GROWTH = 8
+const SLICES = 6
+
+/** The smallest UUIDv7 of a millisecond: the lower bound of the ids posted from then on. */
+function firstIdAt(ms: number): string {
+  const hex = Math.max(0, Math.floor(ms)).toString(16).padStart(12, '0')
+  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-0000-0000-000000000000`
+}
+
+/** The channels a search covers: the caller's channels and DMs, and every regular channel for the owner. */
+async function searchScope(pool: pg.Pool, memberId: string, allRegularChannels: boolean): Promise<string[]> {
+  const { rows } = await pool.query<{ id: string }>(
+    `SELECT channel_id AS id FROM channel_members WHERE member_id = $1
+     UNION SELECT id FROM channels WHERE $2::boolean AND type = 'channel'`,
+    [memberId, allRegularChannels],
+  )
+  return rows.map((r) => r.id)
+}
+
+// Matches in one slice [$3, $4) of the scope $2, newest first. OFFSET 0 keeps the planner from
+// betting on LIMIT with a backward scan of the primary key, which reads the whole table when its
+// estimate of the matches is too high (a phrase: 3.4 s at a million messages).
+const SLICE_SQL = `
+  SELECT id, rank FROM (
+    SELECT m.id, ts_rank(m.search, q.query)::float8 AS rank
+      FROM messages m, websearch_to_tsquery('english', $1) AS q(query)
+     WHERE m.search @@ q.query AND m.channel_id = ANY($2::uuid[])
+       AND ($3::uuid IS NULL OR m.id >= $3::uuid) AND ($4::uuid IS NULL OR m.id < $4::uuid)
+    OFFSET 0) s
+   ORDER BY id DESC LIMIT $5`
+
+// The best `limit` of the ranked matches, with their attachment and a snippet built from
+// HTML-escaped text (the only markup in it is our <mark> tags).
+const HITS_SQL = `
+  SELECT m.id, m.channel_id, m.author_id, m.author_type, m.author_name, m.text, m.created_at, m.edited_at,
+         a.id AS att_id, a.file_name AS att_file_name, a.content_type AS att_content_type, a.size AS att_size,
+         r.rank,
+         ts_headline('english',
+           replace(replace(replace(m.text, '&', '&amp;'), '<', '&lt;'), '>', '&gt;'),
+           websearch_to_tsquery('english', $1), 'StartSel=<mark>, StopSel=</mark>, MaxWords=30, MinWords=10, MaxFragments=2, FragmentDelimiter=" … "') AS snippet
+    FROM unnest($2::uuid[], $3::float8[]) AS r(id, rank)
+    JOIN messages m ON m.id = r.id
+    LEFT JOIN attachments a ON a.message_id = m.id
+   ORDER BY r.rank DESC, m.id DESC`
+
 /**
  * Full-text search over the generated `search` column (GIN index) in every channel the caller may
  * read: those it belongs to and, with `allRegularChannels` (the workspace owner), every regular
- * channel too; never other people's DMs (docs/access.md). The snippet is built from HTML-escaped
- * text, so the only markup in it is our <mark> tags.
+ * channel too; never other people's DMs (docs/access.md). Returns the best `limit` of the newest
+ * RANKED_MATCHES matches by `ts_rank`, newest first among equals.
  */
 export async function searchMessages(
   app: FastifyInstance,
   q: { text: string; memberId: string; allRegularChannels: boolean; channelId?: string; limit: number },
 ): Promise<SearchRow[]> {
-  const { rows } = await app.db.pool.query<SearchRow>(
-    `SELECT m.id, m.channel_id, m.author_id, m.author_type, m.author_name, m.text, m.created_at, m.edited_at,
-            a.id AS att_id, a.file_name AS att_file_name, a.content_type AS att_content_type, a.size AS att_size,
-            ts_rank(m.search, q.query)::float8 AS rank,
-            ts_headline('english',
-              replace(replace(replace(m.text, '&', '&amp;'), '<', '&lt;'), '>', '&gt;'),
-              q.query, 'StartSel=<mark>, StopSel=</mark>, MaxWords=30, MinWords=10, MaxFragments=2, FragmentDelimiter=" … "') AS snippet
-       FROM messages m
-       CROSS JOIN websearch_to_tsquery('english', $1) AS q(query)
-       LEFT JOIN attachments a ON a.message_id = m.id
-      WHERE m.search @@ q.query
-        AND ($3::uuid IS NULL OR m.channel_id = $3)
-        AND (m.channel_id IN (SELECT channel_id FROM channel_members WHERE member_id = $2)
-             OR ($5::boolean AND m.channel_id IN (SELECT id FROM channels WHERE type = 'channel')))
-      ORDER BY rank DESC, m.id DESC
-      LIMIT $4`,
-    [q.text, q.memberId, q.channelId ?? null, q.limit, q.allRegularChannels],
-  )
+  const pool = app.db.pool
+  const scope = q.channelId ? [q.channelId] : await searchScope(pool, q.memberId, q.allRegularChannels)
+  if (!scope.length) return []
+  const now = Date.now()
+  const matches: { id: string; rank: number }[] = []
+  let upper: string | null = null
+  let span = FIRST_SLICE_MS
+  for (let slice = 1; slice <= SLICES && matches.length < RANKED_MATCHES; slice++) {
+    const lower = slice === SLICES ? null : firstIdAt(now - span)
+    const { rows } = await pool.query<{ id: string; rank: number }>(SLICE_SQL, [q.text, scope, lower, upper, RANKED_MATCHES - matches.length])
+    matches.push(...rows)
+    upper = lower
+    span *= SLICE_GROWTH
+  }
+  const best = matches.sort((a, b) => b.rank - a.rank || (a.id < b.id ? 1 : -1)).slice(0, q.limit)
+  if (!best.length) return []
+  const { rows } = await pool.query<SearchRow>(HITS_SQL, [q.text, best.map((m) => m.id), best.map((m) => m.rank)])
   return rows
 }

@@ -126,7 +126,7 @@ export async function createMessage(
 export async function listMessages(app: FastifyInstance, principal: MemberPrincipal, channelId: string, query: ListMessagesQueryInput): Promise<MessagePage> {
   if (query.before && query.after) throw new AppError('INVALID_CURSOR', 'give either before or after, not both')
   await readableChannel(app, principal, channelId)
-  const rows = await repo.listMessages(app.db.prisma, channelId, query.limit + 1, { before: query.before, after: query.after })
+  const rows = await repo.listMessages(app, channelId, query.limit + 1, { before: query.before, after: query.after })
   const hasMore = rows.length > query.limit
   // Going forward the extra row is the newest (first); going back it is the oldest (last).
   const page = hasMore ? (query.after ? rows.slice(1) : rows.slice(0, query.limit)) : rows
@@ -189,20 +189,7 @@ export async function search(app: FastifyInstance, principal: MemberPrincipal, q
   })
   return {
     results: rows.map((r) => withMessageFields({
-      message: toMessageDto(
-        {
-          id: r.id,
-          channelId: r.channel_id,
-          authorId: r.author_id,
-          authorType: r.author_type,
-          authorName: r.author_name,
-          text: r.text,
-          createdAt: r.created_at,
-          editedAt: r.edited_at,
-          attachment: r.att_id ? { id: r.att_id, fileName: r.att_file_name!, contentType: r.att_content_type!, size: r.att_size! } : null,
-        },
-        app.config.publicUrl,
-      ),
+      message: toMessageDto(repo.messageRecord(r), app.config.publicUrl),
       rank: r.rank,
       snippet: r.snippet,
     })),
