@@ -23,6 +23,8 @@
 //   reuses it when it was seeded with the same sizes: re-runs then skip the ~5 min seeding.
 //   BENCH_SERVER_ROOT (another checkout, with node_modules, whose server to run: A/B comparisons
 //   on the same data) BENCH_SERVER_ENV ("NAME=value NAME=value") BENCH_LOG_LEVEL (warn)
+//   BENCH_EXPLAIN=1 prints EXPLAIN (ANALYZE, BUFFERS) of the search statement for each query of the
+//   wide caller, and of the unread counts, instead of running the server.
 //   BENCH_DATABASE_URL (postgresql://postgres@127.0.0.1:5432/postgres: the scratch database is
 //   created next to it and dropped at the end unless kept)
 import { spawn, type ChildProcess } from 'node:child_process'
@@ -37,6 +39,7 @@ import { fileURLToPath } from 'node:url'
 import pg from 'pg'
 import { applyMigrations } from '../../src/db/migrate.ts'
 import { API_KEY_PREFIX, maskSecret, newSecret, sha256Hex } from '../../src/lib/tokens.ts'
+import { searchStatement } from '../../src/modules/messages/repo.ts'
 import { adminQuery, databaseUrl, freePort, machine, percentile, startFlags } from './lib.ts'
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..')
@@ -52,6 +55,7 @@ const KEEP = process.env.BENCH_KEEP_DB === '1'
 const REUSE = process.env.BENCH_REUSE_DB === '1'
 const DB_NAME = KEEP || REUSE ? `ams_bench_history_${MESSAGES}` : `ams_bench_history_${process.pid}`
 const SERVER_ENV = Object.fromEntries((process.env.BENCH_SERVER_ENV ?? '').split(/\s+/).filter(Boolean).map((kv) => [kv.slice(0, kv.indexOf('=')), kv.slice(kv.indexOf('=') + 1)]))
+const EXPLAIN = process.env.BENCH_EXPLAIN === '1'
 const SEED_VERSION = 'ams-bench-history v1'
 const YEAR_MS = 365 * 86_400_000
 const MEMBERS_PER_CHANNEL = 15
@@ -378,6 +382,26 @@ async function measure(base: URL, row: Row, key: string, clients: number): Promi
   }
 }
 
+/** The plans of the search statement (for docs/performance.md), run twice: the second is shown. */
+async function explain(url: string, s: Seeded): Promise<void> {
+  const client = new pg.Client({ connectionString: url })
+  await client.connect()
+  try {
+    const { rows: scope } = await client.query<{ channel_id: string }>('SELECT channel_id FROM channel_members WHERE member_id = $1', [s.wide.id])
+    for (const [name, q] of Object.entries(QUERIES)) {
+      const statement = searchStatement(q, scope.map((r) => r.channel_id), 20)
+      const run = () => client.query<{ 'QUERY PLAN': string }>({ text: `EXPLAIN (ANALYZE, BUFFERS, COSTS OFF) ${statement.text}`, values: statement.values })
+      await run()
+      const { rows } = await run()
+      // The scope array is 200 ids long: shown as its length.
+      const plan = rows.map((r) => r['QUERY PLAN'].replace(/'\{[0-9a-f,-]{200,}\}'::uuid\[\]/g, `'{…${scope.length} ids…}'::uuid[]`))
+      console.log(`\n### ${name}: ${JSON.stringify(q)} (${s.counts[name]} matches, load ${loadavg()})\n\n\`\`\`\n${plan.join('\n')}\n\`\`\``)
+    }
+  } finally {
+    await client.end()
+  }
+}
+
 const loadavg = (): string => readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ')
 
 function rssMb(pid: number): number {
@@ -451,6 +475,7 @@ async function main(): Promise<void> {
     }
     const seeded = await describe(url)
     console.log(`# matches: ${JSON.stringify(seeded.counts)}`)
+    if (EXPLAIN) return await explain(url, seeded)
     server = await startServer(url, dataDir)
     // Warm-up (not counted): the first requests of each kind compile code paths and plans, and
     // a server just started can shed load while it is compiling.

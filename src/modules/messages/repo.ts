@@ -8,6 +8,7 @@ import { outboxRow } from '../../events/bus.ts'
 import { Batcher } from '../../lib/batcher.ts'
 import type { DomainEvent } from '../../events/types.ts'
 import type { MessageRecord } from './schemas.ts'
+import type { SearchEngine } from './search-engine.ts'
 
 type Db = PrismaClient | Prisma.TransactionClient
 
@@ -225,18 +226,23 @@ export interface SearchRow extends MessageRow {
 
 // Search ranks the newest matches only (docs/decisions.md, "Search: relevance among the newest
 // matches"). Ranking every match made a word found in 1 % of a million messages cost a second of
-// PostgreSQL per query (docs/performance.md, "Search at a million messages"). The newest matches
-// are found slice by slice, walking back in time: the first slice covers the last two hours, each
-// next one is eight times longer (16 h, 5 d, 43 d, 341 d, then everything older), and the walk
-// stops once RANKED_MATCHES are found. A slice is read with the GIN index ANDed with a range of
-// the primary key (ids are UUIDv7: time-ordered), so a common word stops after a few recent
-// slices and a rare one costs a few index probes; no statement reads more than its slice.
+// PostgreSQL per query (docs/performance.md, "Search at a million messages"). One statement finds
+// the newest matches in four parts, read in order until RANKED_MATCHES are found:
+//  1-3. Recent slices (the last 2 hours, then the day, then the week), each read with the GIN
+//     index ANDed with a range of the primary key (ids are UUIDv7: time-ordered), so a common
+//     word stops after a few recent rows and no part reads more than its slice.
+//  4. Everything older, for a word rare enough to leave the week short: the GIN index alone
+//     gives the candidates (the bound is applied after it, so the planner does not build a bitmap
+//     of a year of primary keys for ten matches).
+// Each part is fenced (OFFSET 0): given ORDER BY id DESC LIMIT, the planner bets on a backward
+// scan of the primary key, which reads the whole table when it overestimates the matches (a
+// phrase: 3.4 s at a million messages). The parts are the branches of a UNION ALL under a LIMIT:
+// PostgreSQL runs the branches of an Append in order and stops pulling once the LIMIT is met, so
+// a later part costs nothing when an earlier one was enough.
 
 /** How many of the newest matches are ranked; results are the best `limit` of them. */
 export const RANKED_MATCHES = 200
-const FIRST_SLICE_MS = 2 * 3_600_000
-const SLICE_GROWTH = 8
-const SLICES = 6
+const RECENT_SLICES_MS = [2 * 3_600_000, 86_400_000, 7 * 86_400_000]
 
 /** The smallest UUIDv7 of a millisecond: the lower bound of the ids posted from then on. */
 function firstIdAt(ms: number): string {
@@ -245,8 +251,8 @@ function firstIdAt(ms: number): string {
 }
 
 /** The channels a search covers: the caller's channels and DMs, and every regular channel for the owner. */
-async function searchScope(pool: pg.Pool, memberId: string, allRegularChannels: boolean): Promise<string[]> {
-  const { rows } = await pool.query<{ id: string }>(
+export async function searchScope(app: FastifyInstance, memberId: string, allRegularChannels: boolean): Promise<string[]> {
+  const { rows } = await app.db.pool.query<{ id: string }>(
     `SELECT channel_id AS id FROM channel_members WHERE member_id = $1
      UNION SELECT id FROM channels WHERE $2::boolean AND type = 'channel'`,
     [memberId, allRegularChannels],
@@ -254,58 +260,51 @@ async function searchScope(pool: pg.Pool, memberId: string, allRegularChannels: 
   return rows.map((r) => r.id)
 }
 
-// Matches in one slice [$3, $4) of the scope $2, newest first. OFFSET 0 keeps the planner from
-// betting on LIMIT with a backward scan of the primary key, which reads the whole table when its
-// estimate of the matches is too high (a phrase: 3.4 s at a million messages).
-const SLICE_SQL = `
-  SELECT id, rank FROM (
-    SELECT m.id, ts_rank(m.search, q.query)::float8 AS rank
-      FROM messages m, websearch_to_tsquery('english', $1) AS q(query)
-     WHERE m.search @@ q.query AND m.channel_id = ANY($2::uuid[])
-       AND ($3::uuid IS NULL OR m.id >= $3::uuid) AND ($4::uuid IS NULL OR m.id < $4::uuid)
-    OFFSET 0) s
-   ORDER BY id DESC LIMIT $5`
+const part = (bounds: string, after = '') => `(
+      SELECT id, rank FROM (
+        SELECT m.id, ts_rank(m.search, websearch_to_tsquery('english', $1))::float8 AS rank FROM messages m
+         WHERE m.search @@ websearch_to_tsquery('english', $1) AND m.channel_id = ANY($2::uuid[])${bounds}
+        OFFSET 0) s${after}
+       ORDER BY id DESC)`
 
-// The best `limit` of the ranked matches, with their attachment and a snippet built from
-// HTML-escaped text (the only markup in it is our <mark> tags).
-const HITS_SQL = `
+// $1 the query text, $2 the scope, $3-$5 the lower bounds of the slices, $6 RANKED_MATCHES,
+// $7 the page size. The hits carry their attachment and a snippet built from HTML-escaped text
+// (the only markup in it is our <mark> tags).
+const SEARCH_SQL = `
+  WITH newest AS (
+    SELECT id, rank FROM (
+      ${part(' AND m.id >= $3::uuid')}
+      UNION ALL ${part(' AND m.id >= $4::uuid AND m.id < $3::uuid')}
+      UNION ALL ${part(' AND m.id >= $5::uuid AND m.id < $4::uuid')}
+      UNION ALL ${part('', ' WHERE id < $5::uuid')}
+    ) matches
+    LIMIT $6)
   SELECT m.id, m.channel_id, m.author_id, m.author_type, m.author_name, m.text, m.created_at, m.edited_at,
          a.id AS att_id, a.file_name AS att_file_name, a.content_type AS att_content_type, a.size AS att_size,
-         r.rank,
+         n.rank,
          ts_headline('english',
            replace(replace(replace(m.text, '&', '&amp;'), '<', '&lt;'), '>', '&gt;'),
            websearch_to_tsquery('english', $1), 'StartSel=<mark>, StopSel=</mark>, MaxWords=30, MinWords=10, MaxFragments=2, FragmentDelimiter=" … "') AS snippet
-    FROM unnest($2::uuid[], $3::float8[]) AS r(id, rank)
-    JOIN messages m ON m.id = r.id
+    FROM newest n
+    JOIN messages m ON m.id = n.id
     LEFT JOIN attachments a ON a.message_id = m.id
-   ORDER BY r.rank DESC, m.id DESC`
+   ORDER BY n.rank DESC, m.id DESC
+   LIMIT $7`
 
 /**
- * Full-text search over the generated `search` column (GIN index) in every channel the caller may
- * read: those it belongs to and, with `allRegularChannels` (the workspace owner), every regular
- * channel too; never other people's DMs (docs/access.md). Returns the best `limit` of the newest
- * RANKED_MATCHES matches by `ts_rank`, newest first among equals.
+ * PostgreSQL's full-text search over the generated `search` column (GIN index): the best `limit`
+ * of the newest RANKED_MATCHES matches in the given channels by `ts_rank`, newest first among
+ * equals.
  */
-export async function searchMessages(
-  app: FastifyInstance,
-  q: { text: string; memberId: string; allRegularChannels: boolean; channelId?: string; limit: number },
-): Promise<SearchRow[]> {
-  const pool = app.db.pool
-  const scope = q.channelId ? [q.channelId] : await searchScope(pool, q.memberId, q.allRegularChannels)
-  if (!scope.length) return []
-  const now = Date.now()
-  const matches: { id: string; rank: number }[] = []
-  let upper: string | null = null
-  let span = FIRST_SLICE_MS
-  for (let slice = 1; slice <= SLICES && matches.length < RANKED_MATCHES; slice++) {
-    const lower = slice === SLICES ? null : firstIdAt(now - span)
-    const { rows } = await pool.query<{ id: string; rank: number }>(SLICE_SQL, [q.text, scope, lower, upper, RANKED_MATCHES - matches.length])
-    matches.push(...rows)
-    upper = lower
-    span *= SLICE_GROWTH
-  }
-  const best = matches.sort((a, b) => b.rank - a.rank || (a.id < b.id ? 1 : -1)).slice(0, q.limit)
-  if (!best.length) return []
-  const { rows } = await pool.query<SearchRow>(HITS_SQL, [q.text, best.map((m) => m.id), best.map((m) => m.rank)])
-  return rows
+export const postgresSearch: SearchEngine = {
+  async search(app, request) {
+    const { rows } = await app.db.pool.query<SearchRow>(searchStatement(request.text, request.channelIds, request.limit))
+    return rows
+  },
+}
+
+/** The search statement and its values (also used by scripts/bench/history.ts to show its plans). */
+export function searchStatement(text: string, scope: string[], limit: number, now = Date.now()): { text: string; values: unknown[] } {
+  const bounds = RECENT_SLICES_MS.map((span) => firstIdAt(now - span))
+  return { text: SEARCH_SQL, values: [text, scope, ...bounds, RANKED_MATCHES, limit] }
 }

@@ -11,6 +11,7 @@ import { assertCanPost, isAdmin, isObserver, joinsOnPost, readableChannel } from
 import { joinOnPost } from '../channels/service.ts'
 import { openFile, removeFiles } from './files.ts'
 import * as repo from './repo.ts'
+import type { SearchEngine } from './search-engine.ts'
 import {
   toMessageDto,
   type ListMessagesQueryInput,
@@ -175,18 +176,16 @@ export async function deleteMessage(app: FastifyInstance, principal: MemberPrinc
   if (message.attachment) await removeFiles(app.config.uploadDir, [message.attachment.storageName]).catch((err: unknown) => app.log.warn({ err }, 'could not remove a deleted file'))
 }
 
+/** PostgreSQL's full-text search; a dedicated engine would be chosen here (search-engine.ts). */
+const searchEngine: SearchEngine = repo.postgresSearch
+
 export async function search(app: FastifyInstance, principal: MemberPrincipal, query: SearchQueryInput): Promise<SearchResult> {
   const q = query.q.trim()
   if (!q) throw badRequest("'q' must not be empty")
   if (query.channel_id) await readableChannel(app, principal, query.channel_id)
-  const rows = await repo.searchMessages(app, {
-    text: q,
-    memberId: principal.id,
-    // Search covers what the caller may read (canRead): the owner reads every regular channel.
-    allRegularChannels: principal.kind === 'human' && principal.isOwner,
-    channelId: query.channel_id,
-    limit: query.limit,
-  })
+  // Search covers what the caller may read (canRead): the owner reads every regular channel.
+  const channelIds = query.channel_id ? [query.channel_id] : await repo.searchScope(app, principal.id, principal.kind === 'human' && principal.isOwner)
+  const rows = channelIds.length ? await searchEngine.search(app, { text: q, channelIds, limit: query.limit }) : []
   return {
     results: rows.map((r) => withMessageFields({
       message: toMessageDto(repo.messageRecord(r), app.config.publicUrl),
