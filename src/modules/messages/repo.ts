@@ -228,9 +228,9 @@ export interface SearchRow extends MessageRow {
 // matches"). Ranking every match made a word found in 1 % of a million messages cost a second of
 // PostgreSQL per query (docs/performance.md, "Search at a million messages"). One statement finds
 // the newest matches in four parts, read in order until RANKED_MATCHES are found:
-//  1-3. Recent slices (the last 2 hours, then the day, then the week), each read with the GIN
-//     index ANDed with a range of the primary key (ids are UUIDv7: time-ordered), so a common
-//     word stops after a few recent rows and no part reads more than its slice.
+//  1-2. The last 2 hours, then the rest of the day, read row by row from the primary key range
+//     (ids are UUIDv7: time-ordered): a few thousand rows at most, and a common word stops here.
+//  3. The rest of the week: the GIN index ANDed with the primary key range.
 //  4. Everything older, for a word rare enough to leave the week short: the GIN index alone
 //     gives the candidates (the bound is applied after it, so the planner does not build a bitmap
 //     of a year of primary keys for ten matches).
@@ -238,7 +238,8 @@ export interface SearchRow extends MessageRow {
 // scan of the primary key, which reads the whole table when it overestimates the matches (a
 // phrase: 3.4 s at a million messages). The parts are the branches of a UNION ALL under a LIMIT:
 // PostgreSQL runs the branches of an Append in order and stops pulling once the LIMIT is met, so
-// a later part costs nothing when an earlier one was enough.
+// a later part costs nothing when an earlier one was enough. A part that runs decodes the posting
+// lists of the query's words again: two of them at most.
 
 /** How many of the newest matches are ranked; results are the best `limit` of them. */
 export const RANKED_MATCHES = 200
@@ -260,12 +261,18 @@ export async function searchScope(app: FastifyInstance, memberId: string, allReg
   return rows.map((r) => r.id)
 }
 
-const part = (bounds: string, after = '') => `(
+// A part of the search: its matches, newest first. `match` is how the text is matched: `@@`, which
+// the GIN index serves, or its function ts_match_vq, which no index serves, for the small recent
+// slices that are cheaper to read row by row than to decode a common word's whole posting list.
+const part = (match: '@@' | 'ts_match_vq', bounds: string, after = '') => {
+  const matches = match === '@@' ? "m.search @@ websearch_to_tsquery('english', $1)" : "ts_match_vq(m.search, websearch_to_tsquery('english', $1))"
+  return `(
       SELECT id, rank FROM (
         SELECT m.id, ts_rank(m.search, websearch_to_tsquery('english', $1))::float8 AS rank FROM messages m
-         WHERE m.search @@ websearch_to_tsquery('english', $1) AND m.channel_id = ANY($2::uuid[])${bounds}
+         WHERE ${matches} AND m.channel_id = ANY($2::uuid[])${bounds}
         OFFSET 0) s${after}
        ORDER BY id DESC)`
+}
 
 // $1 the query text, $2 the scope, $3-$5 the lower bounds of the slices, $6 RANKED_MATCHES,
 // $7 the page size. The hits carry their attachment and a snippet built from HTML-escaped text
@@ -273,10 +280,10 @@ const part = (bounds: string, after = '') => `(
 const SEARCH_SQL = `
   WITH newest AS (
     SELECT id, rank FROM (
-      ${part(' AND m.id >= $3::uuid')}
-      UNION ALL ${part(' AND m.id >= $4::uuid AND m.id < $3::uuid')}
-      UNION ALL ${part(' AND m.id >= $5::uuid AND m.id < $4::uuid')}
-      UNION ALL ${part('', ' WHERE id < $5::uuid')}
+      ${part('ts_match_vq', ' AND m.id >= $3::uuid')}
+      UNION ALL ${part('ts_match_vq', ' AND m.id >= $4::uuid AND m.id < $3::uuid')}
+      UNION ALL ${part('@@', ' AND m.id >= $5::uuid AND m.id < $4::uuid')}
+      UNION ALL ${part('@@', '', ' WHERE id < $5::uuid')}
     ) matches
     LIMIT $6)
   SELECT m.id, m.channel_id, m.author_id, m.author_type, m.author_name, m.text, m.created_at, m.edited_at,
