@@ -581,7 +581,7 @@ export interface paths {
         };
         /**
          * Full-text search in the channels the caller may read
-         * @description PostgreSQL full-text search (English stemming, `websearch_to_tsquery` syntax) over every channel the caller may read: the channels and DMs it belongs to and, for the workspace owner, every regular channel too (never other people's DMs; docs/access.md). Ranked by `ts_rank`, best first, each hit with a highlighted snippet. `channel_id` narrows to one channel (404 if the caller cannot read it). `q` missing or blank: 400.
+         * @description PostgreSQL full-text search (English stemming, `websearch_to_tsquery` syntax) over every channel the caller may read: the channels and DMs it belongs to and, for the workspace owner, every regular channel too (never other people's DMs; docs/access.md). The newest 200 matches are ranked by `ts_rank` and the best `limit` of them returned, best first (ties newest first), each hit with a highlighted snippet: a query matching fewer than 200 messages is ranked whole, a common word gives the most relevant of its recent matches (docs/decisions.md). `channel_id` narrows to one channel (404 if the caller cannot read it). `q` missing or blank: 400.
          */
         get: operations["searchMessages"];
         put?: never;
@@ -1244,7 +1244,7 @@ export interface components {
                 download_url: string;
             };
             message: components["schemas"]["Message"];
-            /** @description ts_rank of the match; results are ordered by it, best first (then newest first). */
+            /** @description ts_rank of the match; results are ordered by it, best first (then newest first), among the newest 200 matches. */
             rank: number;
             /** @description HTML-escaped extract of the text with the matched words wrapped in <mark>…</mark>. */
             snippet: string;
@@ -1254,7 +1254,7 @@ export interface components {
          * @description Search matches, best first.
          */
         SearchResults: {
-            /** @description Best match first. */
+            /** @description Best match first, among the newest 200 matches. */
             results: components["schemas"]["SearchHit"][];
         };
         /**
