@@ -10,7 +10,7 @@ import { Attachment } from './Attachment.tsx'
 import { formatFull, formatTime } from './format.ts'
 import type { Message } from './types.ts'
 
-export function MessageItem({ message, session }: { message: Message; session: Session }) {
+export function MessageItem({ message, session, highlighted = false }: { message: Message; session: Session; highlighted?: boolean }) {
   const mine = message.author_id === session.user_id
   const canDelete = mine || session.role === 'admin'
   const [editing, setEditing] = useState(false)
@@ -34,7 +34,15 @@ export function MessageItem({ message, session }: { message: Message; session: S
   }
   const agent = message.author_type === 'AGENT'
   return (
-    <article className={agent ? 'message from-agent' : 'message'} data-testid="message" data-author-type={message.author_type} aria-label={`${message.author_name}${agent ? ' (agent)' : ''}`}>
+    <article
+      className={`message${agent ? ' from-agent' : ''}${highlighted ? ' highlighted' : ''}`}
+      data-testid="message"
+      data-author-type={message.author_type}
+      data-highlighted={highlighted || undefined}
+      // The message jumped to takes the focus, so the keyboard and screen readers start there.
+      tabIndex={highlighted ? -1 : undefined}
+      aria-label={`${message.author_name}${agent ? ' (agent)' : ''}${highlighted ? ', the message you searched for' : ''}`}
+    >
       <header className="message-head">
         <span className="author">{message.author_name}</span>
         {agent && <AgentBadge />}

@@ -9,6 +9,7 @@ import { Sidebar } from '../channels/Sidebar.tsx'
 import { useChannels } from '../channels/queries.ts'
 import { LiveProvider, useLiveStatus } from '../live/LiveContext.tsx'
 import { ChannelView } from '../messages/ChannelView.tsx'
+import { SearchPage } from '../search/SearchPage.tsx'
 import { SettingsPage } from '../settings/SettingsPage.tsx'
 
 function LiveBanner() {
@@ -57,6 +58,9 @@ export function Workspace({ session }: { session: Session }) {
           <LiveBanner />
           <Switch>
             <Route path="/c/:id">{(p) => <ChannelView key={p.id} channelId={p.id} session={session} />}</Route>
+            <Route path="/search">
+              <SearchPage />
+            </Route>
             <Route path="/settings" nest>
               <SettingsPage session={session} />
             </Route>
