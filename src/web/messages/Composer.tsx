@@ -41,6 +41,9 @@ export function Composer({ channelId, title, readOnly, onSent }: { channelId: st
   }, [])
 
   const send = useMutation({
+    // Offline is handled here (the outbox, or "not sent"), not by pausing the mutation until the
+    // browser is back online, which would leave the person looking at "Uploading…".
+    networkMode: 'always',
     mutationFn: async (draft: Draft) => {
       if (!draft.file) return postText(channelId, draft.text, draft.key)
       if (!navigator.onLine) throw new ApiError(0, 'NETWORK', 'offline')

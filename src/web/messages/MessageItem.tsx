@@ -1,6 +1,6 @@
 // One message: author (with the AGENT badge for agents), time, text, attachment, and edit and
 // delete for whoever may.
-import { useState, type KeyboardEvent } from 'react'
+import { useEffect, useRef, useState, type KeyboardEvent } from 'react'
 import { useMutation } from '@tanstack/react-query'
 import { api, unwrap } from '../api/client.ts'
 import type { Session } from '../api/session.ts'
@@ -15,6 +15,13 @@ export function MessageItem({ message, session, highlighted = false }: { message
   const canDelete = mine || session.role === 'admin'
   const [editing, setEditing] = useState(false)
   const [draft, setDraft] = useState(message.text)
+  // Leaving the editor (saved or Escape) puts the focus back on its Edit button, not on the page.
+  const editButton = useRef<HTMLButtonElement>(null)
+  const wasEditing = useRef(false)
+  useEffect(() => {
+    if (wasEditing.current && !editing) editButton.current?.focus()
+    wasEditing.current = editing
+  }, [editing])
   const path = { id: message.channel_id, message_id: message.id }
   const edit = useMutation({
     mutationFn: (text: string) => unwrap(api.PATCH('/api/v1/channels/{id}/messages/{message_id}', { params: { path }, body: { text } })),
@@ -53,7 +60,7 @@ export function MessageItem({ message, session, highlighted = false }: { message
         {(mine || canDelete) && !editing && (
           <span className="message-actions">
             {mine && (
-              <button type="button" className="link-button small" onClick={() => setEditing(true)} aria-label="Edit message">
+              <button type="button" ref={editButton} className="link-button small" onClick={() => setEditing(true)} aria-label="Edit message">
                 Edit
               </button>
             )}

@@ -21,7 +21,7 @@ export function Outbox({ channelId, onEdit }: { channelId: string; onEdit: (text
                   ? 'Not sent yet: the server could not be reached. It will be tried again shortly.'
                   : 'Not sent yet: you are offline. It will be sent when the connection is back.'}
             </p>
-            <div className="row-actions">
+            <div className="outbox-actions">
               {!item.refused && (
                 <button type="button" className="link-button small" onClick={() => void flushOutbox()}>
                   Send now

@@ -1,6 +1,6 @@
 // Search results: the best matches first, each with its conversation, author, time and the text
 // with the matched words highlighted; opening one jumps to the message in its conversation.
-import { useMemo } from 'react'
+import { useEffect, useMemo, useRef } from 'react'
 import { Link, useSearch } from 'wouter'
 import { useQuery } from '@tanstack/react-query'
 import { api, unwrap } from '../api/client.ts'
@@ -29,10 +29,15 @@ export function SearchPage() {
     return map
   }, [channels.data, dms.data])
   const hits = results.data?.results ?? []
+  // A search sent from the box moves the focus to the results, so Tab goes through them next.
+  const title = useRef<HTMLHeadingElement>(null)
+  useEffect(() => {
+    if (document.activeElement?.id === 'search-messages') title.current?.focus()
+  }, [q])
   return (
     <section className="search-page" aria-labelledby="search-title">
       <header className="channel-header">
-        <h1 id="search-title">{q ? `Results for “${q}”` : 'Search'}</h1>
+        <h1 id="search-title" ref={title} tabIndex={-1}>{q ? `Results for “${q}”` : 'Search'}</h1>
         <p className="muted small" role="status">
           {!q ? '' : results.isPending ? 'Searching…' : results.isSuccess ? (hits.length === 1 ? '1 message' : `${hits.length}${hits.length === SEARCH_LIMIT ? '+' : ''} messages`) : ''}
         </p>
