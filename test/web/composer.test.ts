@@ -119,6 +119,25 @@ t.test('composer', { skip }, async (t) => {
     )
   })
 
+  await t.test('360 px: the outbox fits a phone', async (t) => {
+    const { context, page, problems } = await openPage(t, browser, { width: 360, height: 740 })
+    await signedInContext(page, ws.member, 'member')
+    await page.goto(`${base}/c/${channel.id}`)
+    const box = page.getByLabel('Message general')
+    await box.waitFor()
+    await context.setOffline(true)
+    await box.fill('Sent from a phone in a tunnel')
+    await box.press('Enter')
+    await page.getByTestId('queued-message').filter({ hasText: 'Sent from a phone in a tunnel' }).waitFor()
+    await checkAccessibility(t, page, 'outbox at 360 px')
+    await screenshot(page, 'offline-360')
+    const width = await page.evaluate(() => (globalThis as unknown as { document: { documentElement: { scrollWidth: number } } }).document.documentElement.scrollWidth)
+    t.ok(width <= 360, `nothing overflows sideways (${width})`)
+    await context.setOffline(false)
+    await page.getByTestId('message').filter({ hasText: 'Sent from a phone in a tunnel' }).waitFor()
+    t.same(problems.filter((p) => !/net::ERR_INTERNET_DISCONNECTED|WebSocket connection to .* failed/.test(p)), [])
+  })
+
   await t.test('a message waiting to be sent survives a reload', async (t) => {
     const { page, problems } = await openPage(t, browser)
     await signedInContext(page, ws.member, 'member')

@@ -139,4 +139,17 @@ t.test('search jumps to the message in its channel', { skip }, async (t) => {
   await phone.page.locator('[data-highlighted="true"]').waitFor()
   await screenshot(phone.page, 'search-jump-360')
   t.same(phone.problems, [])
+
+  // Dark theme: the highlights keep their contrast.
+  const dark = await openPage(t, browser, { scheme: 'dark' })
+  await signedInContext(dark.page, ws.member, 'member')
+  await dark.page.goto(`${base}/search?q=zephyr`)
+  await dark.page.getByTestId('search-hit').first().waitFor()
+  await checkAccessibility(t, dark.page, 'search results, dark')
+  await screenshot(dark.page, 'search-dark')
+  await dark.page.goto(`${base}/c/${history.id}?message=${target}`)
+  await dark.page.locator('[data-highlighted="true"]').waitFor()
+  await checkAccessibility(t, dark.page, 'jumped to a message, dark')
+  await screenshot(dark.page, 'search-jump-dark')
+  t.same(dark.problems, [])
 })
