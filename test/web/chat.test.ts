@@ -8,7 +8,7 @@ import path from 'node:path'
 import t from 'tap'
 import { bearer } from '../helper.ts'
 import { seedWorkspace } from '../fixtures.ts'
-import { browserSkip, checkAccessibility, launch, openPage, screenshot, signedInContext, startServer } from './browser.ts'
+import { browserSkip, checkAccessibility, dropPosts, launch, openPage, POSTS, screenshot, signedInContext, startServer } from './browser.ts'
 
 const skip = browserSkip()
 const json = { 'content-type': 'application/json' }
@@ -164,7 +164,7 @@ t.test('workspace', { skip }, async (t) => {
     const box = page.getByLabel('Message general')
     await box.waitFor()
     // the network drops the post: nothing reaches the server
-    await page.route('**/api/v1/channels/*/messages', (route) => (route.request().method() === 'POST' ? route.abort('internetdisconnected') : route.continue()))
+    await dropPosts(page, 'internetdisconnected')
     await box.fill('Lost in transit')
     await box.press('Enter')
     const queued = page.getByTestId('queued-message').filter({ hasText: 'Lost in transit' })
@@ -172,7 +172,7 @@ t.test('workspace', { skip }, async (t) => {
     t.equal(await box.inputValue(), '', 'the box is free for the next message')
     const stored = await api({ method: 'GET', url: `/api/v1/channels/${channel.id}/messages?limit=50`, headers: bearer(ws.member.token) })
     t.notOk(JSON.stringify(stored.json()).includes('Lost in transit'), 'the server has no such message')
-    await page.unroute('**/api/v1/channels/*/messages')
+    await page.unroute(POSTS)
     // "Send now", or the retry that comes by itself: either way it goes out exactly once.
     await queued.getByRole('button', { name: 'Send now' }).click({ timeout: 2000 }).catch(() => undefined)
     await page.getByTestId('message').filter({ hasText: 'Lost in transit' }).waitFor()

@@ -4,11 +4,11 @@
 import { mkdtempSync, writeFileSync } from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
-import t from 'tap'
+import t, { type Test } from 'tap'
 import type { Page } from 'playwright-core'
 import { bearer } from '../helper.ts'
 import { seedWorkspace } from '../fixtures.ts'
-import { browserSkip, checkAccessibility, launch, openPage, screenshot, signedInContext, startServer } from './browser.ts'
+import { browserSkip, checkAccessibility, dropPosts, launch, openPage, POSTS, screenshot, signedInContext, startServer } from './browser.ts'
 
 const skip = browserSkip()
 const json = { 'content-type': 'application/json' }
@@ -38,19 +38,27 @@ t.test('composer', { skip }, async (t) => {
   const file = path.join(dir, 'report.bin')
   writeFileSync(file, Buffer.alloc(1024 * 1024, 7))
   const browser = await launch(t)
+  /** The member's page on #general, its composer ready. */
+  const openComposer = async (t: Test, options: { width?: number; height?: number } = {}) => {
+    const watched = await openPage(t, browser, options)
+    await signedInContext(watched.page, ws.member, 'member')
+    await watched.page.goto(`${base}/c/${channel.id}`)
+    const box = watched.page.getByLabel('Message general')
+    await box.waitFor()
+    const send = async (text: string) => {
+      await box.fill(text)
+      await box.press('Enter')
+    }
+    return { ...watched, box, send }
+  }
 
   await t.test('a file upload shows its progress, and can be cancelled', async (t) => {
-    const { page, problems } = await openPage(t, browser)
-    await signedInContext(page, ws.member, 'member')
-    await page.goto(`${base}/c/${channel.id}`)
-    const box = page.getByLabel('Message general')
-    await box.waitFor()
+    const { page, problems, box, send } = await openComposer(t)
 
     // 1 MB at 256 KB/s: about four seconds of upload.
     await throttleUpload(page, 256 * 1024)
     await page.getByTestId('file-input').setInputFiles(file)
-    await box.fill('The report, slowly')
-    await box.press('Enter')
+    await send('The report, slowly')
     await page.getByRole('progressbar', { name: 'Uploading report.bin' }).waitFor()
     await page.waitForFunction(() => {
       const bar = (globalThis as unknown as { document: { querySelector: (s: string) => { value: number } | null } }).document.querySelector('[data-testid="upload-progress"] progress')
@@ -68,8 +76,7 @@ t.test('composer', { skip }, async (t) => {
 
     // Cancelled halfway: nothing is stored, and the file and text are back in the composer.
     await page.getByTestId('file-input').setInputFiles(file)
-    await box.fill('Never mind')
-    await box.press('Enter')
+    await send('Never mind')
     await page.getByRole('button', { name: 'Cancel upload' }).click()
     await page.getByTestId('upload-progress').waitFor({ state: 'detached' })
     t.equal(await box.inputValue(), 'Never mind', 'the text is back')
@@ -80,24 +87,17 @@ t.test('composer', { skip }, async (t) => {
   })
 
   await t.test('offline: text waits, marked as not sent, and goes out once when back online', async (t) => {
-    const { context, page, problems } = await openPage(t, browser)
-    await signedInContext(page, ws.member, 'member')
-    await page.goto(`${base}/c/${channel.id}`)
-    const box = page.getByLabel('Message general')
-    await box.waitFor()
+    const { context, page, problems, box, send } = await openComposer(t)
     await context.setOffline(true)
-    await box.fill('Written on the train')
-    await box.press('Enter')
+    await send('Written on the train')
     const queued = page.getByTestId('queued-message').filter({ hasText: 'Written on the train' })
     await queued.getByText('Not sent yet: you are offline. It will be sent when the connection is back.').waitFor()
     t.equal(await box.inputValue(), '', 'the box is free for the next one')
-    await box.fill('And a second thought')
-    await box.press('Enter')
+    await send('And a second thought')
     await page.getByTestId('queued-message').filter({ hasText: 'And a second thought' }).waitFor()
     // A file cannot wait in the browser's storage: it stays in the composer, marked as not sent.
     await page.getByTestId('file-input').setInputFiles(file)
-    await box.fill('With a file')
-    await box.press('Enter')
+    await send('With a file')
     await page.getByRole('alert').filter({ hasText: 'Not sent.' }).filter({ hasText: 'Cannot reach the server' }).waitFor()
     t.equal(await box.inputValue(), 'With a file')
     await checkAccessibility(t, page, 'composer offline')
@@ -120,14 +120,9 @@ t.test('composer', { skip }, async (t) => {
   })
 
   await t.test('360 px: the outbox fits a phone', async (t) => {
-    const { context, page, problems } = await openPage(t, browser, { width: 360, height: 740 })
-    await signedInContext(page, ws.member, 'member')
-    await page.goto(`${base}/c/${channel.id}`)
-    const box = page.getByLabel('Message general')
-    await box.waitFor()
+    const { context, page, problems, send } = await openComposer(t, { width: 360, height: 740 })
     await context.setOffline(true)
-    await box.fill('Sent from a phone in a tunnel')
-    await box.press('Enter')
+    await send('Sent from a phone in a tunnel')
     await page.getByTestId('queued-message').filter({ hasText: 'Sent from a phone in a tunnel' }).waitFor()
     await checkAccessibility(t, page, 'outbox at 360 px')
     await screenshot(page, 'offline-360')
@@ -139,21 +134,16 @@ t.test('composer', { skip }, async (t) => {
   })
 
   await t.test('a message waiting to be sent survives a reload', async (t) => {
-    const { page, problems } = await openPage(t, browser)
-    await signedInContext(page, ws.member, 'member')
-    await page.goto(`${base}/c/${channel.id}`)
-    const box = page.getByLabel('Message general')
-    await box.waitFor()
+    const { page, problems, send } = await openComposer(t)
     // Posts are lost on the way (the rest of the page still loads).
-    await page.route('**/api/v1/channels/*/messages', (route) => (route.request().method() === 'POST' ? route.abort('connectionreset') : route.continue()))
-    await box.fill('Kept across a reload')
-    await box.press('Enter')
+    await dropPosts(page, 'connectionreset')
+    await send('Kept across a reload')
     await page.getByTestId('queued-message').filter({ hasText: 'Kept across a reload' }).waitFor()
     await page.reload()
     const queued = page.getByTestId('queued-message').filter({ hasText: 'Kept across a reload' })
     await queued.waitFor()
     t.same(await stored('Kept across a reload'), [])
-    await page.unroute('**/api/v1/channels/*/messages')
+    await page.unroute(POSTS)
     await queued.getByRole('button', { name: 'Send now' }).click({ timeout: 2000 }).catch(() => undefined)
     await page.getByTestId('message').filter({ hasText: 'Kept across a reload' }).waitFor()
     await queued.waitFor({ state: 'detached' })
