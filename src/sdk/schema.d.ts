@@ -613,6 +613,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/directory": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Everyone in the workspace: agents and humans, to start a DM with or add to a channel
+         * @description Every agent and every human of the workspace (invited humans included, self-registered accounts awaiting approval not), with type, display name, role and whether they are the owner. No e-mail addresses. The caller is listed too.
+         */
+        get: operations["listDirectory"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/events": {
         parameters: {
             query?: never;
@@ -1421,6 +1441,33 @@ export interface components {
             /** @description The newest message the caller has marked read here (`PUT …/read`); null if none. */
             last_read_message_id: string | null;
         }[];
+        /**
+         * DirectoryEntry
+         * @description An agent or a human of the workspace, as pickers list them: type, display name, role.
+         */
+        DirectoryEntry: {
+            /**
+             * Format: uuid
+             * @description The user or agent id (what `POST /dm` and `POST /channels/{id}/members` take).
+             */
+            id: string;
+            type: "AGENT" | "HUMAN";
+            /** @description Display name. */
+            name: string;
+            /** @description An agent's unique `name` (letters, digits, hyphens); null for humans. */
+            handle: string | null;
+            /** @description A human's role. An agent: `admin` for the primary agent (it counts as an admin, docs/access.md), otherwise `member`. */
+            role: "admin" | "member" | "observer";
+            /** @description The workspace owner (the bootstrap admin). */
+            is_owner: boolean;
+            /** @description `invited`: a human who has not accepted the invite yet (they can already be added to channels and sent messages, and read them once they join). */
+            status: "active" | "invited";
+        };
+        /**
+         * Directory
+         * @description Everyone in the workspace: agents first, then humans, each by display name.
+         */
+        Directory: components["schemas"]["DirectoryEntry"][];
         /**
          * Agent
          * @description An agent of the workspace (its keys are separate: ApiKey).
@@ -6248,6 +6295,75 @@ export interface operations {
             };
             /** @description Unsupported Content-Type (`UNSUPPORTED_MEDIA_TYPE`). */
             415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limited (only when a limit is configured). `Retry-After` gives the seconds to wait. */
+            429: {
+                headers: {
+                    /** @description Seconds until the budget has room again. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unexpected server failure (`INTERNAL_ERROR`); nothing is leaked. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The database is unreachable or not answering, or the server is shutting down (`SERVICE_UNAVAILABLE`); retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    listDirectory: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Everyone in the workspace: agents first, then humans, each by display name. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Directory"];
+                };
+            };
+            /** @description Missing, invalid, expired or revoked credentials (`UNAUTHORIZED`). */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The caller may see the resource but not do this (`FORBIDDEN`), e.g. a role or an owner-only action. */
+            403: {
                 headers: {
                     [name: string]: unknown;
                 };

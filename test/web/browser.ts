@@ -113,3 +113,11 @@ export async function signedInContext(page: Page, person: { id: string; email: s
     ;(globalThis as unknown as { localStorage: { setItem: (k: string, v: string) => void } }).localStorage.setItem('ams.session', value)
   }, JSON.stringify(session))
 }
+
+/** Where messages are posted; `page.unroute(POSTS)` lets them through again after `dropPosts`. */
+export const POSTS = '**/api/v1/channels/*/messages'
+
+/** The network loses every message post of this page (nothing reaches the server); reads still work. */
+export async function dropPosts(page: Page, reason: 'internetdisconnected' | 'connectionreset'): Promise<void> {
+  await page.route(POSTS, (route) => (route.request().method() === 'POST' ? route.abort(reason) : route.continue()))
+}
