@@ -124,6 +124,18 @@ t.test('at most EVENTS_MAX_WAITS_PER_CALLER waiting requests per caller: one mor
   const m = await post(api, ws.primary.key, channel, 'release both')
   t.equal((await first).body.events[0].message.id, m.id)
   t.equal((await other).body.events.at(-1).message.id, m.id)
+
+  // A client that gives up frees its slot at once, not at its deadline.
+  const now = (await get(`${base}/api/v1/events`, ws.primary.key)).body.next_cursor as string
+  const gone = new AbortController()
+  const abandoned = fetch(`${base}/api/v1/events?since=${now}&wait=30`, { headers: bearer(ws.primary.key), signal: gone.signal }).catch((error: Error) => error.name)
+  await parked(app, 1)
+  gone.abort()
+  t.equal(await abandoned, 'AbortError')
+  for (let i = 0; i < 500 && app.eventStreams.open.polls > 0; i++) await new Promise((resolve) => setTimeout(resolve, 10))
+  t.equal(app.eventStreams.open.polls, 0, 'the abandoned wait was released')
+  const again = await get(`${base}/api/v1/events?since=${now}&wait=0.2`, ws.primary.key)
+  t.same(again.body, { events: [], next_cursor: now, has_more: false, resync_required: false }, 'and the caller may wait again')
 })
 
 t.test('a revoked key answers its waiting request 401', async (t) => {
