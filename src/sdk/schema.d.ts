@@ -6118,13 +6118,16 @@ export interface operations {
     listEvents: {
         parameters: {
             query?: {
-                /** @description Return the events after this cursor (the `next_cursor` of the previous page, or a WebSocket frame's `cursor`). A bare integer N is read as the cursor `N-0`: `0` asks for the whole log (resync_required when the log no longer reaches back that far). Absent: from the oldest retained event. */
+                /**
+                 * @description Return the events after this cursor (the `next_cursor` of the previous page, or a WebSocket frame's `cursor`). A bare integer N is read as the cursor `N-0`: `0` asks for the whole log (resync_required when the log no longer reaches back that far). Absent: from the oldest retained event.
+                 * @example 1795483853145-1
+                 */
                 since?: string;
                 /** @description At most this many events (default 100, maximum 500). */
                 limit?: number;
                 /**
                  * @description Long polling: when there is nothing to return yet, hold the request up to this many seconds (at most 30) and answer as soon as an event the caller may see arrives. At the deadline the answer is an empty page whose `next_cursor` is where the log was read up to (the `since` given, when nothing at all happened). Absent or 0: answer at once.
-                 * @example 25
+                 * @example 30
                  */
                 wait?: number;
             };

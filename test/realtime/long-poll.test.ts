@@ -2,6 +2,7 @@
 // the caller may see arrives (an event it may not see does not wake it), or with an empty page
 // and the same cursor at the deadline; bounded per caller; answered at once on shutdown; 401 when
 // the credential is revoked while waiting.
+import type { FastifyInstance } from 'fastify'
 import t from 'tap'
 import { bearer, build } from '../helper.ts'
 import { seedWorkspace } from '../fixtures.ts'
@@ -23,6 +24,11 @@ async function get(url: string, token: string): Promise<Answer> {
   return { status: res.status, headers: res.headers, body: JSON.parse(text) }
 }
 
+/** Where the log ends now, read over real HTTP (so the OpenAPI example captured is the long poll's). */
+async function newest(app: FastifyInstance, token: string): Promise<string> {
+  return (await get(`${baseUrl(app)}/api/v1/events`, token)).body.next_cursor as string
+}
+
 /** Resolves once `n` requests are parked on this instance (they then wait for an event). */
 async function parked(app: { eventStreams: { open: { polls: number } } }, n: number): Promise<void> {
   for (let i = 0; i < 2_000 && app.eventStreams.open.polls < n; i++) await new Promise((resolve) => setTimeout(resolve, 10))
@@ -37,7 +43,7 @@ t.test('a waiting request answers with the first event the caller may see, not w
   const [a1] = ws.agents
   const channel = await createChannel(api, ws.primary.key, 'poll-live', [a1!.id])
   const hidden = await createChannel(api, ws.primary.key, 'poll-hidden')
-  const since = (await api({ method: 'GET', url: '/api/v1/events', headers: bearer(a1!.key) })).json().next_cursor as string
+  const since = await newest(app, a1!.key)
 
   // 30 s: answered only because the event woke it (at the deadline the page would be empty).
   const waiting = get(`${base}/api/v1/events?since=${since}&wait=30`, a1!.key)
@@ -53,8 +59,8 @@ t.test('a waiting request answers with the first event the caller may see, not w
   t.equal(app.eventStreams.open.polls, 0, 'the waiter is released')
 
   // Events already there: answered at once, exactly like without wait.
-  const plain = (await api({ method: 'GET', url: `/api/v1/events?since=${since}`, headers: bearer(a1!.key) })).json()
-  t.same((await get(`${base}/api/v1/events?since=${since}&wait=30`, a1!.key)).body, plain)
+  const plain = (await get(`${base}/api/v1/events?since=${since}`, a1!.key)).body
+  t.same((await api({ method: 'GET', url: `/api/v1/events?since=${since}&wait=30`, headers: bearer(a1!.key) })).json(), plain)
 })
 
 t.test('nothing visible before the deadline: an empty page with the same cursor', async (t) => {
@@ -64,11 +70,11 @@ t.test('nothing visible before the deadline: an empty page with the same cursor'
   const base = baseUrl(app)
   const [a1] = ws.agents
   const hidden = await createChannel(api, ws.primary.key, 'poll-quiet')
-  const since = (await api({ method: 'GET', url: '/api/v1/events', headers: bearer(a1!.key) })).json().next_cursor as string
+  const since = await newest(app, a1!.key)
 
-  const quiet = await api({ method: 'GET', url: `/api/v1/events?since=${since}&wait=0.5`, headers: bearer(a1!.key) })
-  t.equal(quiet.statusCode, 200)
-  t.same(quiet.json(), { events: [], next_cursor: since, has_more: false, resync_required: false })
+  const quiet = await get(`${base}/api/v1/events?since=${since}&wait=0.5`, a1!.key)
+  t.equal(quiet.status, 200)
+  t.same(quiet.body, { events: [], next_cursor: since, has_more: false, resync_required: false })
 
   // An event the caller may not see, while it waits: still the empty page at the deadline.
   const waiting = get(`${base}/api/v1/events?since=${since}&wait=1`, a1!.key)
@@ -83,7 +89,7 @@ t.test('being added to a channel wakes the waiting request with member_joined', 
   await listen(app)
   const [a1] = ws.agents
   const channel = await createChannel(api, ws.primary.key, 'poll-join')
-  const since = (await api({ method: 'GET', url: '/api/v1/events', headers: bearer(a1!.key) })).json().next_cursor as string
+  const since = await newest(app, a1!.key)
   const waiting = get(`${baseUrl(app)}/api/v1/events?since=${since}&wait=30`, a1!.key)
   await parked(app, 1)
   await addMember(api, ws.primary.key, channel, a1!.id)
@@ -110,7 +116,7 @@ t.test('at most EVENTS_MAX_WAITS_PER_CALLER waiting requests per caller: one mor
   await listen(app)
   const base = baseUrl(app)
   const channel = await createChannel(api, ws.primary.key, 'poll-limit', [ws.agents[0]!.id])
-  const since = (await api({ method: 'GET', url: '/api/v1/events', headers: bearer(ws.primary.key) })).json().next_cursor as string
+  const since = await newest(app, ws.primary.key)
   const first = get(`${base}/api/v1/events?since=${since}&wait=30`, ws.primary.key)
   await parked(app, 1)
   const second = await get(`${base}/api/v1/events?since=${since}&wait=30`, ws.primary.key)
@@ -143,7 +149,7 @@ t.test('a revoked key answers its waiting request 401', async (t) => {
   const ws = await seedWorkspace(app)
   await listen(app)
   const [a1] = ws.agents
-  const since = (await api({ method: 'GET', url: '/api/v1/events', headers: bearer(a1!.key) })).json().next_cursor as string
+  const since = await newest(app, a1!.key)
   const waiting = get(`${baseUrl(app)}/api/v1/events?since=${since}&wait=30`, a1!.key)
   await parked(app, 1)
   const revoke = await api({ method: 'DELETE', url: `/api/v1/agents/${a1!.id}/keys/${a1!.keyId}`, headers: bearer(ws.owner.token) })
@@ -157,7 +163,7 @@ t.test('shutdown answers waiting requests at once with the empty page and Connec
   const { app, api } = await build(t)
   const ws = await seedWorkspace(app)
   await listen(app)
-  const since = (await api({ method: 'GET', url: '/api/v1/events', headers: bearer(ws.primary.key) })).json().next_cursor as string
+  const since = await newest(app, ws.primary.key)
   const waiting = get(`${baseUrl(app)}/api/v1/events?since=${since}&wait=30`, ws.primary.key)
   await parked(app, 1)
   await app.close()
