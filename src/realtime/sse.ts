@@ -13,12 +13,10 @@
 import type { ServerResponse } from 'node:http'
 import type { Broker, LogInfo } from './broker.ts'
 import { compareCursors, type Cursor } from './cursor.ts'
-import { toEventFrame } from './frames.ts'
+import { replayVisible } from './history.ts'
 import type { Hub } from './hub.ts'
 import type { HeldCredential } from './http-events.ts'
 import { Subscriber, type DeliveredFrame } from './subscriber.ts'
-
-const REPLAY_PAGE = 1_000
 
 export const SSE_HEADERS = {
   'content-type': 'text/event-stream; charset=utf-8',
@@ -106,26 +104,6 @@ export class EventStream {
   }
 }
 
-/** Sends the missed events after `since` that the member may see; returns the new position. */
-async function replay(stream: EventStream, broker: Broker, hub: Hub, since: Cursor): Promise<{ cursor: Cursor; replayed: number }> {
-  let cursor = since
-  let replayed = 0
-  for (;;) {
-    const page = await broker.range(cursor, REPLAY_PAGE)
-    for (const entry of page) {
-      cursor = entry.cursor
-      if (!hub.mayReceive(stream.subscriber.memberId, entry.event)) continue
-      const frame = toEventFrame(entry)
-      if (!frame) continue
-      await stream.drained()
-      if (!stream.open) return { cursor, replayed }
-      stream.frame(frame)
-      replayed += 1
-    }
-    if (page.length < REPLAY_PAGE) return { cursor, replayed }
-  }
-}
-
 /**
  * Catch-up and hand-over to live delivery, once the stream is registered with the hub and the
  * response head is sent: the missed events (or resync_required), `ready`, then live.
@@ -137,7 +115,11 @@ export async function startStream(stream: EventStream, broker: Broker, hub: Hub,
     if (compareCursors(since, info.floor) < 0 || compareCursors(since, info.newest) > 0) {
       stream.frame({ type: 'resync_required', cursor, error: 'the cursor is older than the retained event history; reload state over REST and continue from this cursor' })
     } else {
-      ;({ cursor, replayed } = await replay(stream, broker, hub, since))
+      ;({ cursor, replayed } = await replayVisible(broker, hub, stream.subscriber.memberId, since, async (frame) => {
+        await stream.drained()
+        if (stream.open) stream.frame(frame)
+        return stream.open
+      }))
     }
   }
   if (!stream.open) return
