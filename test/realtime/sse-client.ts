@@ -7,10 +7,10 @@ import type { FastifyInstance, LightMyRequestResponse } from 'fastify'
 import { Compile } from 'typebox/compile'
 import { SERVER_FRAMES } from '../../src/realtime/frames.ts'
 import { assertMatchesOpenApi } from '../openapi-validator.ts'
+import { Arrivals } from './arrivals.ts'
 import type { Frame } from './helpers.ts'
 
 const SAFETY_MS = 20_000
-
 const checkers = new Map<string, { Check: (v: unknown) => boolean; Errors: (v: unknown) => unknown[] }>(
   Object.entries(SERVER_FRAMES).map(([type, schema]) => [type, Compile(schema as never)]),
 )
@@ -38,25 +38,20 @@ export function assertDocumented(method: string, url: string, res: Response, bod
 }
 
 export class SseClient {
-  readonly events: SseEvent[] = []
+  private readonly arrivals = new Arrivals<SseEvent>()
+  /** Every event received, in order. */
+  readonly events: SseEvent[] = this.arrivals.items
   readonly comments: string[] = []
   readonly violations: string[] = []
   /** Resolves when the server ends the stream (or the client closes it). */
   readonly ended: Promise<void>
-  private readonly taken = new Set<number>()
-  private waiters: { pred: (e: SseEvent) => boolean; resolve: (e: SseEvent) => void; reject: (e: Error) => void }[] = []
   private commentWaiters: (() => void)[] = []
-  private finished = false
 
   private constructor(
     readonly response: Response,
     private readonly abort: AbortController,
   ) {
-    this.ended = this.read().finally(() => {
-      this.finished = true
-      for (const w of this.waiters) w.reject(new Error('the stream ended while waiting for an event'))
-      this.waiters = []
-    })
+    this.ended = this.read().finally(() => this.arrivals.end(new Error('the stream ended')))
   }
 
   /** Opens a stream; resolves with the client once the response head arrived (any status). */
@@ -110,42 +105,13 @@ export class SseClient {
     else if (!checker.Check(data)) this.violations.push(`${String(data.type)} does not match its schema: ${JSON.stringify(checker.Errors(data)[0])}`)
     if (event.event !== data.type) this.violations.push(`event: ${event.event} but data.type ${String(data.type)}`)
     if (typeof data.cursor === 'string' ? event.id !== data.cursor : event.id !== undefined) this.violations.push(`id: ${event.id} but cursor ${String(data.cursor)}`)
-    this.events.push(event)
-    const index = this.events.length - 1
-    for (const waiter of this.waiters) {
-      if (waiter.pred(event)) {
-        this.taken.add(index)
-        this.waiters = this.waiters.filter((w) => w !== waiter)
-        waiter.resolve(event)
-        break
-      }
-    }
+    this.arrivals.push(event)
   }
 
   /** The first event not yet taken that matches, now or when it arrives. */
   next(pred: (e: SseEvent) => boolean, what = 'event'): Promise<SseEvent> {
     if (this.violations.length) return Promise.reject(new Error(this.violations.join('; ')))
-    for (let i = 0; i < this.events.length; i++) {
-      if (!this.taken.has(i) && pred(this.events[i]!)) {
-        this.taken.add(i)
-        return Promise.resolve(this.events[i]!)
-      }
-    }
-    if (this.finished) return Promise.reject(new Error(`the stream ended without a ${what}`))
-    return new Promise((resolve, reject) => {
-      const timer = setTimeout(() => reject(new Error(`no ${what} arrived`)), SAFETY_MS)
-      this.waiters.push({
-        pred,
-        resolve: (e) => {
-          clearTimeout(timer)
-          resolve(e)
-        },
-        reject: (e) => {
-          clearTimeout(timer)
-          reject(e)
-        },
-      })
-    })
+    return this.arrivals.next(pred, what)
   }
 
   type(type: string, pred: (f: Frame) => boolean = () => true): Promise<Frame> {
