@@ -29,6 +29,10 @@ t.test('credentials: 401 without or with a bad one, 400 for a malformed Last-Eve
   }
   const badSince = await api({ method: 'GET', url: '/api/v1/events/stream?since=later', headers: bearer(ws.primary.key) })
   t.equal(badSince.statusCode, 400)
+  // HEAD would open a stream whose body is never sent: there is no HEAD route.
+  const head = await app.inject({ method: 'HEAD', url: '/api/v1/events/stream', headers: bearer(ws.primary.key) })
+  t.equal(head.statusCode, 404)
+  t.equal(app.eventStreams.open.streams, 0, 'no stream was opened')
 })
 
 t.test('a revoked key, a deleted agent and an expired JWT end their streams with an UNAUTHORIZED error event', async (t) => {

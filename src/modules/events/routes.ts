@@ -70,6 +70,8 @@ export default async function eventsRoutes(app: FastifyInstance): Promise<void> 
   app.get<{ Querystring: EventStreamQueryT; Headers: EventStreamHeadersT }>(
     '/events/stream',
     {
+      // A HEAD request would open a stream that never sends its body: no HEAD route.
+      exposeHeadRoute: false,
       config: { auth: 'any' },
       schema: {
         operationId: 'streamEvents',
