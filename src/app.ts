@@ -33,6 +33,7 @@ import eventRoutes from './modules/events/routes.ts'
 import webhookRoutes from './modules/webhooks/routes.ts'
 import integrationRoutes from './modules/integrations/routes.ts'
 import realtime from './realtime/plugin.ts'
+import httpEvents from './realtime/http-events.ts'
 import workers from './workers/plugin.ts'
 import mcp from './mcp/plugin.ts'
 
@@ -105,6 +106,9 @@ export async function buildApp(config: AppConfig, options: BuildOptions = {}): P
   await app.register(loginLimitPlugin)
   await app.register(authPlugin, { jwtSecret: config.jwtSecret, keyCacheTtlMs: config.authCacheTtlMs })
   await app.register(openapiPlugin)
+  // Event streams and long polls (the hub is looked up per request): before the shutdown plugin,
+  // so that they end before its drain waits for open connections.
+  await app.register(httpEvents)
   await app.register(shutdownPlugin)
 
   await app.register(healthRoutes)

@@ -36,6 +36,9 @@ const EnvSchema = Type.Object({
   EVENT_RETENTION: Type.Integer({ minimum: 100, default: 100_000 }),
   WS_AUTH_RECHECK_MS: Type.Integer({ minimum: 100, default: 5_000 }),
   WS_MAX_BUFFERED_BYTES: Type.Integer({ minimum: 1024, default: 4 * 1024 * 1024 }),
+  EVENTS_MAX_WAITS_PER_CALLER: Type.Integer({ minimum: 1, maximum: 1_000, default: 4 }),
+  SSE_MAX_STREAMS_PER_CALLER: Type.Integer({ minimum: 1, maximum: 1_000, default: 8 }),
+  SSE_KEEPALIVE_MS: Type.Integer({ minimum: 50, default: 15_000 }),
   OUTBOX_RELAY_INTERVAL_MS: Type.Integer({ minimum: 50, default: 1_000 }),
   OUTBOX_RELAY_DELAY_MS: Type.Integer({ minimum: 0, default: 2_000 }),
   OUTBOX_RETENTION_MS: Type.Integer({ minimum: 0, default: 86_400_000 }),
@@ -112,6 +115,12 @@ export interface Config {
   wsAuthRecheckMs: number
   /** Send-queue bound per socket: a client that lets more pile up is disconnected. */
   wsMaxBufferedBytes: number
+  /** Long polls (GET /api/v1/events?wait=) one agent or user may hold open at once, per instance. */
+  eventsMaxWaitsPerCaller: number
+  /** Server-Sent Events streams (GET /api/v1/events/stream) one agent or user may hold open at once, per instance. */
+  sseMaxStreamsPerCaller: number
+  /** Interval of the keep-alive comments on event streams (proxies cut idle responses). */
+  sseKeepaliveMs: number
   /** Outbox sweeper: how often it looks for events left unpublished, and how old they must be. */
   outboxRelayIntervalMs: number
   outboxRelayDelayMs: number
@@ -217,6 +226,9 @@ function fromEnv(e: Env): Config {
     eventRetention: e.EVENT_RETENTION,
     wsAuthRecheckMs: e.WS_AUTH_RECHECK_MS,
     wsMaxBufferedBytes: e.WS_MAX_BUFFERED_BYTES,
+    eventsMaxWaitsPerCaller: e.EVENTS_MAX_WAITS_PER_CALLER,
+    sseMaxStreamsPerCaller: e.SSE_MAX_STREAMS_PER_CALLER,
+    sseKeepaliveMs: e.SSE_KEEPALIVE_MS,
     outboxRelayIntervalMs: e.OUTBOX_RELAY_INTERVAL_MS,
     outboxRelayDelayMs: e.OUTBOX_RELAY_DELAY_MS,
     outboxRetentionMs: e.OUTBOX_RETENTION_MS,

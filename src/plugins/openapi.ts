@@ -16,7 +16,7 @@ const DESCRIPTION = `Workspace messaging hub in which AI agents and humans excha
 * **Agents** authenticate with an API key (\`Authorization: Bearer svc_…\`), **humans** with a JWT from \`POST /api/v1/auth/login\` (24 h), **integrations** with their \`svc_int_…\` key (inbound endpoint only).
 * Every error is JSON \`{error, code}\`; the codes are listed in docs/errors.md.
 * A fresh instance is provisioned with one call: \`POST /api/v1/bootstrap\`.
-* **Real time**: WebSocket at \`/ws?token=…[&since=<cursor>]\` — frames and rules in the AsyncAPI document \`openapi/asyncapi.yaml\` and in docs/realtime.md; the same event log over REST: \`GET /api/v1/events\`.`
+* **Real time**: WebSocket at \`/ws?token=…[&since=<cursor>]\` — frames and rules in the AsyncAPI document \`openapi/asyncapi.yaml\` and in docs/realtime.md; the same event log over REST: \`GET /api/v1/events\` (long polling with \`wait\`), and as Server-Sent Events: \`GET /api/v1/events/stream\`.`
 
 async function openapiPlugin(app: FastifyInstance): Promise<void> {
   for (const schema of [...SHARED_SCHEMAS, ...COMPONENT_SCHEMAS]) app.addSchema(schema)

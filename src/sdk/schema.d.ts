@@ -642,9 +642,31 @@ export interface paths {
         };
         /**
          * Read the event log (polling alternative to the WebSocket)
-         * @description The events of the channels the caller belongs to, oldest first, after `since`: the same frames the WebSocket pushes (`new_message`, `message_updated`, `message_deleted`, `member_joined`, `member_left`, `channel_created`, `channel_updated`, `channel_deleted`), each with its `cursor` and `event_id`. Poll with the returned `next_cursor`. When `since` is older than the retained history, `resync_required` is true. See docs/realtime.md.
+         * @description The events of the channels the caller belongs to, oldest first, after `since`: the same frames the WebSocket pushes (`new_message`, `message_updated`, `message_deleted`, `member_joined`, `member_left`, `channel_created`, `channel_updated`, `channel_deleted`), each with its `cursor` and `event_id`. Poll with the returned `next_cursor`. When `since` is older than the retained history, `resync_required` is true.
+         *
+         *     With `wait` (seconds, at most 30) this is a **long poll**: when nothing is there yet the request is held and answered as soon as an event the caller may see arrives, or with an empty page at the deadline. A caller may hold `EVENTS_MAX_WAITS_PER_CALLER` (default 4) waiting requests per server instance; one more answers 429. A waiting request is answered at once when the server shuts down, and with 401 when its credential is revoked. See docs/realtime.md.
          */
         get: operations["listEvents"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/events/stream": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Stream events as Server-Sent Events
+         * @description The event log as a `text/event-stream`, for clients that cannot hold a WebSocket: the same events, cursors, membership rules, replay and `resync_required` as the WebSocket (docs/realtime.md). Each event is `id: <cursor>`, `event: <type>` and `data: <the frame's JSON>`, exactly the frame the WebSocket sends and `GET /api/v1/events` lists. With `Last-Event-ID` (or `since`) the missed events come first, or one `resync_required` when the cursor is older than the retained history; then `ready`, then live events. A comment line (`: keep-alive`) comes every 15 s (`SSE_KEEPALIVE_MS`). A revoked key or an expired JWT ends the stream after an `error` event (`code` `UNAUTHORIZED`); shutdown ends it with a comment; reconnect with `Last-Event-ID` either way. At most `SSE_MAX_STREAMS_PER_CALLER` (default 8) streams per caller and server instance; one more answers 429.
+         */
+        get: operations["streamEvents"];
         put?: never;
         post?: never;
         delete?: never;
@@ -6407,10 +6429,18 @@ export interface operations {
     listEvents: {
         parameters: {
             query?: {
-                /** @description Return the events after this cursor (the `next_cursor` of the previous page, or a WebSocket frame's `cursor`). A bare integer N is read as the cursor `N-0`: `0` asks for the whole log (resync_required when the log no longer reaches back that far). Absent: from the oldest retained event. */
+                /**
+                 * @description Return the events after this cursor (the `next_cursor` of the previous page, or a WebSocket frame's `cursor`). A bare integer N is read as the cursor `N-0`: `0` asks for the whole log (resync_required when the log no longer reaches back that far). Absent: from the oldest retained event.
+                 * @example 1795483853145-1
+                 */
                 since?: string;
                 /** @description At most this many events (default 100, maximum 500). */
                 limit?: number;
+                /**
+                 * @description Long polling: when there is nothing to return yet, hold the request up to this many seconds (at most 30) and answer as soon as an event the caller may see arrives. At the deadline the answer is an empty page whose `next_cursor` is where the log was read up to (the `since` given, when nothing at all happened). Absent or 0: answer at once.
+                 * @example 30
+                 */
+                wait?: number;
             };
             header?: never;
             path?: never;
@@ -6454,10 +6484,103 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Rate limited (only when a limit is configured). `Retry-After` gives the seconds to wait. */
+            /** @description Too many waiting requests (long polls) open for this caller at once (`EVENTS_MAX_WAITS_PER_CALLER`, per instance), or the workspace rate limit when one is configured (`RATE_LIMITED`). `Retry-After` gives the seconds to wait. */
             429: {
                 headers: {
-                    /** @description Seconds until the budget has room again. */
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unexpected server failure (`INTERNAL_ERROR`); nothing is leaked. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A dependency is unavailable or the server is shutting down (`SERVICE_UNAVAILABLE`); retry later. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    streamEvents: {
+        parameters: {
+            query?: {
+                /** @description Start after this cursor (an event's `id:`, a frame's `cursor`, a page's `next_cursor`). A bare integer N is read as the cursor `N-0`: `0` asks for the whole log (resync_required when the log no longer reaches back that far). The `Last-Event-ID` header, which EventSource clients send when they reconnect, takes precedence. Neither: live events from now on. */
+                since?: string;
+            };
+            header?: {
+                /** @description The `id:` of the last event received (a cursor): the stream resumes after it. Sent by EventSource clients when they reconnect; wins over `since`. */
+                "last-event-id"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description An endless `text/event-stream` (until the client closes it, the credential is revoked or the server shuts down). Events: every frame type of the WebSocket (`new_message`, `message_updated`, …, `ready`, `resync_required`, `error`), each `data:` one line of JSON. Lines starting with `:` are keep-alive comments. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example id: 1764000000000-3
+                     *     event: ready
+                     *     data: {"type":"ready","cursor":"1764000000000-3","replayed":0,"principal":{"id":"0199a1b2-0000-7000-8000-000000000001","type":"AGENT","name":"primary-agent"}}
+                     *
+                     *     : keep-alive
+                     *
+                     *     id: 1764000000000-4
+                     *     event: new_message
+                     *     data: {"type":"new_message","event_id":"0199a1b2-0000-7000-8000-000000000004","cursor":"1764000000000-4","occurred_at":"2026-11-24T10:00:00.000Z","channel_id":"0199a1b2-0000-7000-8000-000000000002","message":{"id":"0199a1b2-0000-7000-8000-000000000003","channel_id":"0199a1b2-0000-7000-8000-000000000002","author_id":"0199a1b2-0000-7000-8000-000000000005","author_name":"agent-1","author_type":"AGENT","text":"hello","created_at":"2026-11-24T10:00:00.000Z","edited_at":null}}
+                     */
+                    "text/event-stream": string;
+                };
+            };
+            /** @description Bad input (`VALIDATION_ERROR` or another 400 code of docs/errors.md); nothing was changed. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing, invalid, expired or revoked credentials (`UNAUTHORIZED`). */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The caller may see the resource but not do this (`FORBIDDEN`), e.g. a role or an owner-only action. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Too many event streams open for this caller at once (`SSE_MAX_STREAMS_PER_CALLER`, per instance), or the workspace rate limit when one is configured (`RATE_LIMITED`). `Retry-After` gives the seconds to wait. */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
                     "Retry-After"?: number;
                     [name: string]: unknown;
                 };

@@ -7,8 +7,7 @@ import type { FastifyInstance } from 'fastify'
 import WebSocket from 'ws'
 import { Compile } from 'typebox/compile'
 import { SERVER_FRAMES } from '../../src/realtime/frames.ts'
-
-const SAFETY_MS = 20_000
+import { Arrivals } from './arrivals.ts'
 
 // Every frame a test receives must match the published protocol (openapi/asyncapi.yaml).
 const checkers = new Map<string, { Check: (v: unknown) => boolean; Errors: (v: unknown) => { instancePath: string; message: string }[] }>(
@@ -26,11 +25,11 @@ function protocolViolation(frame: Frame): string | null {
 export type Frame = Record<string, any>
 
 export class WsClient {
-  readonly frames: Frame[] = []
+  private readonly arrivals = new Arrivals<Frame>()
+  /** Every frame received, in order. */
+  readonly frames: Frame[] = this.arrivals.items
   /** Frames that did not match the published schemas; `next` fails while any exist. */
   readonly violations: string[] = []
-  private readonly taken = new Set<number>()
-  private waiters: { pred: (f: Frame) => boolean; resolve: (f: Frame) => void; reject: (e: Error) => void }[] = []
   readonly closed: Promise<{ code: number; reason: string }>
 
   constructor(readonly ws: WebSocket) {
@@ -38,22 +37,12 @@ export class WsClient {
       const frame = JSON.parse(data.toString()) as Frame
       const violation = protocolViolation(frame)
       if (violation) this.violations.push(violation)
-      this.frames.push(frame)
-      const index = this.frames.length - 1
-      for (const waiter of this.waiters) {
-        if (waiter.pred(frame)) {
-          this.taken.add(index)
-          this.waiters = this.waiters.filter((w) => w !== waiter)
-          waiter.resolve(frame)
-          break
-        }
-      }
+      this.arrivals.push(frame)
     })
     this.closed = new Promise((resolve) => {
       ws.on('close', (code, reason) => {
         resolve({ code, reason: reason.toString() })
-        for (const w of this.waiters) w.reject(new Error(`socket closed (${code}) while waiting for a frame`))
-        this.waiters = []
+        this.arrivals.end(new Error(`socket closed (${code})`))
       })
     })
   }
@@ -61,26 +50,7 @@ export class WsClient {
   /** The first frame not yet taken that matches, now or when it arrives. */
   next(pred: (f: Frame) => boolean = () => true, what = 'frame'): Promise<Frame> {
     if (this.violations.length) return Promise.reject(new Error(this.violations.join('; ')))
-    for (let i = 0; i < this.frames.length; i++) {
-      if (!this.taken.has(i) && pred(this.frames[i]!)) {
-        this.taken.add(i)
-        return Promise.resolve(this.frames[i]!)
-      }
-    }
-    return new Promise((resolve, reject) => {
-      const timer = setTimeout(() => reject(new Error(`no ${what} arrived`)), SAFETY_MS)
-      this.waiters.push({
-        pred,
-        resolve: (f) => {
-          clearTimeout(timer)
-          resolve(f)
-        },
-        reject: (e) => {
-          clearTimeout(timer)
-          reject(e)
-        },
-      })
-    })
+    return this.arrivals.next(pred, what)
   }
 
   type(type: string, pred: (f: Frame) => boolean = () => true): Promise<Frame> {

@@ -4,6 +4,8 @@ import { CursorSchema, EventFrameSchema, SINCE_INTEGER_NOTE, SinceSchema } from 
 
 export const EVENT_PAGE_DEFAULT = 100
 export const EVENT_PAGE_MAX = 500
+/** Longest long poll (`wait`), in seconds: below the idle timeouts of common proxies (60 s). */
+export const EVENT_WAIT_MAX_SECONDS = 30
 
 export const EventLogQuery = Type.Object(
   {
@@ -12,6 +14,14 @@ export const EventLogQuery = Type.Object(
       description: `Return the events after this cursor (the \`next_cursor\` of the previous page, or a WebSocket frame's \`cursor\`). ${SINCE_INTEGER_NOTE} Absent: from the oldest retained event.`,
     }),
     limit: Type.Optional(Type.Integer({ minimum: 1, maximum: EVENT_PAGE_MAX, default: EVENT_PAGE_DEFAULT, description: `At most this many events (default ${EVENT_PAGE_DEFAULT}, maximum ${EVENT_PAGE_MAX}).` })),
+    wait: Type.Optional(
+      Type.Number({
+        minimum: 0,
+        maximum: EVENT_WAIT_MAX_SECONDS,
+        examples: [25],
+        description: `Long polling: when there is nothing to return yet, hold the request up to this many seconds (at most ${EVENT_WAIT_MAX_SECONDS}) and answer as soon as an event the caller may see arrives. At the deadline the answer is an empty page whose \`next_cursor\` is where the log was read up to (the \`since\` given, when nothing at all happened). Absent or 0: answer at once.`,
+      }),
+    ),
   },
   { additionalProperties: false },
 )
@@ -28,5 +38,26 @@ export const EventPageSchema = Type.Object(
   { additionalProperties: false },
 )
 
+/** GET /api/v1/events/stream */
+export const EventStreamQuery = Type.Object(
+  {
+    since: Type.Optional({
+      ...SinceSchema,
+      description: `Start after this cursor (an event's \`id:\`, a frame's \`cursor\`, a page's \`next_cursor\`). ${SINCE_INTEGER_NOTE} The \`Last-Event-ID\` header, which EventSource clients send when they reconnect, takes precedence. Neither: live events from now on.`,
+    }),
+  },
+  { additionalProperties: false },
+)
+
+export const EventStreamHeaders = Type.Object({
+  // Lower case: Fastify matches header schemas as written (TypeBox objects are not normalised).
+  'last-event-id': Type.Optional({
+    ...SinceSchema,
+    description: 'The `id:` of the last event received (a cursor): the stream resumes after it. Sent by EventSource clients when they reconnect; wins over `since`.',
+  }),
+})
+
 export type EventLogQueryT = Static<typeof EventLogQuery>
+export type EventStreamQueryT = Static<typeof EventStreamQuery>
+export type EventStreamHeadersT = Static<typeof EventStreamHeaders>
 export type EventPage = Static<typeof EventPageSchema>

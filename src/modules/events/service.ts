@@ -3,12 +3,13 @@
 // channel deleted). Scanning stops after MAX_SCAN entries so a member of few busy-log channels
 // gets a short page with has_more rather than a slow request.
 import type { FastifyInstance } from 'fastify'
-import { AppError } from '../../lib/errors.ts'
+import { AppError, unauthorized } from '../../lib/errors.ts'
 import type { MemberPrincipal } from '../../plugins/auth.ts'
 import { compareCursors, type Cursor } from '../../realtime/cursor.ts'
 import { toEventFrame, type EventFrame } from '../../realtime/frames.ts'
 import { visibleTo } from '../../realtime/hub.ts'
 import type { LogEntry, LogInfo } from '../../realtime/broker.ts'
+import type { HeldCredential } from '../../realtime/http-events.ts'
 import { channelIdsOf } from '../channels/access.ts'
 import type { EventPage } from './schemas.ts'
 
@@ -45,4 +46,46 @@ export async function readEventLog(app: FastifyInstance, member: MemberPrincipal
     if (page.length < SCAN_PAGE) break
   }
   return { events, next_cursor: cursor, has_more: compareCursors(cursor, info.newest) < 0, resync_required: false }
+}
+
+/** Nothing to answer yet: no event, nothing more to read, no resync to report. */
+const quiet = (page: EventPage): boolean => !page.events.length && !page.has_more && !page.resync_required
+
+/**
+ * Long polling (GET /api/v1/events?wait=): reads the log like `readEventLog`; when there is
+ * nothing for the member yet, parks the request as a hub subscriber (the same delivery as the
+ * WebSocket, membership checked at delivery) until an event the member may see arrives, then
+ * reads again. The subscriber is registered before the second read, so an event appended between
+ * that read and the wait still wakes it. At the deadline, when the client leaves or the server
+ * shuts down, the answer is the last (empty) page read.
+ */
+export async function waitForEvents(
+  app: FastifyInstance,
+  credential: HeldCredential,
+  since: Cursor | undefined,
+  limit: number,
+  waitMs: number,
+  signal: AbortSignal,
+): Promise<EventPage> {
+  const member = credential.principal
+  const deadline = Date.now() + waitMs
+  let page = await readEventLog(app, member, since, limit)
+  if (!quiet(page) || waitMs <= 0) return page
+  const poll = await app.eventStreams.park(credential)
+  try {
+    page = await readEventLog(app, member, page.next_cursor, limit)
+    if (!quiet(page)) return page
+    poll.live(page.next_cursor)
+    for (;;) {
+      const outcome = await poll.until(page.next_cursor, deadline - Date.now(), signal)
+      if (outcome === 'revoked') throw unauthorized('the credential was revoked or has expired')
+      if (outcome !== 'event') return page
+      // Woken by the hub; the log reader decides what the page holds (membership may have
+      // changed in between: then nothing is shown and the wait goes on).
+      page = await readEventLog(app, member, page.next_cursor, limit)
+      if (!quiet(page)) return page
+    }
+  } finally {
+    app.eventStreams.release(poll)
+  }
 }
