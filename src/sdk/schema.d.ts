@@ -361,7 +361,7 @@ export interface paths {
         head?: never;
         /**
          * Change workspace settings (workspace owner only)
-         * @description Sets the per-workspace API rate limit and the self-registration mode (`registration_mode`); give at least one. Both apply without a restart. This route is never rate-limited for the owner, so a limit can always be lifted.
+         * @description Sets the per-workspace API rate limit, the self-registration mode (`registration_mode`) and the loop guard (`loop_guard_max_messages`, `loop_guard_window_seconds`, `loop_guard_max_depth`; docs/loops.md); give at least one. A value out of range is a 400 and changes nothing. Settings apply without a restart (on other servers within 5 s). This route is never rate-limited for the owner, so a limit can always be lifted.
          */
         patch: operations["updateWorkspace"];
         trace?: never;
@@ -494,7 +494,7 @@ export interface paths {
         put?: never;
         /**
          * Post a message (JSON text, or multipart text + one file)
-         * @description Members only (observers: 403); the workspace owner may post in any regular channel, and its first post there makes it a member. JSON `{text}`, or `multipart/form-data` with `text` and `file` (one file, at most 10 MiB, streamed to disk; larger: 413 `PAYLOAD_TOO_LARGE` and nothing stored). With a file the text may be empty. Emits `message.created`. Send `Idempotency-Key` to make retries safe.
+         * @description Members only (observers: 403); the workspace owner may post in any regular channel, and its first post there makes it a member. JSON `{text}`, or `multipart/form-data` with `text` and `file` (one file, at most 10 MiB, streamed to disk; larger: 413 `PAYLOAD_TOO_LARGE` and nothing stored). With a file the text may be empty. Emits `message.created`. Send `Idempotency-Key` to make retries safe. Loop protection (docs/loops.md): a post by an agent answers 429 `LOOP_DETECTED` with `Retry-After` when agents alone posted the workspace setting `loop_guard_max_messages` here within `loop_guard_window_seconds`, or when its `in_reply_to_event` chain would exceed `loop_guard_max_depth`.
          */
         post: operations["postMessage"];
         delete?: never;
@@ -855,7 +855,7 @@ export interface paths {
         put?: never;
         /**
          * Post a message as an agent the integration acts for
-         * @description Authenticated with the integration's own key (`Authorization: Bearer svc_int_…`); any other credential is 401, and another integration's key sees no such integration (404). The agent must be a member of the channel (404 otherwise, as for any non-member, an unknown agent included) and, when the integration's `agent_ids` is not empty, one of them (403 otherwise); with an empty `agent_ids` it may act for any agent. The message is attributed to the agent and fires the same events as any message (WebSocket, webhooks, integrations — this one included). Send `Idempotency-Key` to make retries safe: a retry with the same key and body within 24 h returns the original 201 response and creates nothing; the same key with another body is 409 `IDEMPOTENCY_KEY_REUSED`.
+         * @description Authenticated with the integration's own key (`Authorization: Bearer svc_int_…`); any other credential is 401, and another integration's key sees no such integration (404). The agent must be a member of the channel (404 otherwise, as for any non-member, an unknown agent included) and, when the integration's `agent_ids` is not empty, one of them (403 otherwise); with an empty `agent_ids` it may act for any agent. The message is attributed to the agent and fires the same events as any message (WebSocket, webhooks, integrations — this one included). Send `Idempotency-Key` to make retries safe: a retry with the same key and body within 24 h returns the original 201 response and creates nothing; the same key with another body is 409 `IDEMPOTENCY_KEY_REUSED`. The agent's post is subject to the loop guard like any agent's (429 `LOOP_DETECTED` with `Retry-After`; docs/loops.md); pass the delivery's `X-Service-Event-Id` as `in_reply_to_event` so that chains of replies are capped too.
          */
         post: operations["postInboundMessage"];
         delete?: never;
@@ -1120,7 +1120,7 @@ export interface components {
              * @description Stable machine-readable code from a closed list; each code and its HTTP status are in docs/errors.md.
              * @enum {string}
              */
-            code: "VALIDATION_ERROR" | "INVALID_JSON" | "WEAK_PASSWORD" | "INVALID_EMAIL" | "DUPLICATE_NAME" | "INVALID_ROLE" | "INVALID_CURSOR" | "INVALID_URL" | "INVITE_INVALID" | "INVITE_EXPIRED" | "INVITE_USED" | "INVITE_EMAIL_MISMATCH" | "SELF_DM" | "MISSING_IDEMPOTENCY_BODY" | "BAD_REQUEST" | "UNAUTHORIZED" | "FORBIDDEN" | "APPROVAL_PENDING" | "REGISTRATION_CLOSED" | "NOT_FOUND" | "METHOD_NOT_ALLOWED" | "NOT_ACCEPTABLE" | "REQUEST_TIMEOUT" | "CONFLICT" | "ALREADY_BOOTSTRAPPED" | "EMAIL_TAKEN" | "NAME_TAKEN" | "ALREADY_MEMBER" | "IDEMPOTENCY_KEY_REUSED" | "IDEMPOTENCY_IN_PROGRESS" | "GONE" | "PAYLOAD_TOO_LARGE" | "URI_TOO_LONG" | "UNSUPPORTED_MEDIA_TYPE" | "UNPROCESSABLE" | "RATE_LIMITED" | "HEADERS_TOO_LARGE" | "INTERNAL_ERROR" | "SERVICE_UNAVAILABLE";
+            code: "VALIDATION_ERROR" | "INVALID_JSON" | "WEAK_PASSWORD" | "INVALID_EMAIL" | "DUPLICATE_NAME" | "INVALID_ROLE" | "INVALID_CURSOR" | "INVALID_URL" | "INVITE_INVALID" | "INVITE_EXPIRED" | "INVITE_USED" | "INVITE_EMAIL_MISMATCH" | "SELF_DM" | "MISSING_IDEMPOTENCY_BODY" | "BAD_REQUEST" | "UNAUTHORIZED" | "FORBIDDEN" | "APPROVAL_PENDING" | "REGISTRATION_CLOSED" | "NOT_FOUND" | "METHOD_NOT_ALLOWED" | "NOT_ACCEPTABLE" | "REQUEST_TIMEOUT" | "CONFLICT" | "ALREADY_BOOTSTRAPPED" | "EMAIL_TAKEN" | "NAME_TAKEN" | "ALREADY_MEMBER" | "IDEMPOTENCY_KEY_REUSED" | "IDEMPOTENCY_IN_PROGRESS" | "GONE" | "PAYLOAD_TOO_LARGE" | "URI_TOO_LONG" | "UNSUPPORTED_MEDIA_TYPE" | "UNPROCESSABLE" | "RATE_LIMITED" | "LOOP_DETECTED" | "HEADERS_TOO_LARGE" | "INTERNAL_ERROR" | "SERVICE_UNAVAILABLE";
         };
         /**
          * Message
@@ -1151,6 +1151,10 @@ export interface components {
             created_at: string;
             /** @description When the text was last edited; null if never. */
             edited_at: string | null;
+            /** @description The event the poster said it was reacting to (`in_reply_to_event` when posting), as given; null if none. docs/loops.md. */
+            in_reply_to_event: string | null;
+            /** @description The message's place in a chain of agent messages: 0 for a human's message; for an agent's, one more than the message its `in_reply_to_event` is about (1 when it names none, or an event that is not about a message). The loop guard caps it (`loop_guard_max_depth`). */
+            chain_depth: number;
             attachment?: {
                 /** Format: uuid */
                 id: string;
@@ -1207,6 +1211,10 @@ export interface components {
             created_at: string;
             /** @description When the text was last edited; null if never. */
             edited_at: string | null;
+            /** @description The event the poster said it was reacting to (`in_reply_to_event` when posting), as given; null if none. docs/loops.md. */
+            in_reply_to_event: string | null;
+            /** @description The message's place in a chain of agent messages: 0 for a human's message; for an agent's, one more than the message its `in_reply_to_event` is about (1 when it names none, or an event that is not about a message). The loop guard caps it (`loop_guard_max_depth`). */
+            chain_depth: number;
             attachment?: {
                 /** Format: uuid */
                 id: string;
@@ -1586,6 +1594,12 @@ export interface components {
              * @enum {unknown}
              */
             registration_mode: "open" | "approval" | "closed";
+            /** @description Loop guard: how many messages agents alone (no human message in between) may post in one channel or thread within `loop_guard_window_seconds`; the next agent post there answers 429 `LOOP_DETECTED` with `Retry-After` until a human speaks there or the window has room. 0 turns the guard off. Default 20. */
+            loop_guard_max_messages: number;
+            /** @description Loop guard: the sliding window, in seconds (1 to 86,400). Default 60. */
+            loop_guard_window_seconds: number;
+            /** @description Loop guard: the longest chain of agent messages each posted in reply to the previous one (`in_reply_to_event`); an agent post that would be deeper answers 429 `LOOP_DETECTED`. A human message starts over at 0. 0 turns the cap off. Default 20. */
+            loop_guard_max_depth: number;
         };
         /**
          * BootstrapResult
@@ -1905,6 +1919,8 @@ export interface components {
             agent_id: string;
             url: string;
             events: string[];
+            /** @description Whether `message.created` and `message.updated` deliveries include the agent's own messages: true (the default, the spec's "a new message in any channel the agent belongs to"), or false so that an agent does not hear itself, the first step against echo loops (docs/loops.md). */
+            include_own_messages: boolean;
             /** @description False when disabled (by the owner, or automatically after failing for a long time: see `disabled_reason`). A disabled endpoint gets no deliveries. */
             active: boolean;
             disabled_at: string | null;
@@ -1936,6 +1952,8 @@ export interface components {
             agent_id: string;
             url: string;
             events: string[];
+            /** @description Whether `message.created` and `message.updated` deliveries include the agent's own messages: true (the default, the spec's "a new message in any channel the agent belongs to"), or false so that an agent does not hear itself, the first step against echo loops (docs/loops.md). */
+            include_own_messages: boolean;
             /** @description False when disabled (by the owner, or automatically after failing for a long time: see `disabled_reason`). A disabled endpoint gets no deliveries. */
             active: boolean;
             disabled_at: string | null;
@@ -2032,6 +2050,8 @@ export interface components {
             agent_ids: string[];
             /** @description True when created or patched with no agent list: it may act for any agent (still only in channels where that agent is a member). A restricted list whose agents were all deleted stays restricted: it then acts for none. */
             all_agents: boolean;
+            /** @description Whether `message.created` deliveries include messages authored by the agents this integration acts for (its `agent_ids`; with `all_agents`, every agent): true (the default, the spec's "any message is sent to a channel"), or false so that an integration does not hear its own agents' messages, the first step against echo loops (docs/loops.md). With `all_agents` and false it receives only humans' messages. */
+            include_own_messages: boolean;
             /** @description The API key, masked (`svc_int_AbCd…wxyz`). */
             masked_key: string;
             /** @description False when disabled (by the owner, or automatically after failing deliveries for a long time: see `disabled_reason`). Disabled integrations get no deliveries; the inbound endpoint keeps working. */
@@ -2076,6 +2096,8 @@ export interface components {
             agent_ids: string[];
             /** @description True when created or patched with no agent list: it may act for any agent (still only in channels where that agent is a member). A restricted list whose agents were all deleted stays restricted: it then acts for none. */
             all_agents: boolean;
+            /** @description Whether `message.created` deliveries include messages authored by the agents this integration acts for (its `agent_ids`; with `all_agents`, every agent): true (the default, the spec's "any message is sent to a channel"), or false so that an integration does not hear its own agents' messages, the first step against echo loops (docs/loops.md). With `all_agents` and false it receives only humans' messages. */
+            include_own_messages: boolean;
             /** @description The API key, masked (`svc_int_AbCd…wxyz`). */
             masked_key: string;
             /** @description False when disabled (by the owner, or automatically after failing deliveries for a long time: see `disabled_reason`). Disabled integrations get no deliveries; the inbound endpoint keeps working. */
@@ -4145,6 +4167,12 @@ export interface operations {
                      * @enum {unknown}
                      */
                     registration_mode?: "open" | "approval" | "closed";
+                    /** @description Loop guard: how many messages agents alone (no human message in between) may post in one channel or thread within `loop_guard_window_seconds`; the next agent post there answers 429 `LOOP_DETECTED` with `Retry-After` until a human speaks there or the window has room. 0 turns the guard off. Default 20. */
+                    loop_guard_max_messages?: number;
+                    /** @description Loop guard: the sliding window, in seconds (1 to 86,400). Default 60. */
+                    loop_guard_window_seconds?: number;
+                    /** @description Loop guard: the longest chain of agent messages each posted in reply to the previous one (`in_reply_to_event`); an agent post that would be deeper answers 429 `LOOP_DETECTED`. A human message starts over at 0. 0 turns the cap off. Default 20. */
+                    loop_guard_max_depth?: number;
                 };
             };
         };
@@ -5285,10 +5313,20 @@ export interface operations {
                 "application/json": {
                     /** @description Message text: at least one non-space character, at most MAX_MESSAGE_LENGTH (default 40,000) characters. */
                     text: string;
+                    /**
+                     * Format: uuid
+                     * @description Optional: the id of the event this message reacts to, e.g. `event_id` of the webhook delivery (or `X-Service-Event-Id` of an integration delivery, `event_id` of a WebSocket frame). For `message.created` that is the message's id. An agent's message then gets `chain_depth` one more than that message's, and a chain deeper than the workspace's `loop_guard_max_depth` is refused with 429 `LOOP_DETECTED`. An id the service does not know starts a new chain. docs/loops.md.
+                     */
+                    in_reply_to_event?: string;
                 };
                 "multipart/form-data": {
                     /** @description Message text; optional when a file is sent, and may then be empty. */
                     text?: string;
+                    /**
+                     * Format: uuid
+                     * @description Optional: the id of the event this message reacts to, e.g. `event_id` of the webhook delivery (or `X-Service-Event-Id` of an integration delivery, `event_id` of a WebSocket frame). For `message.created` that is the message's id. An agent's message then gets `chain_depth` one more than that message's, and a chain deeper than the workspace's `loop_guard_max_depth` is refused with 429 `LOOP_DETECTED`. An id the service does not know starts a new chain. docs/loops.md.
+                     */
+                    in_reply_to_event?: string;
                     /**
                      * Format: binary
                      * @description One file, at most 10 MiB (10,485,760 bytes); its part carries the file name and media type.
@@ -5370,10 +5408,10 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Rate limited (only when a limit is configured). `Retry-After` gives the seconds to wait. */
+            /** @description `LOOP_DETECTED`: the loop guard refused an agent's post (docs/loops.md); or `RATE_LIMITED`: the workspace rate limit (only when one is configured). `Retry-After` gives the seconds to wait. */
             429: {
                 headers: {
-                    /** @description Seconds until the budget has room again. */
+                    /** @description Seconds until a post can be admitted again. */
                     "Retry-After"?: number;
                     [name: string]: unknown;
                 };
@@ -6282,6 +6320,8 @@ export interface operations {
                     events: ("message.created" | "message.updated" | "message.deleted" | "channel.created" | "channel.updated" | "channel.deleted" | "member.joined" | "member.left")[];
                     /** @description Optional: your own signing secret, 16 to 256 characters (the HMAC key is this whole string, UTF-8). Omit it to let the server generate one (`whsec_` + 32 random bytes, base64), which is better unless you need to reuse an existing secret. Shown back only in the creation response. */
                     secret?: string;
+                    /** @description Whether `message.created` and `message.updated` deliveries include the agent's own messages: true (the default, the spec's "a new message in any channel the agent belongs to"), or false so that an agent does not hear itself, the first step against echo loops (docs/loops.md). */
+                    include_own_messages?: boolean;
                 };
             };
         };
@@ -6582,6 +6622,8 @@ export interface operations {
                     /** @description Absolute http(s) URL. Loopback, private, link-local (169.254.0.0/16), CGNAT, unspecified and other reserved addresses are refused (400 `INVALID_URL`) here and again, on the resolved address, at every connection; an operator can allow them with `WEBHOOK_ALLOW_PRIVATE` / `WEBHOOK_ALLOW_HOSTS`. Redirects are not followed. */
                     url?: string;
                     events?: ("message.created" | "message.updated" | "message.deleted" | "channel.created" | "channel.updated" | "channel.deleted" | "member.joined" | "member.left")[];
+                    /** @description Whether `message.created` and `message.updated` deliveries include the agent's own messages: true (the default, the spec's "a new message in any channel the agent belongs to"), or false so that an agent does not hear itself, the first step against echo loops (docs/loops.md). */
+                    include_own_messages?: boolean;
                     /** @description true re-enables a disabled webhook (its failure streak is reset); false pauses it. */
                     active?: boolean;
                 };
@@ -7111,6 +7153,8 @@ export interface operations {
                     agent_id?: string;
                     /** @description Optional: your own signing secret, 16 to 256 characters (the HMAC key is this whole string, UTF-8). Omit it to let the server generate one (`whsec_` + 32 random bytes, base64), which is better unless you need to reuse an existing secret. Shown back only in the creation response. */
                     hmac_secret?: string;
+                    /** @description Whether `message.created` deliveries include messages authored by the agents this integration acts for (its `agent_ids`; with `all_agents`, every agent): true (the default, the spec's "any message is sent to a channel"), or false so that an integration does not hear its own agents' messages, the first step against echo loops (docs/loops.md). With `all_agents` and false it receives only humans' messages. */
+                    include_own_messages?: boolean;
                 };
             };
         };
@@ -7406,6 +7450,8 @@ export interface operations {
                     events?: ("message.created" | "channel.created" | "member.joined" | "agent.connected")[];
                     /** @description Agents the integration may act for on the inbound endpoint. Each must exist (400 otherwise). Empty (the default): any agent. A non-empty list also limits which DMs the integration receives (those with one of these agents). */
                     agent_ids?: string[];
+                    /** @description Whether `message.created` deliveries include messages authored by the agents this integration acts for (its `agent_ids`; with `all_agents`, every agent): true (the default, the spec's "any message is sent to a channel"), or false so that an integration does not hear its own agents' messages, the first step against echo loops (docs/loops.md). With `all_agents` and false it receives only humans' messages. */
+                    include_own_messages?: boolean;
                     /** @description true re-enables a disabled integration (its failure streak is reset); false pauses its deliveries. */
                     active?: boolean;
                 };
@@ -7965,6 +8011,11 @@ export interface operations {
                     agent_id: string;
                     /** @description Message text (same rules as `POST /api/v1/channels/{id}/messages`). */
                     text: string;
+                    /**
+                     * Format: uuid
+                     * @description Optional: the id of the event this message reacts to, e.g. `event_id` of the webhook delivery (or `X-Service-Event-Id` of an integration delivery, `event_id` of a WebSocket frame). For `message.created` that is the message's id. An agent's message then gets `chain_depth` one more than that message's, and a chain deeper than the workspace's `loop_guard_max_depth` is refused with 429 `LOOP_DETECTED`. An id the service does not know starts a new chain. docs/loops.md.
+                     */
+                    in_reply_to_event?: string;
                 };
             };
         };
@@ -8041,10 +8092,10 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Rate limited (only when a limit is configured). `Retry-After` gives the seconds to wait. */
+            /** @description `LOOP_DETECTED`: the loop guard refused an agent's post (docs/loops.md); or `RATE_LIMITED`: the workspace rate limit (only when one is configured). `Retry-After` gives the seconds to wait. */
             429: {
                 headers: {
-                    /** @description Seconds until the budget has room again. */
+                    /** @description Seconds until a post can be admitted again. */
                     "Retry-After"?: number;
                     [name: string]: unknown;
                 };
@@ -8147,6 +8198,10 @@ export interface operations {
                             created_at: string;
                             /** @description When the text was last edited; null if never. */
                             edited_at: string | null;
+                            /** @description The event the poster said it was reacting to (`in_reply_to_event` when posting), as given; null if none. docs/loops.md. */
+                            in_reply_to_event: string | null;
+                            /** @description The message's place in a chain of agent messages: 0 for a human's message; for an agent's, one more than the message its `in_reply_to_event` is about (1 when it names none, or an event that is not about a message). The loop guard caps it (`loop_guard_max_depth`). */
+                            chain_depth: number;
                             attachment?: {
                                 /** Format: uuid */
                                 id: string;
@@ -8254,6 +8309,10 @@ export interface operations {
                             created_at: string;
                             /** @description When the text was last edited; null if never. */
                             edited_at: string | null;
+                            /** @description The event the poster said it was reacting to (`in_reply_to_event` when posting), as given; null if none. docs/loops.md. */
+                            in_reply_to_event: string | null;
+                            /** @description The message's place in a chain of agent messages: 0 for a human's message; for an agent's, one more than the message its `in_reply_to_event` is about (1 when it names none, or an event that is not about a message). The loop guard caps it (`loop_guard_max_depth`). */
+                            chain_depth: number;
                             attachment?: {
                                 /** Format: uuid */
                                 id: string;

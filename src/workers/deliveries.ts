@@ -74,6 +74,13 @@ export class Kicker {
   }
 }
 
+/** The author of a message event (created or updated); null for other events. */
+function messageAuthor(event: OutboxEventRecord): { id: string; type: string } | null {
+  if (event.type !== 'message.created' && event.type !== 'message.updated') return null
+  const message = event.payload.message as { author_id?: unknown; author_type?: unknown } | undefined
+  return typeof message?.author_id === 'string' ? { id: message.author_id, type: String(message.author_type) } : null
+}
+
 export interface EngineOptions {
   policy: AddressPolicy
   schedule: number[]
@@ -195,9 +202,12 @@ export class DeliveryEngine {
       if (!webhooks.length && !integrations.length) continue
       const audience = event.channelId || event.audience.length ? await audienceOf(event) : new Set<string>()
 
-      // Agent webhooks: events of channels the agent belongs to (or was just removed from).
+      // Agent webhooks: events of channels the agent belongs to (or was just removed from),
+      // without the agent's own messages when it opted out (docs/loops.md).
+      const author = messageAuthor(event)
       for (const w of webhooks) {
         if (!audience.has(w.agentId)) continue
+        if (!w.includeOwnMessages && author?.id === w.agentId) continue
         out.push({ webhookId: w.id, integrationId: null, eventId: event.eventId, eventType: event.type, body: webhookBody(w.id, w.agentId, event) })
       }
 
@@ -206,8 +216,12 @@ export class DeliveryEngine {
       const dm = event.channelId !== null && ctx.dmChannelIds.has(event.channelId) ? event.channelId : null
       const seesDm = (i: repo.IntegrationTarget): boolean =>
         i.allAgents ? ctx.agentDmChannelIds.has(dm!) : i.agentIds.some((a) => audience.has(a))
+      // An integration that opted out of its own messages skips those of the agents it acts for.
+      const ownOf = (i: repo.IntegrationTarget): boolean =>
+        author !== null && author.type === 'AGENT' && (i.allAgents || i.agentIds.includes(author.id))
       for (const i of integrations) {
         if (dm && !seesDm(i)) continue
+        if (!i.includeOwnMessages && ownOf(i)) continue
         const body = integrationBody(i.id, event)
         if (body) out.push({ webhookId: null, integrationId: i.id, eventId: event.eventId, eventType: event.type, body })
       }

@@ -75,7 +75,7 @@ t.test('a row that fails inside a shared statement fails alone; the rest of the 
     const id = uuidv7()
     const event = newEvent('message.created', ch.id, { message: { id, text } })
     if (eventId) event.id = eventId
-    return { id, channelId: ch.id, authorId: author.id, authorType: 'AGENT', authorName: author.name, text, createdAt: new Date(), event }
+    return { id, channelId: ch.id, authorId: author.id, authorType: 'AGENT', authorName: author.name, text, createdAt: new Date(), inReplyToEvent: null, chainDepth: 1, event }
   }
   // Two rows carry the same event id: the outbox's unique key accepts only one of them.
   const clash = uuidv7()
