@@ -22,11 +22,12 @@ interface Cache {
   loading?: Promise<LoopGuardSettings>
 }
 
-const caches = new WeakMap<FastifyInstance, Cache>()
+// Keyed by the app's database handle, which every encapsulated plugin context shares.
+const caches = new WeakMap<object, Cache>()
 
 function cacheOf(app: FastifyInstance): Cache {
-  let cache = caches.get(app)
-  if (!cache) caches.set(app, (cache = { until: 0 }))
+  let cache = caches.get(app.db)
+  if (!cache) caches.set(app.db, (cache = { until: 0 }))
   return cache
 }
 
