@@ -38,6 +38,7 @@ const checkPing = Compile(PingFrame)
 const WsQuery = Type.Object({
   token: Type.Optional(Type.String()),
   since: Type.Optional({ ...SinceSchema, description: `Resume after this cursor. ${SINCE_INTEGER_NOTE}` }),
+  include_own_messages: Type.Optional(Type.Boolean({ description: "false: no new_message / message_updated frames for the caller's own messages (docs/loops.md)." })),
 })
 
 /** How a client frame is named in the answers to it: `id`, and `client_id` when the client used that. */
@@ -70,6 +71,7 @@ class Connection implements Client {
   pending: LogEntry[] | null = null
   floor: Cursor | null = null
   alive = true
+  skipsOwnMessages = false
   private windowStart = 0
   private windowCount = 0
   /** Client frames are handled one after the other, so messages keep the client's order. */
@@ -159,7 +161,7 @@ export async function gateway(app: FastifyInstance, { broker, hub }: GatewayOpti
       const page = await broker.range(cursor, REPLAY_PAGE)
       for (const entry of page) {
         cursor = entry.cursor
-        if (!hub.mayReceive(conn.memberId, entry.event)) continue
+        if (!hub.wants(conn, entry.event)) continue
         const frame = toEventFrame(entry)
         if (!frame) continue
         if (conn.socket.bufferedAmount > limits.maxBufferedBytes / 2) await conn.drained()
@@ -246,7 +248,7 @@ export async function gateway(app: FastifyInstance, { broker, hub }: GatewayOpti
     sendError(conn, echo, 'VALIDATION_ERROR', 'unknown frame type; expected send_message or ping')
   }
 
-  app.get<{ Querystring: { token?: string; since?: string } }>(
+  app.get<{ Querystring: { token?: string; since?: string; include_own_messages?: boolean } }>(
     '/ws',
     {
       websocket: true,
@@ -272,6 +274,7 @@ export async function gateway(app: FastifyInstance, { broker, hub }: GatewayOpti
         return
       }
       const conn = new Connection(socket, credential, limits, (c) => app.log.warn({ memberId: c.memberId }, 'websocket client too slow; disconnected'))
+      conn.skipsOwnMessages = request.query.include_own_messages === false
       connections.add(conn)
       socket.on('pong', () => {
         conn.alive = true

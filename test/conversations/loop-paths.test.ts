@@ -1,8 +1,8 @@
 // Loop protection (docs/loops.md) on every other way an agent posts: WebSocket send_message, the
-// integration inbound endpoint and MCP post_message.
+// integration inbound endpoint and MCP post_message; and a WebSocket opting out of its own messages.
 import t from 'tap'
 import { call, connectClient, setup as mcpSetup, structured } from '../mcp/helpers.ts'
-import { connect, listen } from '../realtime/helpers.ts'
+import { connect, listen, openWs, refusedUpgrade, wsUrl } from '../realtime/helpers.ts'
 import { auth, createChannel, post, setup } from './fixtures/support.ts'
 import { assertLoopDetected, count, postAs, room, settings, WORKSPACE } from './fixtures/loops.ts'
 
@@ -77,4 +77,42 @@ t.test('MCP post_message: the same guard, as a tool error with the REST code', a
   t.equal(refused.isError, true)
   t.equal(structured(refused).code, 'LOOP_DETECTED')
   t.equal(await m.app.db.prisma.message.count({ where: { channelId: channel } }), 1)
+})
+
+t.test('a WebSocket opts out of its own messages with include_own_messages=false', async (t) => {
+  const c = await setup(t)
+  await listen(c.app)
+  const channel = await room(c)
+  const quiet = await openWs(wsUrl(c.app, { token: c.tok.a1, include_own_messages: 'false' }))
+  const ready = await quiet.type('ready')
+  const loud = await connect(c.app, c.tok.a1)
+  t.teardown(() => quiet.close())
+  t.teardown(() => loud.client.close())
+
+  const own = await post(c.api, c.tok.a1, channel, 'mine over REST')
+  quiet.send({ type: 'send_message', id: 'w1', channel_id: channel, text: 'mine over the socket' })
+  t.equal((await quiet.type('ack', (f) => f.id === 'w1')).message.text, 'mine over the socket', 'the sender still gets its ack')
+  const edit = await c.api({ method: 'PATCH', url: `/api/v1/channels/${channel}/messages/${own.id}`, headers: auth(c.tok.a1), payload: { text: 'mine, edited' } })
+  t.equal(edit.statusCode, 200)
+  const theirs = await post(c.api, c.tok.a2, channel, 'theirs')
+  const theirsEdited = await c.api({ method: 'PATCH', url: `/api/v1/channels/${channel}/messages/${theirs.id}`, headers: auth(c.tok.a2), payload: { text: 'theirs, edited' } })
+  t.equal(theirsEdited.statusCode, 200)
+  // Frames arrive in log order: once the last one is in, nothing of the earlier ones is missing.
+  await quiet.type('message_updated', (f) => f.message.id === theirs.id)
+  const seen = (client: typeof quiet) => client.events().map((f) => `${f.type} ${f.message?.text ?? ''}`)
+  t.same(seen(quiet), ['new_message theirs', 'message_updated theirs, edited'], 'only the others\' messages')
+  await loud.client.type('message_updated', (f) => f.message.id === theirs.id)
+  t.same(
+    seen(loud.client),
+    ['new_message mine over REST', 'new_message mine over the socket', 'message_updated mine, edited', 'new_message theirs', 'message_updated theirs, edited'],
+    'the default socket gets everything',
+  )
+
+  // The replay after a reconnect leaves them out too.
+  const again = await openWs(wsUrl(c.app, { token: c.tok.a1, include_own_messages: 'false', since: ready.cursor }))
+  t.teardown(() => again.close())
+  await again.type('ready')
+  t.same(seen(again), ['new_message theirs', 'message_updated theirs, edited'])
+
+  t.equal((await refusedUpgrade(wsUrl(c.app, { token: c.tok.a1, include_own_messages: 'maybe' }))).status, 400)
 })
