@@ -3561,7 +3561,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /** @example 01a20a97-b30c-706f-aa2f-29ec04e509cc */
+                /** @example 01a20b49-1484-71d5-95ea-b7f8a1db2731 */
                 id: string;
             };
             cookie?: never;
@@ -4986,7 +4986,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /** @example 01a20abe-a872-714e-b55c-c97818241212 */
+                /** @example 01a20b48-b362-70b3-8450-d3e957de791c */
                 id: string;
             };
             cookie?: never;
@@ -5210,7 +5210,7 @@ export interface operations {
             };
             header?: never;
             path: {
-                /** @example 01a20aa1-4dcf-710d-8171-6b565ce13fba */
+                /** @example 01a20b48-c7c0-7042-93d5-b092cca3037d */
                 id: string;
             };
             cookie?: never;
@@ -5303,7 +5303,7 @@ export interface operations {
                 "idempotency-key"?: string;
             };
             path: {
-                /** @example 01a20abe-a872-714e-b55c-c97818241212 */
+                /** @example 01a20b48-c7c0-7042-93d5-b092cca3037d */
                 id: string;
             };
             cookie?: never;
@@ -5446,9 +5446,9 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /** @example 01a20a92-18b7-7014-abce-564f21afebcc */
+                /** @example 01a20b42-baf4-70c9-ada9-6438acd9ccdb */
                 id: string;
-                /** @example 01a20a92-1f84-718a-8d08-cbdff01550de */
+                /** @example 01a20b42-c0d2-7162-91b5-ed7bc6837d64 */
                 message_id: string;
             };
             cookie?: never;
@@ -5538,9 +5538,9 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /** @example 01a20a90-b2e7-7031-8dcd-f8e2447cf6b0 */
+                /** @example 01a20b43-8eb6-70b0-8052-13faef009d69 */
                 id: string;
-                /** @example 01a20a90-b37a-7146-89d7-37310a91b54e */
+                /** @example 01a20b43-901c-71b8-9103-b83c17cb0502 */
                 message_id: string;
             };
             cookie?: never;
@@ -5628,9 +5628,9 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /** @example 01a20a93-0bfc-713f-933f-fd4f201fdd56 */
+                /** @example 01a20b43-6df2-7097-a280-87e885787972 */
                 id: string;
-                /** @example 01a20a93-0df0-700a-9ce9-dbe092622724 */
+                /** @example 01a20b43-6f69-716b-ba51-bf5a18424bfe */
                 message_id: string;
             };
             cookie?: never;
@@ -6217,7 +6217,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /** @example 01a20aa0-3f41-711a-bfb3-91417dae1a75 */
+                /** @example 01a20b46-bd1f-7116-bde7-cb274b39907f */
                 id: string;
             };
             cookie?: never;
@@ -6307,7 +6307,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /** @example 01a20a9f-4911-7084-aced-c7d8cd0515ae */
+                /** @example 01a20b48-c75b-71ed-bc4d-d18fd49ff476 */
                 id: string;
             };
             cookie?: never;
@@ -6427,9 +6427,9 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /** @example 01a20aa0-3f41-711a-bfb3-91417dae1a75 */
+                /** @example 01a20b46-bd1f-7116-bde7-cb274b39907f */
                 id: string;
-                /** @example 01a20aa0-40f7-7099-872f-5c9457d7cc04 */
+                /** @example 01a20b46-bfc5-7032-8037-54cce2eec542 */
                 webhook_id: string;
             };
             cookie?: never;
@@ -6519,9 +6519,9 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /** @example 01a20aa0-3f41-711a-bfb3-91417dae1a75 */
+                /** @example 01a20b46-bd1f-7116-bde7-cb274b39907f */
                 id: string;
-                /** @example 01a20aa0-40f7-7099-872f-5c9457d7cc04 */
+                /** @example 01a20b46-bfc5-7032-8037-54cce2eec542 */
                 webhook_id: string;
             };
             cookie?: never;
@@ -6609,9 +6609,9 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /** @example 01a20aa7-07db-703b-a0ca-fac44b12dc55 */
+                /** @example 01a20b46-bd1f-7116-bde7-cb274b39907f */
                 id: string;
-                /** @example 01a20aa7-096a-705b-b72f-f19e19908523 */
+                /** @example 01a20b46-bfc5-7032-8037-54cce2eec542 */
                 webhook_id: string;
             };
             cookie?: never;
@@ -6731,9 +6731,9 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /** @example 01a20aa0-3f41-711a-bfb3-91417dae1a75 */
+                /** @example 01a20b46-bd1f-7116-bde7-cb274b39907f */
                 id: string;
-                /** @example 01a20aa0-40f7-7099-872f-5c9457d7cc04 */
+                /** @example 01a20b46-bfc5-7032-8037-54cce2eec542 */
                 webhook_id: string;
             };
             cookie?: never;
@@ -6848,9 +6848,9 @@ export interface operations {
             };
             header?: never;
             path: {
-                /** @example 01a20aa0-3f41-711a-bfb3-91417dae1a75 */
+                /** @example 01a20b46-bd1f-7116-bde7-cb274b39907f */
                 id: string;
-                /** @example 01a20aa0-4f9a-71d6-ae72-c2719e5c9e96 */
+                /** @example 01a20b46-c95d-70e3-9463-4deec95cf263 */
                 webhook_id: string;
             };
             cookie?: never;
@@ -7251,7 +7251,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /** @example 01a20a9f-12f6-70bc-ba5e-2f1aa985f01c */
+                /** @example 01a20b48-aa17-719a-9f62-eaefe31c7bc9 */
                 id: string;
             };
             cookie?: never;
@@ -7341,7 +7341,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /** @example 01a20a9f-2402-71d3-b082-6c872999e5f5 */
+                /** @example 01a20b48-b45c-7095-8fe3-322f845977f2 */
                 id: string;
             };
             cookie?: never;
@@ -7429,7 +7429,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /** @example 01a20a9f-12f6-70bc-ba5e-2f1aa985f01c */
+                /** @example 01a20b48-aa17-719a-9f62-eaefe31c7bc9 */
                 id: string;
             };
             cookie?: never;
@@ -7559,7 +7559,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /** @example 01a20a9f-12f6-70bc-ba5e-2f1aa985f01c */
+                /** @example 01a20b48-aa17-719a-9f62-eaefe31c7bc9 */
                 id: string;
             };
             cookie?: never;
@@ -7667,7 +7667,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /** @example 01a20a9f-12f6-70bc-ba5e-2f1aa985f01c */
+                /** @example 01a20b48-aa17-719a-9f62-eaefe31c7bc9 */
                 id: string;
             };
             cookie?: never;
@@ -7782,7 +7782,7 @@ export interface operations {
             };
             header?: never;
             path: {
-                /** @example 01a20a9f-495c-7029-a498-7ecd93fb0a55 */
+                /** @example 01a20b48-c77e-708d-8589-8dec4be2a330 */
                 id: string;
             };
             cookie?: never;
@@ -7872,9 +7872,9 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /** @example 01a20ad5-83a7-71e1-a3da-a041abce5007 */
+                /** @example 01a20b49-337b-70b8-8b34-2b981bf020ac */
                 id: string;
-                /** @example 01a20ad5-8440-7076-82c1-b7efe48a7797 */
+                /** @example 01a20b49-3405-70d5-8f2c-65e15602313c */
                 delivery_id: string;
             };
             cookie?: never;
@@ -7994,7 +7994,7 @@ export interface operations {
                 "idempotency-key"?: string;
             };
             path: {
-                /** @example 01a20a9f-2402-71d3-b082-6c872999e5f5 */
+                /** @example 01a20b48-b45c-7095-8fe3-322f845977f2 */
                 id: string;
             };
             cookie?: never;
