@@ -15,6 +15,8 @@ COPY package.json package-lock.json prisma.config.ts tsconfig.json tsconfig.buil
 COPY scripts/prisma-generate.mjs scripts/schema-engine-placeholder.sh scripts/build-web.mjs ./scripts/
 COPY prisma ./prisma
 COPY src ./src
+# The examples the OpenAPI document shows (captured from the tests), read by the server at start.
+COPY openapi/examples.json ./openapi/
 RUN if [ -n "$EXTRA_CA_CERT" ]; then \
       printf '%s\n' "$EXTRA_CA_CERT" > /tmp/extra-ca.pem && export NODE_EXTRA_CA_CERTS=/tmp/extra-ca.pem; \
     fi \
@@ -38,6 +40,7 @@ WORKDIR /app
 COPY --from=build /app/package.json ./package.json
 COPY --from=build /app/node_modules ./node_modules
 COPY --from=build /app/dist ./dist
+COPY --from=build /app/openapi/examples.json ./openapi/examples.json
 # Applied at start (MIGRATE_ON_START) by dist/db/migrate.ts, which finds them from dist/.
 COPY --from=build /app/prisma/migrations ./prisma/migrations
 # DATA_DIR holds uploads (DATA_DIR/uploads) and, when JWT_SECRET is unset, the generated secret.

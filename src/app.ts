@@ -28,6 +28,7 @@ import workspaceRoutes from './modules/workspace/routes.ts'
 import channelRoutes from './modules/channels/routes.ts'
 import messageRoutes from './modules/messages/routes.ts'
 import dmRoutes from './modules/dm/routes.ts'
+import directoryRoutes from './modules/directory/routes.ts'
 import eventRoutes from './modules/events/routes.ts'
 import webhookRoutes from './modules/webhooks/routes.ts'
 import integrationRoutes from './modules/integrations/routes.ts'
@@ -117,6 +118,7 @@ export async function buildApp(config: AppConfig, options: BuildOptions = {}): P
       await api.register(channelRoutes)
       await api.register(messageRoutes)
       await api.register(dmRoutes)
+      await api.register(directoryRoutes)
       await api.register(eventRoutes)
       await api.register(webhookRoutes)
       await api.register(integrationRoutes)

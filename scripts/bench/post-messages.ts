@@ -149,6 +149,11 @@ async function insertLoop(insert: (i: number) => Promise<unknown>, durationMs: n
   return Math.round(done / ((Date.now() - started) / 1000))
 }
 
+/** The payload of message.created for a row the benchmark inserts itself. */
+function benchMessage(id: string, channelId: string, authorId: string, text: string) {
+  return { id, channel_id: channelId, author_id: authorId, author_name: 'bench', author_type: 'AGENT' as const, text, created_at: new Date().toISOString(), edited_at: null, in_reply_to_event: null, chain_depth: 1 }
+}
+
 async function compareInserts(channelId: string): Promise<{ raw: number; prisma: number }> {
   const db = createDatabase(databaseUrl, Number(POOL))
   try {
@@ -166,13 +171,13 @@ async function compareInserts(channelId: string): Promise<{ raw: number; prisma:
     const raw = async (i: number) => {
       const id = uuidv7()
       const text = `raw insert ${i}`
-      const event = newEvent('message.created', channelId, { message: { id, text } })
+      const event = newEvent('message.created', channelId, { message: benchMessage(id, channelId, authorId, text) })
       await db.pool.query({ name: 'bench-raw', text: sql, values: [id, channelId, authorId, text, new Date(), ...outboxRow(event)] })
     }
     const viaPrisma = async (i: number) => {
       const id = uuidv7()
       const text = `prisma insert ${i}`
-      const event = newEvent('message.created', channelId, { message: { id, text } })
+      const event = newEvent('message.created', channelId, { message: benchMessage(id, channelId, authorId, text) })
       await db.prisma.$transaction(async (tx) => {
         await tx.message.create({ data: { id, channelId, authorId, authorType: 'AGENT', authorName: 'bench', text } })
         await tx.outboxEvent.create({ data: { eventId: event.id, type: event.type, channelId, payload: event.payload as object, occurredAt: new Date(event.occurredAt) } })

@@ -30,8 +30,13 @@ export function createDatabase(url: string, poolSize: number, timeouts: Database
     ...(timeouts.statementTimeoutMs ? { statement_timeout: timeouts.statementTimeoutMs } : {}),
     ...(timeouts.queryTimeoutMs ? { query_timeout: timeouts.queryTimeoutMs } : {}),
   })
-  // An idle client that loses its server emits 'error'; without a listener the process dies.
+  // A client that loses its server emits 'error' when no query is running on it: an idle one
+  // (the pool's own listener) and also a checked-out one between two statements of a transaction
+  // (the outbox relay awaits the broker mid-transaction). Without a listener the process dies;
+  // with one, the next statement on that client fails, the caller rolls back and retries, and the
+  // pool discards the broken client on release.
   pool.on('error', () => {})
+  pool.on('connect', (client) => client.on('error', () => {}))
   const prisma = new PrismaClient({ adapter: new PrismaPg(pool) })
   return {
     prisma,

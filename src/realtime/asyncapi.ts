@@ -1,20 +1,17 @@
 // The AsyncAPI 3.0 description of the WebSocket protocol, generated from the same TypeBox
-// schemas the gateway uses (frames.ts); `npm run openapi:export` writes openapi/asyncapi.yaml.
+// schemas the gateway uses (frames.ts), whose event frames come from the event catalog
+// (src/events/catalog.ts); `npm run openapi:export` writes openapi/asyncapi.yaml.
+import { EVENTS } from '../events/catalog.ts'
+import { frameTypeOf, type EventCatalog } from '../events/define.ts'
+import { typesWith } from '../events/types.ts'
 import { API_VERSION } from '../plugins/openapi.ts'
-import { CLIENT_FRAMES, SERVER_FRAMES, SINCE_INTEGER_NOTE, SinceSchema } from './frames.ts'
+import { CLIENT_FRAMES, serverFramesOf, SINCE_INTEGER_NOTE, SinceSchema } from './frames.ts'
 
 /** Plain JSON of a TypeBox schema (drops its symbol-keyed metadata). */
 const json = (schema: unknown): unknown => JSON.parse(JSON.stringify(schema))
 
+/** Summaries of the frames that are not events (event frames take theirs from the catalog). */
 const SUMMARIES: Record<string, string> = {
-  new_message: 'A message was posted',
-  message_updated: 'A message was edited',
-  message_deleted: 'A message was deleted',
-  member_joined: 'A member was added to a channel',
-  member_left: 'A member was removed from a channel',
-  channel_created: 'A channel or DM was created',
-  channel_updated: 'A channel was changed',
-  channel_deleted: 'A channel was deleted',
   ready: 'Catch-up finished; live events follow',
   resync_required: 'The cursor is older than the retained history',
   ack: 'A send_message was stored',
@@ -24,10 +21,14 @@ const SUMMARIES: Record<string, string> = {
   ping: 'Application-level keep-alive',
 }
 
-export function asyncApiDocument(): Record<string, unknown> {
+/** The AsyncAPI document of a catalog's events (the published one: `asyncApiDocument()`). */
+export function asyncApiDocument(catalog: EventCatalog = EVENTS): Record<string, unknown> {
+  const summaries: Record<string, string> = { ...SUMMARIES }
+  for (const type of typesWith(catalog, 'frame')) summaries[frameTypeOf(type)] = catalog[type]!.frame!.summary
+  const serverFrames = serverFramesOf(catalog)
   const messages: Record<string, unknown> = {}
-  for (const [name, schema] of Object.entries({ ...SERVER_FRAMES, ...CLIENT_FRAMES })) {
-    messages[name] = { name, title: name, summary: SUMMARIES[name], contentType: 'application/json', payload: json(schema) }
+  for (const [name, schema] of Object.entries({ ...serverFrames, ...CLIENT_FRAMES })) {
+    messages[name] = { name, title: name, summary: summaries[name], contentType: 'application/json', payload: json(schema) }
   }
   const ref = (name: string) => ({ $ref: `#/channels/gateway/messages/${name}` })
   return {
@@ -73,7 +74,7 @@ export function asyncApiDocument(): Record<string, unknown> {
         channel: { $ref: '#/channels/gateway' },
         title: 'Events and answers pushed by the server',
         description: 'After an optional replay (or resync_required), `ready`, then live events. `ack`, `error` and `pong` answer client frames, echoing their `id` (and `client_id`, when the client used it).',
-        messages: Object.keys(SERVER_FRAMES).map(ref),
+        messages: Object.keys(serverFrames).map(ref),
       },
       sendFrames: {
         action: 'send',

@@ -1,13 +1,16 @@
 // The frames of the real-time protocol (docs/realtime.md, openapi/asyncapi.yaml). Event frames
-// are also the items of the REST event log (GET /api/v1/events), so a client handles both with
-// the same code. Every event frame has the same envelope: type, event_id (de-duplication),
-// cursor (resume position), occurred_at, channel_id.
-import { Type, type Static, type TSchema } from 'typebox'
-import type { DomainEvent, DomainEventType } from '../events/types.ts'
+// are derived from the event catalog (src/events/catalog.ts) and are also the items of the REST
+// event log (GET /api/v1/events), so a client handles both with the same code. Every event frame
+// has the same envelope: type, event_id (de-duplication), cursor (resume position), occurred_at,
+// channel_id.
+import { Type, type Static, type TObject, type TSchema } from 'typebox'
+import { EVENTS } from '../events/catalog.ts'
+import { frameTypeOf, type EventCatalog, type EventSpec, type FrameDoc, type FrameTypeOf } from '../events/define.ts'
+import { CLIENT_EVENTS, typesWith, type ClientEventType, type DomainEvent, type EventPayload } from '../events/types.ts'
 import { InReplyToEventField, MessageSchema } from '../modules/messages/schemas.ts'
 import { Timestamp, Uuid } from '../schemas/common.ts'
 import type { LogEntry } from './broker.ts'
-import { CURSOR_PATTERN, SINCE_PATTERN } from './cursor.ts'
+import { CURSOR_PATTERN, SINCE_PATTERN, type Cursor } from './cursor.ts'
 
 export const CursorSchema = Type.String({
   pattern: CURSOR_PATTERN,
@@ -26,94 +29,75 @@ export const SINCE_INTEGER_NOTE = 'A bare integer N is read as the cursor `N-0`:
 
 const ActorType = Type.Union([Type.Literal('AGENT'), Type.Literal('HUMAN')])
 
-const ChannelSummary = Type.Object(
-  {
-    id: Uuid,
-    name: Type.String(),
-    description: Type.String(),
-    topic: Type.Union([Type.String(), Type.Null()]),
-    type: Type.Union([Type.Literal('channel'), Type.Literal('dm')]),
-    created_at: Timestamp,
-  },
-  { additionalProperties: false },
-)
+// ---- event frames: derived from the event catalog (src/events/catalog.ts) ----
 
-function eventFrame<T extends string, P extends Record<string, TSchema>>(type: T, description: string, props: P) {
+/** Payload fields a frame does not repeat: the envelope's `channel_id` carries the same id. */
+const ENVELOPE_FIELDS = new Set(['channel_id'])
+
+/** The payload fields an event's frame carries, in the schema's order. */
+export function frameFields(spec: EventSpec): string[] {
+  return Object.keys(spec.payload.properties).filter((field) => !ENVELOPE_FIELDS.has(field))
+}
+
+/**
+ * The frame of one event: the envelope every event frame shares (type, event_id for
+ * de-duplication, cursor to resume, occurred_at, channel_id), then the event's payload fields.
+ */
+export function eventFrameSchema(type: string, spec: EventSpec & { frame: FrameDoc }): TObject {
+  const frameType = frameTypeOf(type)
+  const fields = Object.fromEntries(frameFields(spec).map((field) => [field, spec.payload.properties[field]!]))
   return Type.Object(
     {
-      type: Type.Literal(type),
+      type: Type.Literal(frameType),
       event_id: Type.String({ format: 'uuid', description: 'Unique per event; a client that sees an id twice drops the repeat.' }),
       cursor: CursorSchema,
       occurred_at: Timestamp,
       channel_id: Uuid,
-      ...props,
+      ...fields,
     },
-    { additionalProperties: false, description, title: type },
+    { additionalProperties: false, description: spec.frame.description, title: frameType },
   )
 }
 
-export const NewMessageFrame = eventFrame('new_message', 'A message was posted (REST, WebSocket or an integration).', { message: MessageSchema })
-export const MessageUpdatedFrame = eventFrame('message_updated', 'A message was edited; `message` is the edited message.', { message: MessageSchema })
-export const MessageDeletedFrame = eventFrame('message_deleted', 'A message was deleted.', { message_id: Uuid })
-export const MemberJoinedFrame = eventFrame('member_joined', 'A user or agent was added to the channel (also the creator of a new channel and both participants of a new DM).', {
-  member_id: Uuid,
-  member_type: ActorType,
-  member_name: Type.String(),
-})
-export const MemberLeftFrame = eventFrame('member_left', 'A member was removed from the channel. The removed member receives this frame too, then nothing more from the channel.', {
-  member_id: Uuid,
-  member_type: ActorType,
-})
-export const ChannelCreatedFrame = eventFrame('channel_created', 'A channel or DM was created (sent to its members).', {
-  channel: ChannelSummary,
-  creator_id: Uuid,
-  creator_type: ActorType,
-})
-export const ChannelUpdatedFrame = eventFrame('channel_updated', 'A channel was renamed or its description or topic changed.', { channel: ChannelSummary })
-export const ChannelDeletedFrame = eventFrame('channel_deleted', 'A channel was deleted with its messages (sent to everyone who was a member).', {})
+/** Every event frame of a catalog, by frame type, in catalog order. */
+export function eventFrameSchemas(catalog: EventCatalog): Record<string, TObject> {
+  const frames: Record<string, TObject> = {}
+  for (const type of typesWith(catalog, 'frame')) frames[frameTypeOf(type)] = eventFrameSchema(type, catalog[type] as EventSpec & { frame: FrameDoc })
+  return frames
+}
 
-export const EventFrameSchema = Type.Union(
-  [NewMessageFrame, MessageUpdatedFrame, MessageDeletedFrame, MemberJoinedFrame, MemberLeftFrame, ChannelCreatedFrame, ChannelUpdatedFrame, ChannelDeletedFrame],
-  { title: 'EventFrame', description: 'One event of the log, as pushed on the WebSocket and listed by GET /api/v1/events.' },
+type EventFrameOf<T extends ClientEventType> = {
+  type: FrameTypeOf<T>
+  event_id: string
+  cursor: Cursor
+  occurred_at: string
+  channel_id: string
+} & Omit<EventPayload<T>, 'channel_id'>
+
+/** An event frame of the service's catalog (the union over its client events). */
+export type EventFrame = { [T in ClientEventType]: EventFrameOf<T> }[ClientEventType]
+
+export const EVENT_FRAMES = eventFrameSchemas(EVENTS)
+
+export const EventFrameSchema = Type.Unsafe<EventFrame>(
+  Type.Union(Object.values(EVENT_FRAMES), { title: 'EventFrame', description: 'One event of the log, as pushed on the WebSocket and listed by GET /api/v1/events.' }),
 )
 
-export type EventFrame = Static<typeof EventFrameSchema>
-
-/** Frame type of each domain event delivered to clients; agent.connected is for integrations only. */
-export const FRAME_TYPES: Partial<Record<DomainEventType, EventFrame['type']>> = {
-  'message.created': 'new_message',
-  'message.updated': 'message_updated',
-  'message.deleted': 'message_deleted',
-  'member.joined': 'member_joined',
-  'member.left': 'member_left',
-  'channel.created': 'channel_created',
-  'channel.updated': 'channel_updated',
-  'channel.deleted': 'channel_deleted',
-}
-
-const FIELDS: Record<EventFrame['type'], string[]> = {
-  new_message: ['message'],
-  message_updated: ['message'],
-  message_deleted: ['message_id'],
-  member_joined: ['member_id', 'member_type', 'member_name'],
-  member_left: ['member_id', 'member_type'],
-  channel_created: ['channel', 'creator_id', 'creator_type'],
-  channel_updated: ['channel'],
-  channel_deleted: [],
-}
+const FIELDS = new Map(CLIENT_EVENTS.map((type) => [type, frameFields(EVENTS[type])]))
 
 /** Whether clients receive this event at all (a channel-scoped event of a delivered type). */
 export function isClientEvent(event: DomainEvent): boolean {
-  return event.channelId !== null && FRAME_TYPES[event.type] !== undefined
+  return event.channelId !== null && FIELDS.has(event.type as ClientEventType)
 }
 
 /** The client frame of a log entry, or null for events clients do not receive. */
 export function toEventFrame(entry: LogEntry): EventFrame | null {
   const { event, cursor } = entry
-  const type = FRAME_TYPES[event.type]
-  if (!type || !event.channelId) return null
-  const frame: Record<string, unknown> = { type, event_id: event.id, cursor, occurred_at: event.occurredAt, channel_id: event.channelId }
-  for (const field of FIELDS[type]!) frame[field] = event.payload[field]
+  const fields = FIELDS.get(event.type as ClientEventType)
+  if (!fields || !event.channelId) return null
+  const frame: Record<string, unknown> = { type: frameTypeOf(event.type), event_id: event.id, cursor, occurred_at: event.occurredAt, channel_id: event.channelId }
+  const payload = event.payload as Record<string, unknown>
+  for (const field of fields) frame[field] = payload[field]
   return frame as EventFrame
 }
 
@@ -215,21 +199,21 @@ export const PingFrame = Type.Object(
 
 export type SendMessage = Static<typeof SendMessageFrame>
 
-/** Every frame the server sends, for validation in tests and the AsyncAPI document. */
-export const SERVER_FRAMES = {
-  new_message: NewMessageFrame,
-  message_updated: MessageUpdatedFrame,
-  message_deleted: MessageDeletedFrame,
-  member_joined: MemberJoinedFrame,
-  member_left: MemberLeftFrame,
-  channel_created: ChannelCreatedFrame,
-  channel_updated: ChannelUpdatedFrame,
-  channel_deleted: ChannelDeletedFrame,
+/** The frames the server sends besides event frames. */
+export const CONTROL_FRAMES = {
   ready: ReadyFrame,
   resync_required: ResyncRequiredFrame,
   ack: AckFrame,
   error: ErrorFrame,
   pong: PongFrame,
 } as const
+
+/** Every frame the server sends (a catalog's event frames, then the control frames). */
+export function serverFramesOf(catalog: EventCatalog): Record<string, TSchema> {
+  return { ...eventFrameSchemas(catalog), ...CONTROL_FRAMES }
+}
+
+/** Every frame the server sends, for validation in tests and the AsyncAPI document. */
+export const SERVER_FRAMES: Record<string, TSchema> = { ...EVENT_FRAMES, ...CONTROL_FRAMES }
 
 export const CLIENT_FRAMES = { send_message: SendMessageFrame, ping: PingFrame } as const

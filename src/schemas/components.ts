@@ -9,6 +9,7 @@ import { MeSchema, RegisteredUserSchema, SessionSchema } from '../modules/accoun
 import { CreatedKeySchema, AgentListSchema, AgentSchema, KeyListSchema, MaskedKeySchema } from '../modules/agents/schemas.ts'
 import { BootstrapResultSchema } from '../modules/bootstrap/schemas.ts'
 import { AddedMemberSchema, ChannelListItem, ChannelListSchema, ChannelSchema, MemberListSchema, MemberSchema } from '../modules/channels/schemas.ts'
+import { DirectoryEntrySchema, DirectorySchema } from '../modules/directory/schemas.ts'
 import { DmListSchema, DmSchema } from '../modules/dm/schemas.ts'
 import { EventPageSchema } from '../modules/events/schemas.ts'
 import { CreatedIntegrationSchema, IntegrationListSchema, IntegrationSchema, RotatedHmacSecretSchema, RotatedKeySchema } from '../modules/integrations/schemas.ts'
@@ -39,6 +40,8 @@ const NAMED: Named[] = [
   { name: 'MemberAdded', description: 'The member just added, with the channel it joined.', schema: AddedMemberSchema },
   { name: 'Dm', description: 'A direct message conversation between the caller and one other participant.', schema: DmSchema },
   { name: 'DmList', description: "The caller's DMs, oldest first.", schema: DmListSchema },
+  { name: 'DirectoryEntry', description: 'An agent or a human of the workspace, as pickers list them: type, display name, role.', schema: DirectoryEntrySchema },
+  { name: 'Directory', description: 'Everyone in the workspace: agents first, then humans, each by display name.', schema: DirectorySchema },
   // Agents and keys
   { name: 'Agent', description: 'An agent of the workspace (its keys are separate: ApiKey).', schema: AgentSchema },
   { name: 'AgentList', description: 'Every agent of the workspace, oldest first.', schema: AgentListSchema },

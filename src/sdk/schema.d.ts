@@ -158,6 +158,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/users": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The people of the workspace: humans with an active account and their roles
+         * @description Any agent or human of the workspace may read it (to find someone to add to a channel or to write to); integration keys get 401. Invited people who have not accepted yet are listed by GET /api/v1/invites, accounts awaiting approval by GET /api/v1/registrations (both for the workspace owner).
+         */
+        get: operations["listUsers"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/auth/me": {
         parameters: {
             query?: never;
@@ -222,7 +242,11 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        get?: never;
+        /**
+         * Invites not accepted yet (workspace owner only)
+         * @description One item per invited person who has not set a password yet, with the expiry of their latest invite (expired ones too, flagged). Tokens are stored hashed and never listed: to send someone a new link, invite them again with POST /api/v1/invites (same e-mail), which replaces their earlier token.
+         */
+        get: operations["listInvites"];
         put?: never;
         /**
          * Invite a human (workspace owner only)
@@ -557,7 +581,7 @@ export interface paths {
         };
         /**
          * Full-text search in the channels the caller may read
-         * @description PostgreSQL full-text search (English stemming, `websearch_to_tsquery` syntax) over every channel the caller may read: the channels and DMs it belongs to and, for the workspace owner, every regular channel too (never other people's DMs; docs/access.md). Ranked by `ts_rank`, best first, each hit with a highlighted snippet. `channel_id` narrows to one channel (404 if the caller cannot read it). `q` missing or blank: 400.
+         * @description PostgreSQL full-text search (English stemming, `websearch_to_tsquery` syntax) over every channel the caller may read: the channels and DMs it belongs to and, for the workspace owner, every regular channel too (never other people's DMs; docs/access.md). The newest 200 matches are ranked by `ts_rank` and the best `limit` of them returned, best first (ties newest first), each hit with a highlighted snippet: a query matching fewer than 200 messages is ranked whole, a common word gives the most relevant of its recent matches (docs/decisions.md). `channel_id` narrows to one channel (404 if the caller cannot read it). `q` missing or blank: 400.
          */
         get: operations["searchMessages"];
         put?: never;
@@ -583,6 +607,26 @@ export interface paths {
          * @description Returns the pair’s DM whichever of the two asks (200), or creates it (201) with both as members; exactly one per pair, also under concurrent calls. Yourself: 400 `SELF_DM`; an unknown id: 404; observers: 403. Creating emits `channel.created` (type `dm`) and two `member.joined`.
          */
         post: operations["openDm"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/directory": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Everyone in the workspace: agents and humans, to start a DM with or add to a channel
+         * @description Every agent and every human of the workspace (invited humans included, self-registered accounts awaiting approval not), with type, display name, role and whether they are the owner. No e-mail addresses. The caller is listed too.
+         */
+        get: operations["listDirectory"];
+        put?: never;
+        post?: never;
         delete?: never;
         options?: never;
         head?: never;
@@ -1228,7 +1272,7 @@ export interface components {
                 download_url: string;
             };
             message: components["schemas"]["Message"];
-            /** @description ts_rank of the match; results are ordered by it, best first (then newest first). */
+            /** @description ts_rank of the match; results are ordered by it, best first (then newest first), among the newest 200 matches. */
             rank: number;
             /** @description HTML-escaped extract of the text with the matched words wrapped in <mark>…</mark>. */
             snippet: string;
@@ -1238,7 +1282,7 @@ export interface components {
          * @description Search matches, best first.
          */
         SearchResults: {
-            /** @description Best match first. */
+            /** @description Best match first, among the newest 200 matches. */
             results: components["schemas"]["SearchHit"][];
         };
         /**
@@ -1405,6 +1449,33 @@ export interface components {
             /** @description The newest message the caller has marked read here (`PUT …/read`); null if none. */
             last_read_message_id: string | null;
         }[];
+        /**
+         * DirectoryEntry
+         * @description An agent or a human of the workspace, as pickers list them: type, display name, role.
+         */
+        DirectoryEntry: {
+            /**
+             * Format: uuid
+             * @description The user or agent id (what `POST /dm` and `POST /channels/{id}/members` take).
+             */
+            id: string;
+            type: "AGENT" | "HUMAN";
+            /** @description Display name. */
+            name: string;
+            /** @description An agent's unique `name` (letters, digits, hyphens); null for humans. */
+            handle: string | null;
+            /** @description A human's role. An agent: `admin` for the primary agent (it counts as an admin, docs/access.md), otherwise `member`. */
+            role: "admin" | "member" | "observer";
+            /** @description The workspace owner (the bootstrap admin). */
+            is_owner: boolean;
+            /** @description `invited`: a human who has not accepted the invite yet (they can already be added to channels and sent messages, and read them once they join). */
+            status: "active" | "invited";
+        };
+        /**
+         * Directory
+         * @description Everyone in the workspace: agents first, then humans, each by display name.
+         */
+        Directory: components["schemas"]["DirectoryEntry"][];
         /**
          * Agent
          * @description An agent of the workspace (its keys are separate: ApiKey).
@@ -1756,53 +1827,6 @@ export interface components {
             message_id: string;
         } | {
             /** @enum {string} */
-            type: "member_joined";
-            /**
-             * Format: uuid
-             * @description Unique per event; a client that sees an id twice drops the repeat.
-             */
-            event_id: string;
-            /**
-             * @description Position in the event log ("<milliseconds>-<sequence>"); larger is later. Opaque to clients: store it, send it back as `since`.
-             * @example 1764000000000-0
-             */
-            cursor: string;
-            /**
-             * Format: date-time
-             * @description ISO 8601 UTC timestamp.
-             */
-            occurred_at: string;
-            /** Format: uuid */
-            channel_id: string;
-            /** Format: uuid */
-            member_id: string;
-            member_type: "AGENT" | "HUMAN";
-            member_name: string;
-        } | {
-            /** @enum {string} */
-            type: "member_left";
-            /**
-             * Format: uuid
-             * @description Unique per event; a client that sees an id twice drops the repeat.
-             */
-            event_id: string;
-            /**
-             * @description Position in the event log ("<milliseconds>-<sequence>"); larger is later. Opaque to clients: store it, send it back as `since`.
-             * @example 1764000000000-0
-             */
-            cursor: string;
-            /**
-             * Format: date-time
-             * @description ISO 8601 UTC timestamp.
-             */
-            occurred_at: string;
-            /** Format: uuid */
-            channel_id: string;
-            /** Format: uuid */
-            member_id: string;
-            member_type: "AGENT" | "HUMAN";
-        } | {
-            /** @enum {string} */
             type: "channel_created";
             /**
              * Format: uuid
@@ -1890,6 +1914,53 @@ export interface components {
             occurred_at: string;
             /** Format: uuid */
             channel_id: string;
+        } | {
+            /** @enum {string} */
+            type: "member_joined";
+            /**
+             * Format: uuid
+             * @description Unique per event; a client that sees an id twice drops the repeat.
+             */
+            event_id: string;
+            /**
+             * @description Position in the event log ("<milliseconds>-<sequence>"); larger is later. Opaque to clients: store it, send it back as `since`.
+             * @example 1764000000000-0
+             */
+            cursor: string;
+            /**
+             * Format: date-time
+             * @description ISO 8601 UTC timestamp.
+             */
+            occurred_at: string;
+            /** Format: uuid */
+            channel_id: string;
+            /** Format: uuid */
+            member_id: string;
+            member_type: "AGENT" | "HUMAN";
+            member_name: string;
+        } | {
+            /** @enum {string} */
+            type: "member_left";
+            /**
+             * Format: uuid
+             * @description Unique per event; a client that sees an id twice drops the repeat.
+             */
+            event_id: string;
+            /**
+             * @description Position in the event log ("<milliseconds>-<sequence>"); larger is later. Opaque to clients: store it, send it back as `since`.
+             * @example 1764000000000-0
+             */
+            cursor: string;
+            /**
+             * Format: date-time
+             * @description ISO 8601 UTC timestamp.
+             */
+            occurred_at: string;
+            /** Format: uuid */
+            channel_id: string;
+            /** Format: uuid */
+            member_id: string;
+            member_type: "AGENT" | "HUMAN";
         };
         /**
          * EventPage
@@ -2850,6 +2921,89 @@ export interface operations {
             };
         };
     };
+    listUsers: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The humans with an active account (invited people who have not accepted, and registrations awaiting approval, are not listed), by display name. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** Format: uuid */
+                        id: string;
+                        email: string;
+                        display_name: string;
+                        /** @enum {unknown} */
+                        role: "admin" | "member" | "observer";
+                        /** @description The workspace owner (the human admin created by bootstrap). */
+                        is_owner: boolean;
+                        /**
+                         * Format: date-time
+                         * @description ISO 8601 UTC timestamp.
+                         */
+                        created_at: string;
+                    }[];
+                };
+            };
+            /** @description Missing, invalid, expired or revoked credentials (`UNAUTHORIZED`). */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The caller may see the resource but not do this (`FORBIDDEN`), e.g. a role or an owner-only action. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limited (only when a limit is configured). `Retry-After` gives the seconds to wait. */
+            429: {
+                headers: {
+                    /** @description Seconds until the budget has room again. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unexpected server failure (`INTERNAL_ERROR`); nothing is leaked. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The database is unreachable or not answering, or the server is shutting down (`SERVICE_UNAVAILABLE`); retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
     getMe: {
         parameters: {
             query?: never;
@@ -3036,6 +3190,94 @@ export interface operations {
             };
             /** @description Unsupported Content-Type (`UNSUPPORTED_MEDIA_TYPE`). */
             415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limited (only when a limit is configured). `Retry-After` gives the seconds to wait. */
+            429: {
+                headers: {
+                    /** @description Seconds until the budget has room again. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unexpected server failure (`INTERNAL_ERROR`); nothing is leaked. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The database is unreachable or not answering, or the server is shutting down (`SERVICE_UNAVAILABLE`); retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    listInvites: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description One item per invited person who has not accepted yet (their latest invite), newest first. Tokens are never listed. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** Format: uuid */
+                        user_id: string;
+                        email: string;
+                        display_name: string;
+                        /** @enum {unknown} */
+                        role: "member" | "observer";
+                        /**
+                         * Format: date-time
+                         * @description ISO 8601 UTC timestamp.
+                         */
+                        created_at: string;
+                        /**
+                         * Format: date-time
+                         * @description ISO 8601 UTC timestamp.
+                         */
+                        expires_at: string;
+                        /** @description True once `expires_at` has passed: the link no longer works; invite the person again (POST /api/v1/invites) for a new one. */
+                        expired: boolean;
+                    }[];
+                };
+            };
+            /** @description Missing, invalid, expired or revoked credentials (`UNAUTHORIZED`). */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The caller may see the resource but not do this (`FORBIDDEN`), e.g. a role or an owner-only action. */
+            403: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -6131,6 +6373,75 @@ export interface operations {
             };
         };
     };
+    listDirectory: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Everyone in the workspace: agents first, then humans, each by display name. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Directory"];
+                };
+            };
+            /** @description Missing, invalid, expired or revoked credentials (`UNAUTHORIZED`). */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The caller may see the resource but not do this (`FORBIDDEN`), e.g. a role or an owner-only action. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limited (only when a limit is configured). `Retry-After` gives the seconds to wait. */
+            429: {
+                headers: {
+                    /** @description Seconds until the budget has room again. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unexpected server failure (`INTERNAL_ERROR`); nothing is leaked. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The database is unreachable or not answering, or the server is shutting down (`SERVICE_UNAVAILABLE`); retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
     listEvents: {
         parameters: {
             query?: {
@@ -8472,19 +8783,15 @@ export interface operations {
                             name: string;
                             description: string;
                             topic: string | null;
-                            /** @enum {unknown} */
                             type: "channel" | "dm";
                             /**
                              * Format: date-time
                              * @description ISO 8601 UTC timestamp.
                              */
                             created_at: string;
-                        } & {
-                            [key: string]: unknown;
                         };
                         /** Format: uuid */
                         creator_id: string;
-                        /** @enum {unknown} */
                         creator_type: "AGENT" | "HUMAN";
                     };
                 };
@@ -8560,15 +8867,12 @@ export interface operations {
                             name: string;
                             description: string;
                             topic: string | null;
-                            /** @enum {unknown} */
                             type: "channel" | "dm";
                             /**
                              * Format: date-time
                              * @description ISO 8601 UTC timestamp.
                              */
                             created_at: string;
-                        } & {
-                            [key: string]: unknown;
                         };
                     };
                 };
@@ -8712,7 +9016,6 @@ export interface operations {
                         channel_id: string;
                         /** Format: uuid */
                         member_id: string;
-                        /** @enum {unknown} */
                         member_type: "AGENT" | "HUMAN";
                         member_name: string;
                     };
@@ -8787,7 +9090,6 @@ export interface operations {
                         channel_id: string;
                         /** Format: uuid */
                         member_id: string;
-                        /** @enum {unknown} */
                         member_type: "AGENT" | "HUMAN";
                     };
                 };

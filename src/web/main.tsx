@@ -7,6 +7,9 @@ import './ui/styles.css'
 
 const queryClient = new QueryClient({
   defaultOptions: {
+    // A change tried while offline fails at once and says so, instead of waiting unseen for the
+    // browser to come back online (the composer keeps unsent text in its own outbox).
+    mutations: { networkMode: 'always' },
     queries: {
       staleTime: 30_000,
       refetchOnWindowFocus: false,

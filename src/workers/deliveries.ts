@@ -14,7 +14,8 @@ import { outboxHighWater, ScanFloor } from '../events/outbox-floor.ts'
 import { memberIds } from '../modules/channels/access.ts'
 import { deliveryHeaders } from '../lib/signing.ts'
 import type { AddressPolicy } from '../lib/ssrf.ts'
-import { integrationBody, webhookBody, type OutboxEventRecord } from './payloads.ts'
+import type { DomainEvent, EventPayload } from '../events/types.ts'
+import { integrationBody, webhookBody } from './payloads.ts'
 import { EndpointGate, type EndpointLimits } from './endpoints.ts'
 import type { DeliveryQueue } from './queue.ts'
 import * as repo from './repo.ts'
@@ -75,10 +76,10 @@ export class Kicker {
 }
 
 /** The author of a message event (created or updated); null for other events. */
-function messageAuthor(event: OutboxEventRecord): { id: string; type: string } | null {
+function messageAuthor(event: DomainEvent): { id: string; type: string } | null {
   if (event.type !== 'message.created' && event.type !== 'message.updated') return null
-  const message = event.payload.message as { author_id?: unknown; author_type?: unknown } | undefined
-  return typeof message?.author_id === 'string' ? { id: message.author_id, type: String(message.author_type) } : null
+  const { message } = event.payload as EventPayload<'message.created'>
+  return { id: message.author_id, type: message.author_type }
 }
 
 export interface EngineOptions {
@@ -186,9 +187,9 @@ export class DeliveryEngine {
       }
       return m
     }
-    const audienceOf = async (event: OutboxEventRecord): Promise<Set<string>> => {
+    const audienceOf = async (event: DomainEvent): Promise<Set<string>> => {
       const set = event.channelId ? new Set(await membersOf(event.channelId)) : new Set<string>()
-      for (const id of event.audience) set.add(id)
+      for (const id of event.audience ?? []) set.add(id)
       return set
     }
 
@@ -200,7 +201,7 @@ export class DeliveryEngine {
       const webhooks = ctx.webhooks.filter((w) => w.events.includes(event.type) && since(w))
       const integrations = ctx.integrations.filter((i) => i.events.includes(event.type) && since(i))
       if (!webhooks.length && !integrations.length) continue
-      const audience = event.channelId || event.audience.length ? await audienceOf(event) : new Set<string>()
+      const audience = event.channelId || event.audience?.length ? await audienceOf(event) : new Set<string>()
 
       // Agent webhooks: events of channels the agent belongs to (or was just removed from),
       // without the agent's own messages when it opted out (docs/loops.md).
@@ -208,7 +209,7 @@ export class DeliveryEngine {
       for (const w of webhooks) {
         if (!audience.has(w.agentId)) continue
         if (!w.includeOwnMessages && author?.id === w.agentId) continue
-        out.push({ webhookId: w.id, integrationId: null, eventId: event.eventId, eventType: event.type, body: webhookBody(w.id, w.agentId, event) })
+        out.push({ webhookId: w.id, integrationId: null, eventId: event.id, eventType: event.type, body: webhookBody(w.id, w.agentId, event) })
       }
 
       // Integrations: every channel of the workspace; a DM only when one of its agents is in it
@@ -223,7 +224,7 @@ export class DeliveryEngine {
         if (dm && !seesDm(i)) continue
         if (!i.includeOwnMessages && ownOf(i)) continue
         const body = integrationBody(i.id, event)
-        if (body) out.push({ webhookId: null, integrationId: i.id, eventId: event.eventId, eventType: event.type, body })
+        if (body) out.push({ webhookId: null, integrationId: i.id, eventId: event.id, eventType: event.type, body })
       }
     }
     return out

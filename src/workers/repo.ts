@@ -7,16 +7,11 @@
 import type pg from 'pg'
 import { uuidv7 } from '../lib/ids.ts'
 import { eventFromOutbox, type OutboxRow } from '../events/bus.ts'
-import type { OutboxEventRecord } from './payloads.ts'
+import type { DomainEvent } from '../events/types.ts'
 
 type Queryable = pg.Pool | pg.PoolClient
 
 export type TargetTable = 'webhooks' | 'integrations'
-
-function toRecord(row: OutboxRow): OutboxEventRecord {
-  const event = eventFromOutbox(row)
-  return { eventId: event.id, type: event.type, channelId: event.channelId, occurredAt: event.occurredAt, payload: event.payload, audience: event.audience ?? [] }
-}
 
 export interface WebhookTarget {
   id: string
@@ -48,7 +43,7 @@ export interface NewDelivery {
 }
 
 export interface PlanContext {
-  events: OutboxEventRecord[]
+  events: DomainEvent[]
   webhooks: WebhookTarget[]
   integrations: IntegrationTarget[]
   dmChannelIds: Set<string>
@@ -90,7 +85,7 @@ export async function planBatch(
       return { events: 0, deliveries: 0, markedPublished: [] }
     }
     rows.sort((a, b) => (BigInt(a.id) < BigInt(b.id) ? -1 : 1))
-    const events = rows.map(toRecord)
+    const events = rows.map(eventFromOutbox)
     const types = [...new Set(events.map((e) => e.type))]
     const channelIds = [...new Set(events.map((e) => e.channelId).filter((c): c is string => !!c))]
     // One client runs one query at a time: sequential on purpose.

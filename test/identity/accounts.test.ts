@@ -154,3 +154,37 @@ t.test('GET /auth/me describes an agent key too', async (t) => {
   const res = await api({ method: 'GET', url: '/api/v1/auth/me', headers: bearer(ws.primary.key) })
   t.same(res.json(), { type: 'AGENT', id: ws.primary.id, name: 'primary-agent', display_name: 'primary-agent', key_id: ws.primary.keyId })
 })
+
+t.test('GET /users lists the active people with their roles, for any member or agent', async (t) => {
+  const { app, api } = await build(t)
+  const ws = await seedWorkspace(app)
+  // someone invited (not accepted) and a registration awaiting approval are not listed
+  await api({ method: 'POST', url: '/api/v1/invites', payload: { email: 'invited@example.com' }, headers: bearer(ws.owner.token) })
+  const pending = await api({ method: 'POST', url: '/api/v1/auth/register', payload: { email: 'waiting@example.com', password: PASSWORD, display_name: 'Waiting' } })
+  t.equal(pending.statusCode, 201)
+
+  for (const token of [ws.owner.token, ws.member.token, ws.observer.token, ws.primary.key]) {
+    const res = await api({ method: 'GET', url: '/api/v1/users', headers: bearer(token) })
+    t.equal(res.statusCode, 200, res.body)
+    const people = res.json() as { id: string; email: string; display_name: string; role: string; is_owner: boolean; created_at: string }[]
+    t.same(
+      people.map((p) => [p.display_name, p.email, p.role, p.is_owner]),
+      [
+        ['member', 'member@example.com', 'member', false],
+        ['observer', 'observer@example.com', 'observer', false],
+        ['owner', 'owner@example.com', 'admin', true],
+      ],
+      'by display name, with roles',
+    )
+    t.same(Object.keys(people[0]!).sort(), ['created_at', 'display_name', 'email', 'id', 'is_owner', 'role'])
+    t.equal(people.find((p) => p.is_owner)!.id, ws.owner.id)
+    t.notMatch(res.body, /password|\$2b\$/, 'no password hashes')
+  }
+
+  // approved, the registration is listed
+  await api({ method: 'POST', url: `/api/v1/registrations/${pending.json().id}/approve`, headers: bearer(ws.owner.token) })
+  const after = await api({ method: 'GET', url: '/api/v1/users', headers: bearer(ws.member.token) })
+  t.ok(after.json().some((p: { email: string }) => p.email === 'waiting@example.com'))
+
+  t.equal((await api({ method: 'GET', url: '/api/v1/users' })).statusCode, 401)
+})

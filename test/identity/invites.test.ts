@@ -2,7 +2,7 @@ import t, { type Test } from 'tap'
 import { sha256Hex } from '../../src/lib/tokens.ts'
 import { seedWorkspace } from '../fixtures.ts'
 import { bearer, build } from '../helper.ts'
-import { bootstrapBody, INVITE_RE, JWT_RE, rowCounts } from './fixtures/support.ts'
+import { bootstrapBody, INVITE_RE, JWT_RE, OWNER_PASSWORD, rowCounts } from './fixtures/support.ts'
 
 const PASSWORD = 'invitee-password-1'
 
@@ -206,4 +206,54 @@ t.test('POST /invites: the owner invites a human; others are refused', async (t)
     t.equal(r.json().code, code)
   }
   t.equal(await app.db.prisma.user.count({ where: { email: 'x@example.com' } }), 0)
+})
+
+t.test('GET /invites: the owner sees who has not accepted yet, expired ones flagged; others are refused', async (t) => {
+  const { app, api, result } = await bootstrapped(t)
+  const owner = await api({ method: 'POST', url: '/api/v1/auth/login', payload: { email: 'owner@example.com', password: OWNER_PASSWORD } })
+  t.equal(owner.statusCode, 200, owner.body)
+  const ownerToken = owner.json().token
+  const [alice, bob, carol] = result.humans
+
+  const list = async () => {
+    const res = await api({ method: 'GET', url: '/api/v1/invites', headers: bearer(ownerToken) })
+    t.equal(res.statusCode, 200, res.body)
+    return res.json() as { user_id: string; email: string; display_name: string; role: string; created_at: string; expires_at: string; expired: boolean }[]
+  }
+  const first = await list()
+  t.same(first.map((i) => i.email).sort(), ['alice@example.com', 'bob@example.com', 'carol@example.com'])
+  const bobItem = first.find((i) => i.user_id === bob.user_id)!
+  t.same(Object.keys(bobItem).sort(), ['created_at', 'display_name', 'email', 'expired', 'expires_at', 'role', 'user_id'])
+  t.equal(bobItem.role, 'observer')
+  t.equal(bobItem.display_name, 'bob')
+  t.equal(bobItem.expires_at, bob.expires_at)
+  t.equal(bobItem.expired, false)
+  t.notMatch(JSON.stringify(first), /inv_/, 'tokens are never listed')
+
+  // Alice accepts: she leaves the list. Carol's invite expires: it stays, flagged.
+  await api({ method: 'POST', url: '/api/v1/invite/accept', payload: { token: alice.invite_token, password: PASSWORD } })
+  await app.db.pool.query("UPDATE invites SET expires_at = now() - interval '1 second' WHERE user_id = $1", [carol.user_id])
+  const second = await list()
+  t.same(second.map((i) => i.email).sort(), ['bob@example.com', 'carol@example.com'])
+  t.equal(second.find((i) => i.user_id === carol.user_id)!.expired, true)
+
+  // Inviting Carol again (the "resend") replaces her invite: still one item, no longer expired,
+  // newest first.
+  const again = await api({ method: 'POST', url: '/api/v1/invites', payload: { email: 'carol@example.com', role: 'observer' }, headers: bearer(ownerToken) })
+  t.equal(again.statusCode, 201)
+  const third = await list()
+  t.equal(third.length, 2)
+  t.equal(third[0]!.user_id, carol.user_id)
+  t.equal(third[0]!.expired, false)
+  t.equal(third[0]!.role, 'observer')
+  t.equal(third[0]!.expires_at, again.json().expires_at)
+
+  // no credential, a member, an agent
+  t.equal((await api({ method: 'GET', url: '/api/v1/invites' })).statusCode, 401)
+  const aliceSession = await api({ method: 'POST', url: '/api/v1/auth/login', payload: { email: 'alice@example.com', password: PASSWORD } })
+  for (const token of [aliceSession.json().token, result.primary_agent.api_key]) {
+    const res = await api({ method: 'GET', url: '/api/v1/invites', headers: bearer(token) })
+    t.equal(res.statusCode, 403)
+    t.equal(res.json().code, 'FORBIDDEN')
+  }
 })

@@ -5,6 +5,8 @@ import { build } from '../helper.ts'
 import { disableLoopGuard, seedWorkspace } from '../fixtures.ts'
 import { connect, createChannel, listen, openWs, post, refusedUpgrade, wsUrl } from './helpers.ts'
 import { newEvent, outboxRow } from '../../src/events/bus.ts'
+import { uuidv7 } from '../../src/lib/ids.ts'
+import type { MessageDto } from '../../src/modules/messages/schemas.ts'
 
 // Short intervals so the tests wait little. The ping interval is short only in the keep-alive
 // test: clients and server share this process, and a busy event loop delays the pong.
@@ -78,7 +80,7 @@ t.test('the sweeper relays outbox events that were committed but never published
   const sent = await post(api, ws.primary.key, channel, 'template')
   await client.type('new_message')
   // As if the process had died between the commit and the publish: a row nobody relayed.
-  const orphan = newEvent('message.updated', channel, { message: { ...sent, text: 'edited before the crash', edited_at: new Date().toISOString() } })
+  const orphan = newEvent('message.updated', channel, { message: { ...(sent as MessageDto), text: 'edited before the crash', edited_at: new Date().toISOString() } })
   await app.db.pool.query('INSERT INTO outbox_events (event_id, type, channel_id, payload, occurred_at) VALUES ($1, $2, $3, $4, $5)', outboxRow(orphan))
   const frame = await client.type('message_updated')
   t.equal(frame.event_id, orphan.id)
@@ -96,7 +98,7 @@ t.test('the sweeper relays outbox events that were committed but never published
 t.test('pruning deletes outbox rows that were relayed and planned, and only those', async (t) => {
   const { app } = await build(t, { env: { OUTBOX_RETENTION_MS: '0' } })
   const insert = async (published: boolean, planned: boolean): Promise<string> => {
-    const event = newEvent('channel.updated', null, { n: 1 })
+    const event = newEvent('agent.connected', null, { agent_id: uuidv7(), agent_name: 'pruned', connected_at: new Date().toISOString() })
     await app.db.pool.query(
       `INSERT INTO outbox_events (event_id, type, channel_id, payload, occurred_at, published_at, planned_at)
        VALUES ($1, $2, $3, $4, now() - interval '1 minute', ${published ? 'now()' : 'NULL'}, ${planned ? 'now()' : 'NULL'})`,
@@ -116,7 +118,7 @@ t.test('pruning deletes outbox rows that were relayed and planned, and only thos
 
 t.test('rows younger than OUTBOX_RETENTION_MS are kept', async (t) => {
   const { app } = await build(t, { env: { OUTBOX_RETENTION_MS: '3600000' } })
-  const event = newEvent('channel.updated', null, { n: 1 })
+  const event = newEvent('agent.connected', null, { agent_id: uuidv7(), agent_name: 'pruned', connected_at: new Date().toISOString() })
   await app.db.pool.query(
     `INSERT INTO outbox_events (event_id, type, channel_id, payload, occurred_at, published_at, planned_at)
      VALUES ($1, $2, $3, $4, now() - interval '59 minutes', now(), now())`,

@@ -8,7 +8,7 @@ import { createRequire } from 'node:module'
 import path from 'node:path'
 import type { Test } from 'tap'
 import type { Browser, BrowserContext, Page } from 'playwright-core'
-import { build, type TestApp } from '../helper.ts'
+import { build, type BuildTestOptions, type TestApp } from '../helper.ts'
 import { webBuildDir } from '../../src/plugins/web.ts'
 
 export const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium'
@@ -26,8 +26,8 @@ export interface WebServer extends TestApp {
   base: string
 }
 
-export async function startServer(t: Test): Promise<WebServer> {
-  const server = await build(t)
+export async function startServer(t: Test, options: BuildTestOptions = {}): Promise<WebServer> {
+  const server = await build(t, options)
   await server.app.listen({ port: 0, host: '127.0.0.1' })
   const address = server.app.server.address()
   const port = typeof address === 'object' && address ? address.port : 0
@@ -112,4 +112,12 @@ export async function signedInContext(page: Page, person: { id: string; email: s
   await page.addInitScript((value) => {
     ;(globalThis as unknown as { localStorage: { setItem: (k: string, v: string) => void } }).localStorage.setItem('ams.session', value)
   }, JSON.stringify(session))
+}
+
+/** Where messages are posted; `page.unroute(POSTS)` lets them through again after `dropPosts`. */
+export const POSTS = '**/api/v1/channels/*/messages'
+
+/** The network loses every message post of this page (nothing reaches the server); reads still work. */
+export async function dropPosts(page: Page, reason: 'internetdisconnected' | 'connectionreset'): Promise<void> {
+  await page.route(POSTS, (route) => (route.request().method() === 'POST' ? route.abort(reason) : route.continue()))
 }

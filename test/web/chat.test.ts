@@ -8,7 +8,7 @@ import path from 'node:path'
 import t from 'tap'
 import { bearer } from '../helper.ts'
 import { seedWorkspace } from '../fixtures.ts'
-import { browserSkip, checkAccessibility, launch, openPage, screenshot, signedInContext, startServer } from './browser.ts'
+import { browserSkip, checkAccessibility, dropPosts, launch, openPage, POSTS, screenshot, signedInContext, startServer } from './browser.ts'
 
 const skip = browserSkip()
 const json = { 'content-type': 'application/json' }
@@ -157,26 +157,49 @@ t.test('workspace', { skip }, async (t) => {
     t.same(problems, [])
   })
 
-  await t.test('a message that could not be sent comes back to the box, marked, with a retry', async (t) => {
+  await t.test('a message the network dropped waits, marked as not sent, and goes out once', async (t) => {
     const { page } = await openPage(t, browser)
     await signedInContext(page, ws.member, 'member')
     await page.goto(`${base}/c/${channel.id}`)
     const box = page.getByLabel('Message general')
     await box.waitFor()
     // the network drops the post: nothing reaches the server
-    await page.route('**/api/v1/channels/*/messages', (route) => (route.request().method() === 'POST' ? route.abort('internetdisconnected') : route.continue()))
+    await dropPosts(page, 'internetdisconnected')
     await box.fill('Lost in transit')
+    await box.press('Enter')
+    const queued = page.getByTestId('queued-message').filter({ hasText: 'Lost in transit' })
+    await queued.getByText('Not sent yet').waitFor()
+    t.equal(await box.inputValue(), '', 'the box is free for the next message')
+    const stored = await api({ method: 'GET', url: `/api/v1/channels/${channel.id}/messages?limit=50`, headers: bearer(ws.member.token) })
+    t.notOk(JSON.stringify(stored.json()).includes('Lost in transit'), 'the server has no such message')
+    await page.unroute(POSTS)
+    // "Send now", or the retry that comes by itself: either way it goes out exactly once.
+    await queued.getByRole('button', { name: 'Send now' }).click({ timeout: 2000 }).catch(() => undefined)
+    await page.getByTestId('message').filter({ hasText: 'Lost in transit' }).waitFor()
+    await queued.waitFor({ state: 'detached' })
+    const after = await api({ method: 'GET', url: `/api/v1/channels/${channel.id}/messages?limit=50`, headers: bearer(ws.member.token) })
+    t.equal(after.json().messages.filter((m: { text: string }) => m.text === 'Lost in transit').length, 1, 'stored once')
+  })
+
+  await t.test('a message the server refuses comes back to the box, marked, with a retry', async (t) => {
+    const { page, problems } = await openPage(t, browser)
+    await signedInContext(page, ws.member, 'member')
+    await page.goto(`${base}/c/${channel.id}`)
+    const box = page.getByLabel('Message general')
+    await box.waitFor()
+    const tooLong = 'x'.repeat(40_001)
+    await box.fill(tooLong)
     await box.press('Enter')
     const notSent = page.getByRole('alert').filter({ hasText: 'Not sent.' })
     await notSent.waitFor()
-    t.equal(await box.inputValue(), 'Lost in transit', 'the draft is back in the box')
-    const stored = await api({ method: 'GET', url: `/api/v1/channels/${channel.id}/messages?limit=50`, headers: bearer(ws.member.token) })
-    t.notOk(JSON.stringify(stored.json()).includes('Lost in transit'), 'the server has no such message')
-    await page.unroute('**/api/v1/channels/*/messages')
+    t.match(await notSent.textContent(), 'Some of what you entered is not valid', 'the refusal in words')
+    t.equal(await box.inputValue(), tooLong, 'the draft is back in the box')
+    await box.fill('Short enough')
     await notSent.getByRole('button', { name: 'Retry' }).click()
-    await page.getByTestId('message').filter({ hasText: 'Lost in transit' }).waitFor()
+    await page.getByTestId('message').filter({ hasText: 'Short enough' }).waitFor()
     await notSent.waitFor({ state: 'detached' })
     t.equal(await box.inputValue(), '')
+    t.same(problems, [])
   })
 
   await t.test('an observer reads but cannot post, and is told why', async (t) => {

@@ -18,6 +18,11 @@ export function createUser(db: Db, data: Prisma.UserUncheckedCreateInput) {
   return db.user.create({ data })
 }
 
+/** Humans with an active account: invited people who have not accepted and registrations awaiting approval are left out. */
+export function listActiveUsers(db: Db) {
+  return db.user.findMany({ where: { status: 'active', awaitingApproval: false }, orderBy: [{ displayName: 'asc' }, { id: 'asc' }] })
+}
+
 export function listAwaitingApproval(db: Db) {
   return db.user.findMany({ where: { awaitingApproval: true }, orderBy: { createdAt: 'asc' } })
 }

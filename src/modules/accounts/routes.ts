@@ -1,11 +1,12 @@
-// POST /api/v1/auth/register, POST /api/v1/auth/login, GET /api/v1/auth/me.
+// POST /api/v1/auth/register, POST /api/v1/auth/login, GET /api/v1/auth/me, the registrations
+// awaiting approval, and GET /api/v1/users (the people of the workspace).
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import type { FastifyInstance } from 'fastify'
 import { Type } from 'typebox'
 import { errors, IdParams } from '../../schemas/common.ts'
 import { assertValidRequest } from './rules.ts'
-import { LoginBodySchema, MeSchema, RegisterBodySchema, RegisteredUserSchema, RegistrationListSchema, SessionSchema } from './schemas.ts'
-import { approveRegistration, describeCaller, listRegistrations, login, register, rejectRegistration } from './service.ts'
+import { LoginBodySchema, MeSchema, PeopleListSchema, RegisterBodySchema, RegisteredUserSchema, RegistrationListSchema, SessionSchema } from './schemas.ts'
+import { approveRegistration, describeCaller, listPeople, listRegistrations, login, register, rejectRegistration } from './service.ts'
 
 export default async function accountsRoutes(fastify: FastifyInstance): Promise<void> {
   const app = fastify.withTypeProvider<TypeBoxTypeProvider>()
@@ -97,6 +98,22 @@ export default async function accountsRoutes(fastify: FastifyInstance): Promise<
       await rejectRegistration(fastify, request.params.id)
       return reply.code(204).send(null)
     },
+  )
+
+  app.get(
+    '/users',
+    {
+      config: { auth: 'any' },
+      schema: {
+        operationId: 'listUsers',
+        tags: ['auth'],
+        summary: 'The people of the workspace: humans with an active account and their roles',
+        description:
+          'Any agent or human of the workspace may read it (to find someone to add to a channel or to write to); integration keys get 401. Invited people who have not accepted yet are listed by GET /api/v1/invites, accounts awaiting approval by GET /api/v1/registrations (both for the workspace owner).',
+        response: { 200: PeopleListSchema },
+      },
+    },
+    async () => listPeople(fastify),
   )
 
   app.get(

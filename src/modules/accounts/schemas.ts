@@ -73,7 +73,24 @@ export const RegistrationListSchema = Type.Object(
   { additionalProperties: false },
 )
 
+export const PersonSchema = Type.Object(
+  {
+    id: Uuid,
+    email: Type.String(),
+    display_name: Type.String(),
+    role: RoleSchema,
+    is_owner: Type.Boolean({ description: 'The workspace owner (the human admin created by bootstrap).' }),
+    created_at: Timestamp,
+  },
+  { additionalProperties: false },
+)
+
+export const PeopleListSchema = Type.Array(PersonSchema, {
+  description: 'The humans with an active account (invited people who have not accepted, and registrations awaiting approval, are not listed), by display name.',
+})
+
 export type RegistrationList = Static<typeof RegistrationListSchema>
+export type Person = Static<typeof PersonSchema>
 export type RegisterBody = Static<typeof RegisterBodySchema>
 export type RegisteredUser = Static<typeof RegisteredUserSchema>
 export type LoginBody = Static<typeof LoginBodySchema>

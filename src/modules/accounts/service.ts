@@ -7,9 +7,9 @@ import { uuidv7 } from '../../lib/ids.ts'
 import { hashPassword, verifyAgainstDummy, verifyPassword } from '../../lib/password.ts'
 import type { Principal } from '../../plugins/auth.ts'
 import { findInstance } from '../workspace/repo.ts'
-import { approveUser, createUser, deleteAwaitingUser, findUserByEmail, listAwaitingApproval } from './repo.ts'
+import { approveUser, createUser, deleteAwaitingUser, findUserByEmail, listActiveUsers, listAwaitingApproval } from './repo.ts'
 import { assertPassword, normalizeEmail } from './rules.ts'
-import type { LoginBody, Me, RegisterBody, RegisteredUser, RegistrationList, Session } from './schemas.ts'
+import type { LoginBody, Me, Person, RegisterBody, RegisteredUser, RegistrationList, Session } from './schemas.ts'
 
 const LOGIN_FAILED = 'invalid e-mail or password'
 
@@ -61,6 +61,21 @@ const toRegisteredUser = (user: { id: string; email: string; displayName: string
   role: user.role,
   created_at: user.createdAt.toISOString(),
 })
+
+/**
+ * The people of the workspace: every human with an active account, with their role. Any member
+ * (human or agent) may read it, to find someone to add to a channel or to write to.
+ */
+export async function listPeople(app: FastifyInstance): Promise<Person[]> {
+  return (await listActiveUsers(app.db.prisma)).map((user) => ({
+    id: user.id,
+    email: user.email,
+    display_name: user.displayName,
+    role: user.role,
+    is_owner: user.isOwner,
+    created_at: user.createdAt.toISOString(),
+  }))
+}
 
 /** Self-registered accounts awaiting the owner's approval. */
 export async function listRegistrations(app: FastifyInstance): Promise<RegistrationList> {

@@ -1,6 +1,8 @@
 // Agents, their API keys, and the agent's channel memberships (removed with the agent).
+import type pg from 'pg'
 import type { Prisma } from '../../db/client.ts'
 import { Prisma as PrismaValues } from '../../generated/prisma/client.ts'
+import { Batcher } from '../../lib/batcher.ts'
 import type { Db } from '../workspace/repo.ts'
 
 /** pg_advisory_xact_lock key ("ams\x02"): serialises agent name checks (names are unique ignoring case). */
@@ -78,4 +80,40 @@ export function findApiKey(db: Db, agentId: string, keyId: string) {
 /** Sets revoked_at unless already set; the auth plugin refuses a revoked key on its next request. */
 export function revokeApiKey(db: Db, keyId: string) {
   return db.apiKey.updateMany({ where: { id: keyId, revokedAt: null }, data: { revokedAt: new Date() } })
+}
+
+/** An agent API key with its agent, as authentication needs it. */
+export interface AgentKeyRecord {
+  keyId: string
+  keyHash: string
+  revoked: boolean
+  agentId: string
+  name: string
+  displayName: string
+}
+
+/**
+ * The lookup of agent API keys by SHA-256 hash. Every agent request starts here, so it is a
+ * prepared statement through `pg` rather than Prisma (whose findUnique + include costs two round
+ * trips and several times the CPU), and concurrent lookups share one statement
+ * (src/lib/batcher.ts).
+ */
+export function agentKeyLookup(pool: pg.Pool): (keyHash: string) => Promise<AgentKeyRecord | undefined> {
+  const lookups = new Batcher<string, AgentKeyRecord | undefined>(
+    async (hashes) => {
+      const { rows } = await pool.query<{ key_id: string; key_hash: string; revoked: boolean; id: string; name: string; display_name: string }>({
+        name: 'auth-agent-keys',
+        text: `SELECT k.id::text AS key_id, k.key_hash, k.revoked_at IS NOT NULL AS revoked, a.id::text AS id, a.name, a.display_name
+                 FROM api_keys k JOIN agents a ON a.id = k.agent_id WHERE k.key_hash = ANY($1::text[])`,
+        values: [hashes],
+      })
+      const byHash = new Map(rows.map((r) => [r.key_hash, r]))
+      return hashes.map((h) => {
+        const r = byHash.get(h)
+        return r && { keyId: r.key_id, keyHash: r.key_hash, revoked: r.revoked, agentId: r.id, name: r.name, displayName: r.display_name }
+      })
+    },
+    { maxInFlight: 1, maxBatch: 200 },
+  )
+  return (keyHash) => lookups.submit(keyHash)
 }

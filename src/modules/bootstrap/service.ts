@@ -4,6 +4,7 @@
 // concurrent calls, so exactly one of them finds zero users and succeeds; the others get 409.
 import type { FastifyInstance } from 'fastify'
 import type { Prisma } from '../../db/client.ts'
+import { channelCreated } from '../../events/builders.ts'
 import { AppError } from '../../lib/errors.ts'
 import { uuidv7 } from '../../lib/ids.ts'
 import { hashPassword } from '../../lib/password.ts'
@@ -115,18 +116,7 @@ export async function bootstrap(app: FastifyInstance, body: BootstrapBody): Prom
       ]
       await repo.addChannelMembers(tx, members.map((m) => ({ channelId: channel.id, memberId: m.memberId, memberType: m.memberType })))
 
-      emit('channel.created', channel.id, {
-        channel: {
-          id: channel.id,
-          name: channel.name,
-          description: channel.description,
-          topic: channel.topic,
-          type: channel.type,
-          created_at: channel.createdAt.toISOString(),
-        },
-        creator_id: owner.id,
-        creator_type: 'HUMAN',
-      })
+      emit('channel.created', channel.id, channelCreated(channel, { id: owner.id, type: 'HUMAN' }))
       for (const m of members) {
         emit('member.joined', channel.id, { channel_id: channel.id, member_id: m.memberId, member_type: m.memberType, member_name: m.name })
       }

@@ -171,6 +171,9 @@ export interface ReadState {
 /**
  * The member's read marker and unread count in each of the given channels it belongs to:
  * messages after the marker (ids are UUIDv7, in posting order) not written by the member.
+ * The marker is a bound of the (channel_id, id) index range: written as `IS NULL OR id > marker`
+ * it was a filter instead, and every message of every channel was read (5 s for 200 channels of
+ * 5,000 messages; docs/performance.md, "Search at a million messages").
  */
 export async function readStates(app: FastifyInstance, memberId: string, channelIds: string[]): Promise<Map<string, ReadState>> {
   if (!channelIds.length) return new Map()
@@ -178,7 +181,7 @@ export async function readStates(app: FastifyInstance, memberId: string, channel
     `SELECT cm.channel_id, cm.last_read_message_id,
             (SELECT count(*) FROM messages m
               WHERE m.channel_id = cm.channel_id AND m.author_id <> cm.member_id
-                AND (cm.last_read_message_id IS NULL OR m.id > cm.last_read_message_id)) AS unread
+                AND m.id > COALESCE(cm.last_read_message_id, '00000000-0000-0000-0000-000000000000')) AS unread
        FROM channel_members cm
       WHERE cm.member_id = $1 AND cm.channel_id = ANY($2::uuid[])`,
     [memberId, channelIds],

@@ -1,6 +1,7 @@
 // Channels and their members. Every rule about who may do what is in ./access.ts; this file
 // applies them and records the changes with their domain events (channel.*, member.*).
 import type { FastifyInstance } from 'fastify'
+import { channelCreated, eventChannel } from '../../events/builders.ts'
 import { AppError, forbidden, notFound } from '../../lib/errors.ts'
 import { uuidv7 } from '../../lib/ids.ts'
 import { findRemembered, isIdempotencyConflict, requestHash, type StoredResponse } from '../../lib/idempotency.ts'
@@ -13,11 +14,6 @@ import type { AddedMemberDto, ChannelDto, ChannelListItemDto, CreateChannelInput
 
 const nameTaken = (name: string): AppError => new AppError('NAME_TAKEN', `a channel named '${name}' already exists`)
 const actorType = (p: MemberPrincipal): 'AGENT' | 'HUMAN' => (p.kind === 'agent' ? 'AGENT' : 'HUMAN')
-
-/** The channel as events carry it (channel.created, channel.updated). */
-export function channelEventBody(c: ChannelRow) {
-  return { id: c.id, name: c.name, description: c.description, topic: c.topic, type: c.type, created_at: c.createdAt.toISOString() }
-}
 
 export async function toChannelDto(app: FastifyInstance, c: ChannelRow, isMember: boolean): Promise<ChannelDto> {
   const members = await repo.listMembers(app.db.prisma, c.id)
@@ -57,7 +53,7 @@ export async function createChannel(app: FastifyInstance, principal: MemberPrinc
         createdById: principal.id,
       })
       await repo.addMember(tx, channel.id, principal.id, actorType(principal))
-      emit('channel.created', channel.id, { channel: channelEventBody(channel), creator_id: principal.id, creator_type: actorType(principal) })
+      emit('channel.created', channel.id, channelCreated(channel, { id: principal.id, type: actorType(principal) }))
       emit('member.joined', channel.id, { channel_id: channel.id, member_id: principal.id, member_type: actorType(principal), member_name: principal.displayName })
       const body: ChannelDto = {
         id: channel.id,
@@ -129,7 +125,7 @@ export async function updateChannel(app: FastifyInstance, principal: MemberPrinc
     // An empty topic clears it, like null (the body parser may coerce null to '').
     const topic = input.topic === undefined ? undefined : input.topic?.trim() || null
     const channel = await repo.updateChannel(tx, channelId, { name, description: input.description, topic })
-    emit('channel.updated', channelId, { channel: channelEventBody(channel) })
+    emit('channel.updated', channelId, { channel: eventChannel(channel) })
     return channel
   })
   return toChannelDto(app, updated, access.member)

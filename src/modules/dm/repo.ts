@@ -9,13 +9,18 @@ export function dmKeyOf(a: string, b: string): string {
 }
 
 /** Inserts the DM channel unless the pair has one; returns the new row, or null if it existed. */
-export async function insertDm(tx: Prisma.TransactionClient, row: { id: string; dmKey: string; createdById: string }): Promise<{ id: string; created_at: Date } | null> {
-  const rows = await tx.$queryRaw<{ id: string; created_at: Date }[]>`
+/** The new DM, or null when the pair already has one. */
+export async function insertDm(
+  tx: Prisma.TransactionClient,
+  row: { id: string; dmKey: string; createdById: string },
+): Promise<{ id: string; name: string; description: string; topic: string | null; type: 'dm'; createdAt: Date } | null> {
+  const rows = await tx.$queryRaw<{ id: string; name: string; description: string; topic: string | null; created_at: Date | string }[]>`
     INSERT INTO channels (id, name, description, type, dm_key, created_by_id, created_at, updated_at)
     VALUES (${row.id}::uuid, 'dm', '', 'dm'::channel_type, ${row.dmKey}, ${row.createdById}::uuid, now(), now())
     ON CONFLICT (dm_key) DO NOTHING
-    RETURNING id, created_at`
-  return rows[0] ?? null
+    RETURNING id, name, description, topic, created_at`
+  const r = rows[0]
+  return r ? { id: r.id, name: r.name, description: r.description, topic: r.topic, type: 'dm', createdAt: new Date(r.created_at) } : null
 }
 
 export function findDmByKey(db: Db, dmKey: string) {

@@ -1,6 +1,7 @@
 // Direct messages between two users or agents. Messages go through the message endpoints; the
 // access model treats a DM as a channel whose only readers are its two participants.
 import type { FastifyInstance } from 'fastify'
+import { channelCreated } from '../../events/builders.ts'
 import { AppError, forbidden, notFound } from '../../lib/errors.ts'
 import { uuidv7 } from '../../lib/ids.ts'
 import { findRemembered, isIdempotencyConflict, requestHash, type StoredResponse } from '../../lib/idempotency.ts'
@@ -41,14 +42,9 @@ export async function openDm(app: FastifyInstance, principal: MemberPrincipal, p
           { channelId: created.id, memberId: me.id, memberType: me.type },
           { channelId: created.id, memberId: peer.id, memberType: peer.type },
         ])
-        const createdAt = new Date(created.created_at)
-        emit('channel.created', created.id, {
-          channel: { id: created.id, name: 'dm', description: '', topic: null, type: 'dm', created_at: createdAt.toISOString() },
-          creator_id: me.id,
-          creator_type: me.type,
-        })
+        emit('channel.created', created.id, channelCreated(created, me))
         for (const m of [me, peer]) emit('member.joined', created.id, { channel_id: created.id, member_id: m.id, member_type: m.type, member_name: m.name })
-        result = { statusCode: 201, body: dto(created.id, createdAt) }
+        result = { statusCode: 201, body: dto(created.id, created.createdAt) }
       } else {
         const existing = await repo.findDmByKey(tx, dmKey)
         if (!existing) throw new AppError('CONFLICT', 'the DM was deleted while it was being opened; retry')

@@ -1,7 +1,7 @@
 // Integrations: connections of external agent platforms (the spec's "integration layer").
 import { Type, type Static } from 'typebox'
 import { Timestamp, Uuid } from '../../schemas/common.ts'
-import { INTEGRATION_EVENTS } from '../../workers/payloads.ts'
+import { INTEGRATION_EVENTS } from '../../events/types.ts'
 import { InReplyToEventField } from '../messages/schemas.ts'
 import { ChosenSecretField, TargetUrlField } from '../webhooks/schemas.ts'
 

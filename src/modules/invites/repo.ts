@@ -10,6 +10,15 @@ export function createInvite(db: Db, data: Prisma.InviteUncheckedCreateInput) {
   return db.invite.create({ data })
 }
 
+/** Open invites of people who have not accepted yet, newest first, with the person. */
+export function listOpenInvites(db: Db) {
+  return db.invite.findMany({
+    where: { consumedAt: null, user: { status: 'invited' } },
+    include: { user: true },
+    orderBy: [{ createdAt: 'desc' }, { id: 'desc' }],
+  })
+}
+
 /** Invites of a user not yet accepted (replaced when the owner invites the same person again). */
 export function deleteOpenInvites(db: Db, userId: string) {
   return db.invite.deleteMany({ where: { userId, consumedAt: null } })

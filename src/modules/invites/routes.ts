@@ -1,12 +1,13 @@
 // GET /api/v1/invite?token= and POST /api/v1/invite/accept (no credential), and
-// POST /api/v1/invites (the owner invites a human).
+// POST /api/v1/invites (the owner invites a human, or sends a new link), GET /api/v1/invites
+// (the invites not accepted yet).
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import type { FastifyInstance } from 'fastify'
 import { errors } from '../../schemas/common.ts'
 import { assertValidRequest } from '../accounts/rules.ts'
 import { SessionSchema } from '../accounts/schemas.ts'
-import { AcceptInviteSchema, CreatedInviteSchema, CreateInviteSchema, InviteDetailsSchema, InviteQuerySchema } from './schemas.ts'
-import { acceptInvite, createInvite, validateInvite } from './service.ts'
+import { AcceptInviteSchema, CreatedInviteSchema, CreateInviteSchema, InviteDetailsSchema, InviteQuerySchema, PendingInviteListSchema } from './schemas.ts'
+import { acceptInvite, createInvite, listPendingInvites, validateInvite } from './service.ts'
 
 export default async function invitesRoutes(fastify: FastifyInstance): Promise<void> {
   const app = fastify.withTypeProvider<TypeBoxTypeProvider>()
@@ -69,5 +70,21 @@ export default async function invitesRoutes(fastify: FastifyInstance): Promise<v
       assertValidRequest(request)
       return reply.code(201).send(await createInvite(fastify, request.body))
     },
+  )
+
+  app.get(
+    '/invites',
+    {
+      config: { auth: 'owner' },
+      schema: {
+        operationId: 'listInvites',
+        tags: ['auth'],
+        summary: 'Invites not accepted yet (workspace owner only)',
+        description:
+          'One item per invited person who has not set a password yet, with the expiry of their latest invite (expired ones too, flagged). Tokens are stored hashed and never listed: to send someone a new link, invite them again with POST /api/v1/invites (same e-mail), which replaces their earlier token.',
+        response: { 200: PendingInviteListSchema },
+      },
+    },
+    async () => listPendingInvites(fastify),
   )
 }

@@ -48,7 +48,25 @@ export const CreatedInviteSchema = Type.Object(
   { additionalProperties: false },
 )
 
+export const PendingInviteSchema = Type.Object(
+  {
+    user_id: Uuid,
+    email: Type.String(),
+    display_name: Type.String(),
+    role: Type.Enum(['member', 'observer']),
+    created_at: Timestamp,
+    expires_at: Timestamp,
+    expired: Type.Boolean({ description: 'True once `expires_at` has passed: the link no longer works; invite the person again (POST /api/v1/invites) for a new one.' }),
+  },
+  { additionalProperties: false },
+)
+
+export const PendingInviteListSchema = Type.Array(PendingInviteSchema, {
+  description: 'One item per invited person who has not accepted yet (their latest invite), newest first. Tokens are never listed.',
+})
+
 export type InviteDetails = Static<typeof InviteDetailsSchema>
 export type AcceptInviteInput = Static<typeof AcceptInviteSchema>
 export type CreateInviteInput = Static<typeof CreateInviteSchema>
 export type CreatedInvite = Static<typeof CreatedInviteSchema>
+export type PendingInvite = Static<typeof PendingInviteSchema>

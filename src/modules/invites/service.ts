@@ -12,7 +12,7 @@ import { assertPassword, normalizeEmail } from '../accounts/rules.ts'
 import type { Session } from '../accounts/schemas.ts'
 import { emailTaken, sessionFor } from '../accounts/service.ts'
 import * as repo from './repo.ts'
-import type { AcceptInviteInput, CreatedInvite, CreateInviteInput, InviteDetails } from './schemas.ts'
+import type { AcceptInviteInput, CreatedInvite, CreateInviteInput, InviteDetails, PendingInvite } from './schemas.ts'
 
 export const INVITE_TTL_MS = 7 * 24 * 60 * 60 * 1000
 
@@ -120,4 +120,28 @@ export async function createInvite(app: FastifyInstance, input: CreateInviteInpu
     if ((error as { code?: string })?.code === 'P2002') throw emailTaken()
     throw error
   }
+}
+
+/**
+ * The invites the owner is waiting on: one per invited person (their latest token; inviting
+ * again replaces the earlier ones), expired ones included so the owner can send a new link.
+ */
+export async function listPendingInvites(app: FastifyInstance): Promise<PendingInvite[]> {
+  const now = Date.now()
+  const seen = new Set<string>()
+  const pending: PendingInvite[] = []
+  for (const invite of await repo.listOpenInvites(app.db.prisma)) {
+    if (seen.has(invite.userId)) continue
+    seen.add(invite.userId)
+    pending.push({
+      user_id: invite.userId,
+      email: invite.user.email,
+      display_name: invite.user.displayName,
+      role: invite.user.role === 'observer' ? 'observer' : 'member',
+      created_at: invite.createdAt.toISOString(),
+      expires_at: invite.expiresAt.toISOString(),
+      expired: invite.expiresAt.getTime() <= now,
+    })
+  }
+  return pending
 }

@@ -8,6 +8,7 @@ import { outboxRow } from '../../events/bus.ts'
 import { Batcher } from '../../lib/batcher.ts'
 import type { DomainEvent } from '../../events/types.ts'
 import type { MessageRecord } from './schemas.ts'
+import type { SearchEngine } from './search-engine.ts'
 
 type Db = PrismaClient | Prisma.TransactionClient
 
@@ -23,7 +24,7 @@ export interface NewMessage {
   chainDepth: number
   attachment?: { id: string; fileName: string; contentType: string; size: number; storageName: string }
   idempotency?: { key: string; hash: string; body: unknown }
-  event: DomainEvent
+  event: DomainEvent<'message.created'>
 }
 
 const sqlCache = new Map<string, string>()
@@ -150,38 +151,25 @@ export function findMessage(db: Db, channelId: string, messageId: string) {
   return db.message.findFirst({ where: { id: messageId, channelId }, include: withAttachment })
 }
 
-/** A page of messages, newest first; `take` rows (the caller asks for one extra to learn has_more). */
-export async function listMessages(db: Db, channelId: string, take: number, cursor: { before?: string; after?: string }): Promise<MessageRecord[]> {
-  if (cursor.after) {
-    const rows = await db.message.findMany({
-      where: { channelId, id: { gt: cursor.after, ...(cursor.before ? { lt: cursor.before } : {}) } },
-      orderBy: { id: 'asc' },
-      take,
-      include: withAttachment,
-    })
-    return rows.reverse()
-  }
-  return db.message.findMany({
-    where: { channelId, ...(cursor.before ? { id: { lt: cursor.before } } : {}) },
-    orderBy: { id: 'desc' },
-    take,
-    include: withAttachment,
-  })
+// A page of history is one statement (the message and its attachment joined) on the pg pool:
+// through Prisma it was two queries and their mapping, about half of the server's time for a page
+// (docs/performance.md, "Search at a million messages"). Each cursor shape has its own text so
+// that every bound is an index condition on (channel_id, id).
+const PAGE_COLUMNS = `m.id, m.channel_id, m.author_id, m.author_type, m.author_name, m.text, m.created_at, m.edited_at,
+       m.in_reply_to_event, m.chain_depth,
+       a.id AS att_id, a.file_name AS att_file_name, a.content_type AS att_content_type, a.size AS att_size`
+const PAGE_SQL = {
+  newest: `SELECT ${PAGE_COLUMNS} FROM messages m LEFT JOIN attachments a ON a.message_id = m.id
+            WHERE m.channel_id = $1 ORDER BY m.id DESC LIMIT $2`,
+  before: `SELECT ${PAGE_COLUMNS} FROM messages m LEFT JOIN attachments a ON a.message_id = m.id
+            WHERE m.channel_id = $1 AND m.id < $3 ORDER BY m.id DESC LIMIT $2`,
+  after: `SELECT ${PAGE_COLUMNS} FROM messages m LEFT JOIN attachments a ON a.message_id = m.id
+           WHERE m.channel_id = $1 AND m.id > $3 ORDER BY m.id ASC LIMIT $2`,
+  between: `SELECT ${PAGE_COLUMNS} FROM messages m LEFT JOIN attachments a ON a.message_id = m.id
+             WHERE m.channel_id = $1 AND m.id > $3 AND m.id < $4 ORDER BY m.id ASC LIMIT $2`,
 }
 
-export function updateText(db: Db, id: string, text: string, editedAt: Date) {
-  return db.message.update({ where: { id }, data: { text, editedAt }, include: withAttachment })
-}
-
-export function deleteMessage(db: Db, id: string) {
-  return db.message.delete({ where: { id } })
-}
-
-export function findAttachment(db: Db, id: string) {
-  return db.attachment.findUnique({ where: { id }, include: { message: { select: { channelId: true } } } })
-}
-
-export interface SearchRow {
+interface MessageRow {
   id: string
   channel_id: string
   author_id: string
@@ -196,40 +184,145 @@ export interface SearchRow {
   att_file_name: string | null
   att_content_type: string | null
   att_size: number | null
+}
+
+/** A joined message row (history, search) as a MessageRecord. */
+export function messageRecord(r: MessageRow): MessageRecord {
+  return {
+    id: r.id,
+    channelId: r.channel_id,
+    authorId: r.author_id,
+    authorType: r.author_type,
+    authorName: r.author_name,
+    text: r.text,
+    createdAt: r.created_at,
+    editedAt: r.edited_at,
+    inReplyToEvent: r.in_reply_to_event,
+    chainDepth: r.chain_depth,
+    attachment: r.att_id ? { id: r.att_id, fileName: r.att_file_name!, contentType: r.att_content_type!, size: r.att_size! } : null,
+  }
+}
+
+/** A page of messages, newest first; `take` rows (the caller asks for one extra to learn has_more). */
+export async function listMessages(app: FastifyInstance, channelId: string, take: number, cursor: { before?: string; after?: string }): Promise<MessageRecord[]> {
+  const query = (name: keyof typeof PAGE_SQL, values: unknown[]) =>
+    app.db.pool.query<MessageRow>({ name: `history-${name}`, text: PAGE_SQL[name], values: [channelId, take, ...values] })
+  if (cursor.after) {
+    const { rows } = cursor.before ? await query('between', [cursor.after, cursor.before]) : await query('after', [cursor.after])
+    return rows.map(messageRecord).reverse()
+  }
+  const { rows } = cursor.before ? await query('before', [cursor.before]) : await query('newest', [])
+  return rows.map(messageRecord)
+}
+
+export function updateText(db: Db, id: string, text: string, editedAt: Date) {
+  return db.message.update({ where: { id }, data: { text, editedAt }, include: withAttachment })
+}
+
+export function deleteMessage(db: Db, id: string) {
+  return db.message.delete({ where: { id } })
+}
+
+export function findAttachment(db: Db, id: string) {
+  return db.attachment.findUnique({ where: { id }, include: { message: { select: { channelId: true } } } })
+}
+
+export interface SearchRow extends MessageRow {
   rank: number
   snippet: string
 }
 
-/**
- * Full-text search over the generated `search` column (GIN index) in every channel the caller may
- * read: those it belongs to and, with `allRegularChannels` (the workspace owner), every regular
- * channel too; never other people's DMs (docs/access.md). The snippet is built from HTML-escaped
- * text, so the only markup in it is our <mark> tags.
- */
-export async function searchMessages(
-  app: FastifyInstance,
-  q: { text: string; memberId: string; allRegularChannels: boolean; channelId?: string; limit: number },
-): Promise<SearchRow[]> {
-  const { rows } = await app.db.pool.query<SearchRow>(
-    `SELECT m.id, m.channel_id, m.author_id, m.author_type, m.author_name, m.text, m.created_at, m.edited_at,
-            m.in_reply_to_event, m.chain_depth,
-            a.id AS att_id, a.file_name AS att_file_name, a.content_type AS att_content_type, a.size AS att_size,
-            ts_rank(m.search, q.query)::float8 AS rank,
-            ts_headline('english',
-              replace(replace(replace(m.text, '&', '&amp;'), '<', '&lt;'), '>', '&gt;'),
-              q.query, 'StartSel=<mark>, StopSel=</mark>, MaxWords=30, MinWords=10, MaxFragments=2, FragmentDelimiter=" … "') AS snippet
-       FROM messages m
-       CROSS JOIN websearch_to_tsquery('english', $1) AS q(query)
-       LEFT JOIN attachments a ON a.message_id = m.id
-      WHERE m.search @@ q.query
-        AND ($3::uuid IS NULL OR m.channel_id = $3)
-        AND (m.channel_id IN (SELECT channel_id FROM channel_members WHERE member_id = $2)
-             OR ($5::boolean AND m.channel_id IN (SELECT id FROM channels WHERE type = 'channel')))
-      ORDER BY rank DESC, m.id DESC
-      LIMIT $4`,
-    [q.text, q.memberId, q.channelId ?? null, q.limit, q.allRegularChannels],
+// Search ranks the newest matches only (docs/decisions.md, "Search: relevance among the newest
+// matches"). Ranking every match made a word found in 1 % of a million messages cost a second of
+// PostgreSQL per query (docs/performance.md, "Search at a million messages"). One statement finds
+// the newest matches in four parts, read in order until RANKED_MATCHES are found:
+//  1-2. The last 2 hours, then the rest of the day, read row by row from the primary key range
+//     (ids are UUIDv7: time-ordered): a few thousand rows at most, and a common word stops here.
+//  3. The rest of the week: the GIN index ANDed with the primary key range.
+//  4. Everything older, for a word rare enough to leave the week short: the GIN index alone
+//     gives the candidates (the bound is applied after it, so the planner does not build a bitmap
+//     of a year of primary keys for ten matches).
+// Each part is fenced (OFFSET 0): given ORDER BY id DESC LIMIT, the planner bets on a backward
+// scan of the primary key, which reads the whole table when it overestimates the matches (a
+// phrase: 3.4 s at a million messages). The parts are the branches of a UNION ALL under a LIMIT:
+// PostgreSQL runs the branches of an Append in order and stops pulling once the LIMIT is met, so
+// a later part costs nothing when an earlier one was enough. A part that runs decodes the posting
+// lists of the query's words again: two of them at most.
+
+/** How many of the newest matches are ranked; results are the best `limit` of them. */
+export const RANKED_MATCHES = 200
+const RECENT_SLICES_MS = [2 * 3_600_000, 86_400_000, 7 * 86_400_000]
+
+/** The smallest UUIDv7 of a millisecond: the lower bound of the ids posted from then on. */
+function firstIdAt(ms: number): string {
+  const hex = Math.max(0, Math.floor(ms)).toString(16).padStart(12, '0')
+  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-0000-0000-000000000000`
+}
+
+/** The channels a search covers: the caller's channels and DMs, and every regular channel for the owner. */
+export async function searchScope(app: FastifyInstance, memberId: string, allRegularChannels: boolean): Promise<string[]> {
+  const { rows } = await app.db.pool.query<{ id: string }>(
+    `SELECT channel_id AS id FROM channel_members WHERE member_id = $1
+     UNION SELECT id FROM channels WHERE $2::boolean AND type = 'channel'`,
+    [memberId, allRegularChannels],
   )
-  return rows
+  return rows.map((r) => r.id)
+}
+
+// A part of the search: its matches, newest first. `match` is how the text is matched: `@@`, which
+// the GIN index serves, or its function ts_match_vq, which no index serves, for the small recent
+// slices that are cheaper to read row by row than to decode a common word's whole posting list.
+const part = (match: '@@' | 'ts_match_vq', bounds: string, after = '') => {
+  const matches = match === '@@' ? "m.search @@ websearch_to_tsquery('english', $1)" : "ts_match_vq(m.search, websearch_to_tsquery('english', $1))"
+  return `(
+      SELECT id, rank FROM (
+        SELECT m.id, ts_rank(m.search, websearch_to_tsquery('english', $1))::float8 AS rank FROM messages m
+         WHERE ${matches} AND m.channel_id = ANY($2::uuid[])${bounds}
+        OFFSET 0) s${after}
+       ORDER BY id DESC)`
+}
+
+// $1 the query text, $2 the scope, $3-$5 the lower bounds of the slices, $6 RANKED_MATCHES,
+// $7 the page size. The hits carry their attachment and a snippet built from HTML-escaped text
+// (the only markup in it is our <mark> tags).
+const SEARCH_SQL = `
+  WITH newest AS (
+    SELECT id, rank FROM (
+      ${part('ts_match_vq', ' AND m.id >= $3::uuid')}
+      UNION ALL ${part('ts_match_vq', ' AND m.id >= $4::uuid AND m.id < $3::uuid')}
+      UNION ALL ${part('@@', ' AND m.id >= $5::uuid AND m.id < $4::uuid')}
+      UNION ALL ${part('@@', '', ' WHERE id < $5::uuid')}
+    ) matches
+    LIMIT $6)
+  SELECT m.id, m.channel_id, m.author_id, m.author_type, m.author_name, m.text, m.created_at, m.edited_at,
+         m.in_reply_to_event, m.chain_depth,
+         a.id AS att_id, a.file_name AS att_file_name, a.content_type AS att_content_type, a.size AS att_size,
+         n.rank,
+         ts_headline('english',
+           replace(replace(replace(m.text, '&', '&amp;'), '<', '&lt;'), '>', '&gt;'),
+           websearch_to_tsquery('english', $1), 'StartSel=<mark>, StopSel=</mark>, MaxWords=30, MinWords=10, MaxFragments=2, FragmentDelimiter=" … "') AS snippet
+    FROM newest n
+    JOIN messages m ON m.id = n.id
+    LEFT JOIN attachments a ON a.message_id = m.id
+   ORDER BY n.rank DESC, m.id DESC
+   LIMIT $7`
+
+/**
+ * PostgreSQL's full-text search over the generated `search` column (GIN index): the best `limit`
+ * of the newest RANKED_MATCHES matches in the given channels by `ts_rank`, newest first among
+ * equals.
+ */
+export const postgresSearch: SearchEngine = {
+  async search(app, request) {
+    const { rows } = await app.db.pool.query<SearchRow>(searchStatement(request.text, request.channelIds, request.limit))
+    return rows
+  },
+}
+
+/** The search statement and its values (also used by scripts/bench/history.ts to show its plans). */
+export function searchStatement(text: string, scope: string[], limit: number, now = Date.now()): { text: string; values: unknown[] } {
+  const bounds = RECENT_SLICES_MS.map((span) => firstIdAt(now - span))
+  return { text: SEARCH_SQL, values: [text, scope, ...bounds, RANKED_MATCHES, limit] }
 }
 
 // ---- the loop guard (src/modules/messages/loop-guard.ts) ----

@@ -256,7 +256,7 @@ export default async function messagesRoutes(fastify: FastifyInstance): Promise<
         tags: ['messages'],
         summary: 'Full-text search in the channels the caller may read',
         description:
-          'PostgreSQL full-text search (English stemming, `websearch_to_tsquery` syntax) over every channel the caller may read: the channels and DMs it belongs to and, for the workspace owner, every regular channel too (never other people\'s DMs; docs/access.md). Ranked by `ts_rank`, best first, each hit with a highlighted snippet. `channel_id` narrows to one channel (404 if the caller cannot read it). `q` missing or blank: 400.',
+          'PostgreSQL full-text search (English stemming, `websearch_to_tsquery` syntax) over every channel the caller may read: the channels and DMs it belongs to and, for the workspace owner, every regular channel too (never other people\'s DMs; docs/access.md). The newest 200 matches are ranked by `ts_rank` and the best `limit` of them returned, best first (ties newest first), each hit with a highlighted snippet: a query matching fewer than 200 messages is ranked whole, a common word gives the most relevant of its recent matches (docs/decisions.md). `channel_id` narrows to one channel (404 if the caller cannot read it). `q` missing or blank: 400.',
         querystring: SearchQuery,
         response: { 200: SearchResultSchema, ...errors(400, 404) },
       },

@@ -188,14 +188,14 @@ export const SearchHitSchema = Type.Object(
   {
     ...MessageSchema.properties,
     message: MessageRef,
-    rank: Type.Number({ description: 'ts_rank of the match; results are ordered by it, best first (then newest first).' }),
+    rank: Type.Number({ description: 'ts_rank of the match; results are ordered by it, best first (then newest first), among the newest 200 matches.' }),
     snippet: Type.String({ description: 'HTML-escaped extract of the text with the matched words wrapped in <mark>…</mark>.' }),
   },
   { additionalProperties: false, description: "The message's fields, then the same message under `message`, its rank and a snippet." },
 )
 
 export const SearchResultSchema = Type.Object(
-  { results: Type.Array(SearchHitSchema, { description: 'Best match first.' }) },
+  { results: Type.Array(SearchHitSchema, { description: 'Best match first, among the newest 200 matches.' }) },
   { additionalProperties: false },
 )
 export type SearchResult = Static<typeof SearchResultSchema>

@@ -15,6 +15,7 @@ import { openFile, removeFiles } from './files.ts'
 import * as loopGuard from './loop-guard.ts'
 import type { Admission, Conversation } from './loop-guard.ts'
 import * as repo from './repo.ts'
+import type { SearchEngine } from './search-engine.ts'
 import {
   toMessageDto,
   type ListMessagesQueryInput,
@@ -179,7 +180,7 @@ async function admitOrExplain(app: FastifyInstance, author: MemberPrincipal, whe
 export async function listMessages(app: FastifyInstance, principal: MemberPrincipal, channelId: string, query: ListMessagesQueryInput): Promise<MessagePage> {
   if (query.before && query.after) throw new AppError('INVALID_CURSOR', 'give either before or after, not both')
   await readableChannel(app, principal, channelId)
-  const rows = await repo.listMessages(app.db.prisma, channelId, query.limit + 1, { before: query.before, after: query.after })
+  const rows = await repo.listMessages(app, channelId, query.limit + 1, { before: query.before, after: query.after })
   const hasMore = rows.length > query.limit
   // Going forward the extra row is the newest (first); going back it is the oldest (last).
   const page = hasMore ? (query.after ? rows.slice(1) : rows.slice(0, query.limit)) : rows
@@ -228,36 +229,19 @@ export async function deleteMessage(app: FastifyInstance, principal: MemberPrinc
   if (message.attachment) await removeFiles(app.config.uploadDir, [message.attachment.storageName]).catch((err: unknown) => app.log.warn({ err }, 'could not remove a deleted file'))
 }
 
+/** PostgreSQL's full-text search; a dedicated engine would be chosen here (search-engine.ts). */
+const searchEngine: SearchEngine = repo.postgresSearch
+
 export async function search(app: FastifyInstance, principal: MemberPrincipal, query: SearchQueryInput): Promise<SearchResult> {
   const q = query.q.trim()
   if (!q) throw badRequest("'q' must not be empty")
   if (query.channel_id) await readableChannel(app, principal, query.channel_id)
-  const rows = await repo.searchMessages(app, {
-    text: q,
-    memberId: principal.id,
-    // Search covers what the caller may read (canRead): the owner reads every regular channel.
-    allRegularChannels: principal.kind === 'human' && principal.isOwner,
-    channelId: query.channel_id,
-    limit: query.limit,
-  })
+  // Search covers what the caller may read (canRead): the owner reads every regular channel.
+  const channelIds = query.channel_id ? [query.channel_id] : await repo.searchScope(app, principal.id, principal.kind === 'human' && principal.isOwner)
+  const rows = channelIds.length ? await searchEngine.search(app, { text: q, channelIds, limit: query.limit }) : []
   return {
     results: rows.map((r) => withMessageFields({
-      message: toMessageDto(
-        {
-          id: r.id,
-          channelId: r.channel_id,
-          authorId: r.author_id,
-          authorType: r.author_type,
-          authorName: r.author_name,
-          text: r.text,
-          createdAt: r.created_at,
-          editedAt: r.edited_at,
-          inReplyToEvent: r.in_reply_to_event,
-          chainDepth: r.chain_depth,
-          attachment: r.att_id ? { id: r.att_id, fileName: r.att_file_name!, contentType: r.att_content_type!, size: r.att_size! } : null,
-        },
-        app.config.publicUrl,
-      ),
+      message: toMessageDto(repo.messageRecord(r), app.config.publicUrl),
       rank: r.rank,
       snippet: r.snippet,
     })),

@@ -1,7 +1,7 @@
 // Per-agent webhooks and the delivery records shared with integrations.
 import { Type, type Static } from 'typebox'
 import { Timestamp, Uuid } from '../../schemas/common.ts'
-import { WEBHOOK_EVENTS } from '../../workers/payloads.ts'
+import { WEBHOOK_EVENTS } from '../../events/types.ts'
 
 export const TargetUrlField = Type.String({
   minLength: 1,

@@ -35,7 +35,26 @@ const SENTENCES: Record<string, string> = {
   SERVICE_UNAVAILABLE: 'The service is temporarily unavailable. Try again in a moment.',
   INTERNAL_ERROR: 'Something went wrong on the server. Try again; if it keeps happening, tell the workspace owner.',
   NETWORK: 'Cannot reach the server. Check your connection and try again.',
+  INVALID_JSON: 'The request was not understood. Reload the page and try again.',
+  BAD_REQUEST: 'The request was not understood. Reload the page and try again.',
+  INVALID_CURSOR: 'That page of results is no longer available. Reload and try again.',
+  MISSING_IDEMPOTENCY_BODY: 'The request was not understood. Reload the page and try again.',
+  APPROVAL_PENDING: 'Your account is waiting for the workspace owner to approve it.',
+  REGISTRATION_CLOSED: 'This workspace does not accept sign-ups. Ask its owner for an invitation.',
+  METHOD_NOT_ALLOWED: 'That action is not available. Reload the page and try again.',
+  NOT_ACCEPTABLE: 'That action is not available. Reload the page and try again.',
+  REQUEST_TIMEOUT: 'The server took too long to answer. Try again.',
+  ALREADY_BOOTSTRAPPED: 'This workspace has already been set up.',
+  IDEMPOTENCY_KEY_REUSED: 'That was already sent with different content. Reload and try again.',
+  IDEMPOTENCY_IN_PROGRESS: 'That is still being processed. Wait a moment and try again.',
+  GONE: 'That is no longer available.',
+  URI_TOO_LONG: 'That request is too long. Shorten what you entered and try again.',
+  UNPROCESSABLE: 'Some of what you entered cannot be used. Please check it and try again.',
+  HEADERS_TOO_LARGE: 'That request is too large. Sign out and in again, then try again.',
 }
+
+/** Every code in SENTENCES (a test checks that each code of the API has one). */
+export const SENTENCE_CODES: readonly string[] = Object.keys(SENTENCES)
 
 const BY_STATUS: Record<number, string> = {
   400: SENTENCES.VALIDATION_ERROR!,
@@ -48,9 +67,13 @@ const BY_STATUS: Record<number, string> = {
   503: SENTENCES.SERVICE_UNAVAILABLE!,
 }
 
-export function sentenceFor(error: unknown): string {
+/**
+ * The sentence for a failure. `context` gives sentences that say more where the screen knows
+ * what the code means there (e.g. CONFLICT on redelivery: the webhook is turned off).
+ */
+export function sentenceFor(error: unknown, context: Partial<Record<string, string>> = {}): string {
   if (error instanceof ApiError) {
-    return SENTENCES[error.code] ?? BY_STATUS[error.status] ?? SENTENCES.INTERNAL_ERROR!
+    return context[error.code] ?? SENTENCES[error.code] ?? BY_STATUS[error.status] ?? SENTENCES.INTERNAL_ERROR!
   }
   return SENTENCES.NETWORK!
 }

@@ -4,7 +4,9 @@ import type { Session } from '../api/session.ts'
 import { signOut } from '../api/session.ts'
 import { AgentBadge } from '../ui/AgentBadge.tsx'
 import { ErrorNote } from '../ui/ErrorNote.tsx'
+import { SearchBox } from '../search/SearchBox.tsx'
 import { NewChannel } from './NewChannel.tsx'
+import { NewDm } from './NewDm.tsx'
 import { useChannels, useDms } from './queries.ts'
 
 function Unread({ count }: { count: number }) {
@@ -27,6 +29,7 @@ export function Sidebar({ session, activeId, onNavigate }: { session: Session; a
         <span className="brand-mark" aria-hidden="true" />
         <span className="workspace-name">Agent Messaging</span>
       </div>
+      <SearchBox onSearch={onNavigate} />
       <h2 className="sidebar-title" id="channels-title">
         Channels
       </h2>
@@ -72,6 +75,7 @@ export function Sidebar({ session, activeId, onNavigate }: { session: Session; a
         ))}
         {dms.isSuccess && dms.data.length === 0 && <li className="muted small">No direct messages yet.</li>}
       </ul>
+      {session.role !== 'observer' && <NewDm session={session} onOpened={onNavigate} />}
       {session.is_owner && (
         <Link href="/settings" onClick={onNavigate} className={activeId === null && location.pathname.startsWith('/settings') ? 'conversation settings-link active' : 'conversation settings-link'}>
           Workspace settings

@@ -2,20 +2,22 @@
 // server state in place (messages) or mark it stale (channels, members); `resync_required`
 // refetches everything. The connection state is shared for the "reconnecting…" banner.
 import { createContext, useContext, useEffect, useState, type ReactNode } from 'react'
-import { useQueryClient, type InfiniteData, type QueryClient } from '@tanstack/react-query'
+import { useQueryClient, type QueryClient } from '@tanstack/react-query'
 import { RealtimeClient, type RealtimeEvent, type RealtimeStatus, type SocketLike } from '../../sdk/realtime.ts'
 import type { Session } from '../api/session.ts'
-import type { Message, MessagePage } from '../messages/types.ts'
+import { clearLive, forgetLive, rememberLive, updateLive } from '../messages/live-buffer.ts'
+import { flushOutbox, openOutbox } from '../messages/outbox.ts'
+import type { MessageWindow, WindowPage } from '../messages/queries.ts'
+import type { Message } from '../messages/types.ts'
 
 const LiveStatus = createContext<RealtimeStatus>('connecting')
 export const useLiveStatus = () => useContext(LiveStatus)
 
-type Pages = InfiniteData<MessagePage, string | null>
-
-function updateMessages(queryClient: QueryClient, channelId: string, change: (messages: Message[], index: number) => Message[]) {
-  queryClient.setQueryData<Pages>(['messages', channelId], (data) => {
+/** Changes the loaded pages of every window open on the conversation (newest, or around a message). */
+function updateMessages(queryClient: QueryClient, channelId: string, change: (messages: Message[], page: WindowPage, index: number) => Message[]) {
+  queryClient.setQueriesData<MessageWindow>({ queryKey: ['messages', channelId] }, (data) => {
     if (!data) return data
-    return { ...data, pages: data.pages.map((page, index) => ({ ...page, messages: change(page.messages, index) })) }
+    return { ...data, pages: data.pages.map((page, index) => ({ ...page, messages: change(page.messages, page, index) })) }
   })
 }
 
@@ -24,19 +26,23 @@ export function applyEvent(queryClient: QueryClient, event: RealtimeEvent, me: s
   switch (event.type) {
     case 'new_message': {
       const message = event.message as Message
-      updateMessages(queryClient, channelId, (messages, index) =>
-        index === 0 && !messages.some((m) => m.id === message.id) ? [message, ...messages] : messages,
+      rememberLive(message)
+      // Only a window that reaches the newest messages shows it; one still behind fetches it later.
+      updateMessages(queryClient, channelId, (messages, page, index) =>
+        index === 0 && !page.newer && !messages.some((m) => m.id === message.id) ? [message, ...messages] : messages,
       )
       if (message.author_id !== me) queryClient.invalidateQueries({ queryKey: ['sidebar'] })
       return
     }
     case 'message_updated': {
       const message = event.message as Message
+      updateLive(message)
       updateMessages(queryClient, channelId, (messages) => messages.map((m) => (m.id === message.id ? message : m)))
       return
     }
     case 'message_deleted': {
       const id = event.message_id as string
+      forgetLive(channelId, id)
       updateMessages(queryClient, channelId, (messages) => messages.filter((m) => m.id !== id))
       queryClient.invalidateQueries({ queryKey: ['sidebar'] })
       return
@@ -54,6 +60,8 @@ export function applyEvent(queryClient: QueryClient, event: RealtimeEvent, me: s
   }
 }
 
+const OUTBOX_RETRY_MS = 10_000
+
 function socketUrl(token: string, since: string | null): string {
   const scheme = location.protocol === 'https:' ? 'wss:' : 'ws:'
   const query = new URLSearchParams({ token })
@@ -64,8 +72,11 @@ function socketUrl(token: string, since: string | null): string {
 export function LiveProvider({ session, enabled, children }: { session: Session; enabled: boolean; children: ReactNode }) {
   const queryClient = useQueryClient()
   const [status, setStatus] = useState<RealtimeStatus>('connecting')
+  // The queue of unsent messages is this person's own.
+  useEffect(() => openOutbox(session.user_id), [session.user_id])
   useEffect(() => {
     if (!enabled) return
+    const sent = () => void queryClient.invalidateQueries({ queryKey: ['sidebar'] })
     const client = new RealtimeClient({
       url: (since) => socketUrl(session.token, since),
       // The DOM types its handlers with DOM event classes; SocketLike only needs their `data`/`code`.
@@ -74,16 +85,25 @@ export function LiveProvider({ session, enabled, children }: { session: Session;
       onResync: () => queryClient.invalidateQueries(),
       onStatus: (next) => {
         setStatus(next)
+        if (next !== 'live') return
         // Whatever happened while we were away and the log cannot replay is fetched again.
-        if (next === 'live') queryClient.invalidateQueries({ queryKey: ['sidebar'] })
+        queryClient.invalidateQueries({ queryKey: ['sidebar'] })
+        void flushOutbox(sent)
       },
     })
     client.start()
-    const online = () => client.reconnectNow()
+    const online = () => {
+      client.reconnectNow()
+      void flushOutbox(sent)
+    }
     window.addEventListener('online', online)
+    // The browser may not notice a network that came back; try what waits now and then.
+    const retry = setInterval(() => void flushOutbox(sent), OUTBOX_RETRY_MS)
     return () => {
+      clearInterval(retry)
       window.removeEventListener('online', online)
       client.stop()
+      clearLive()
     }
   }, [enabled, session.token, session.user_id, queryClient])
   return <LiveStatus.Provider value={status}>{children}</LiveStatus.Provider>

@@ -1,5 +1,9 @@
-// One conversation: its header, the message list and the composer.
+// One conversation: its header (with its members), the message list and the composer. The list
+// opens at the newest messages, or at `?message=<id>` (a search result).
+import { useState } from 'react'
+import { useLocation, useSearch } from 'wouter'
 import type { Session } from '../api/session.ts'
+import { MembersDialog } from '../channels/MembersDialog.tsx'
 import { useChannel, useDms } from '../channels/queries.ts'
 import { AgentBadge } from '../ui/AgentBadge.tsx'
 import { ErrorNote } from '../ui/ErrorNote.tsx'
@@ -9,6 +13,9 @@ import { MessageList } from './MessageList.tsx'
 export function ChannelView({ channelId, session }: { channelId: string; session: Session }) {
   const channel = useChannel(channelId)
   const dms = useDms()
+  const anchor = new URLSearchParams(useSearch()).get('message')
+  const [, navigate] = useLocation()
+  const [membersOpen, setMembersOpen] = useState(false)
   if (channel.isPending) {
     return (
       <section className="channel-view" aria-busy="true">
@@ -42,10 +49,23 @@ export function ChannelView({ channelId, session }: { channelId: string; session
           {dm?.participant.type === 'AGENT' && <AgentBadge />}
         </h1>
         {(info.topic || info.description) && <p className="channel-topic">{info.topic || info.description}</p>}
-        {info.type === 'channel' && <p className="muted small member-count">{info.member_count === 1 ? '1 member' : `${info.member_count} members`}</p>}
+        {info.type === 'channel' && (
+          <button type="button" className="members-button" onClick={() => setMembersOpen(true)} aria-haspopup="dialog">
+            {info.member_count === 1 ? '1 member' : `${info.member_count} members`}
+          </button>
+        )}
       </header>
-      <MessageList channelId={channelId} session={session} keepsReadMarker={info.is_member} />
-      <Composer channelId={channelId} title={title} readOnly={readOnly} />
+      {membersOpen && <MembersDialog channel={info} session={session} onClose={() => setMembersOpen(false)} />}
+      <MessageList key={anchor ?? 'newest'} channelId={channelId} session={session} keepsReadMarker={info.is_member} anchor={anchor} />
+      <Composer
+        channelId={channelId}
+        title={title}
+        readOnly={readOnly}
+        // What one sends shows at the newest messages: leave the older page it was read from.
+        onSent={() => {
+          if (anchor) navigate(`/c/${channelId}`)
+        }}
+      />
     </section>
   )
 }

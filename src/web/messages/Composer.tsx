@@ -1,47 +1,80 @@
 // The composer: Enter sends, Shift+Enter starts a new line; a file attached by the button or by
-// dropping it on the conversation, refused before upload when over 10 MB. A message that could
-// not be sent stays in the box, marked as not sent, with a retry; nothing is silently lost. The box
-// clears the moment a message is sent (as in any chat client), and the draft comes back if sending
-// fails.
-import { useRef, useState, type DragEvent, type KeyboardEvent } from 'react'
+// dropping it on the conversation, refused before upload when over 10 MB, with the upload's
+// progress shown while it goes. The box clears the moment a message is sent, as in any chat
+// client. Nothing is silently lost: text written while the connection is down waits in the
+// outbox (shown above the box) and goes out when it is back; a message the server refuses, or a
+// file that cannot be sent, comes back into the box marked as not sent, with a retry.
+import { useEffect, useRef, useState, type DragEvent, type KeyboardEvent } from 'react'
 import { useMutation, useQueryClient } from '@tanstack/react-query'
-import { api, unwrap } from '../api/client.ts'
+import { ApiError } from '../api/errors.ts'
 import { ErrorNote } from '../ui/ErrorNote.tsx'
 import { PaperclipIcon } from '../ui/PaperclipIcon.tsx'
 import { formatSize } from './format.ts'
+import { enqueue, isTransient, postText } from './outbox.ts'
+import { Outbox } from './Outbox.tsx'
+import { uploadMessage, type Upload } from './upload.ts'
 
 export const MAX_FILE_BYTES = 10 * 1024 * 1024
 
-export function Composer({ channelId, title, readOnly }: { channelId: string; title: string; readOnly: string | null }) {
+interface Draft {
+  text: string
+  file: File | null
+  key: string
+}
+
+export function Composer({ channelId, title, readOnly, onSent }: { channelId: string; title: string; readOnly: string | null; onSent?: () => void }) {
   const queryClient = useQueryClient()
   const [text, setText] = useState('')
   const [file, setFile] = useState<File | null>(null)
   const [fileProblem, setFileProblem] = useState<string | null>(null)
   const [dragging, setDragging] = useState(false)
+  const [progress, setProgress] = useState(0)
+  // Why the last message came back into the box, until the next attempt.
+  const [notSent, setNotSent] = useState<unknown>(null)
+  const upload = useRef<Upload | null>(null)
   const input = useRef<HTMLTextAreaElement>(null)
   const picker = useRef<HTMLInputElement>(null)
 
+  // Arriving from "New direct message": the person came here to write.
+  useEffect(() => {
+    if ((history.state as { focusComposer?: boolean } | null)?.focusComposer) input.current?.focus()
+  }, [])
+
   const send = useMutation({
-    mutationFn: (draft: { text: string; file: File | null }) => {
-      const params = { path: { id: channelId } }
-      if (!draft.file) return unwrap(api.POST('/api/v1/channels/{id}/messages', { params, body: { text: draft.text } }))
-      const form = new FormData()
-      form.append('text', draft.text)
-      form.append('file', draft.file, draft.file.name)
-      return unwrap(api.POST('/api/v1/channels/{id}/messages', { params, body: { text: draft.text }, bodySerializer: () => form }))
+    // Offline is handled here (the outbox, or "not sent"), not by pausing the mutation until the
+    // browser is back online, which would leave the person looking at "Uploading…".
+    networkMode: 'always',
+    mutationFn: async (draft: Draft) => {
+      if (!draft.file) return postText(channelId, draft.text, draft.key)
+      if (!navigator.onLine) throw new ApiError(0, 'NETWORK', 'offline')
+      setProgress(0)
+      upload.current = uploadMessage(channelId, { text: draft.text, file: draft.file }, draft.key, setProgress)
+      try {
+        return await upload.current.done
+      } finally {
+        upload.current = null
+      }
     },
     onMutate: () => {
       setText('')
       setFile(null)
+      setNotSent(null)
     },
-    onError: (_error, draft) => {
-      // whatever was typed meanwhile stays after the draft that failed
+    onError: (error, draft) => {
+      // Text only, and the connection is the problem: it waits in the outbox and goes out later.
+      if (!draft.file && isTransient(error)) {
+        enqueue(channelId, draft.text, draft.key)
+        return
+      }
+      // Otherwise the draft comes back; whatever was typed meanwhile stays after it.
       setText((typed) => (typed ? `${draft.text}\n${typed}` : draft.text))
       setFile((chosen) => chosen ?? draft.file)
+      if (!(error instanceof ApiError && error.code === 'CANCELLED')) setNotSent(error)
     },
     onSuccess: () => {
       void queryClient.invalidateQueries({ queryKey: ['sidebar'] })
       input.current?.focus()
+      onSent?.()
     },
   })
 
@@ -67,7 +100,14 @@ export function Composer({ channelId, title, readOnly }: { channelId: string; ti
   const submit = () => {
     if (send.isPending) return
     if (!text.trim() && !file) return
-    send.mutate({ text, file })
+    // Offline, text is not even tried: it goes straight to the outbox.
+    if (!file && !navigator.onLine) {
+      enqueue(channelId, text)
+      setText('')
+      setNotSent(null)
+      return
+    }
+    send.mutate({ text, file, key: crypto.randomUUID() })
   }
   const onKeyDown = (event: KeyboardEvent<HTMLTextAreaElement>) => {
     if (event.key === 'Enter' && !event.shiftKey && !event.nativeEvent.isComposing) {
@@ -80,6 +120,8 @@ export function Composer({ channelId, title, readOnly }: { channelId: string; ti
     setDragging(false)
     choose(event.dataTransfer.files[0])
   }
+  const uploading = send.isPending && send.variables.file
+  const percent = Math.round(progress * 100)
   return (
     <form
       className={dragging ? 'composer dragging' : 'composer'}
@@ -94,6 +136,7 @@ export function Composer({ channelId, title, readOnly }: { channelId: string; ti
       onDragLeave={() => setDragging(false)}
       onDrop={onDrop}
     >
+      <Outbox channelId={channelId} onEdit={(queued) => setText((typed) => (typed ? `${queued}\n${typed}` : queued))} />
       {file && (
         <p className="pending-file">
           <PaperclipIcon /> {file.name} <span className="muted small">{formatSize(file.size)}</span>
@@ -102,15 +145,28 @@ export function Composer({ channelId, title, readOnly }: { channelId: string; ti
           </button>
         </p>
       )}
+      {uploading && (
+        <div className="upload-progress" data-testid="upload-progress">
+          <PaperclipIcon />
+          <span className="attachment-name">{send.variables.file!.name}</span>
+          <progress max={100} value={percent} aria-label={`Uploading ${send.variables.file!.name}`} />
+          <span className="muted small" aria-hidden="true">
+            {percent}%
+          </span>
+          <button type="button" className="link-button small" onClick={() => upload.current?.cancel()}>
+            Cancel upload
+          </button>
+        </div>
+      )}
       {fileProblem && (
         <p className="error-note" role="alert">
           {fileProblem}
         </p>
       )}
-      {send.error ? (
+      {notSent ? (
         <div className="not-sent" role="alert">
           <span>Not sent. </span>
-          <ErrorNote error={send.error} />
+          <ErrorNote error={notSent} />
           <button type="button" className="link-button" onClick={submit}>
             Retry
           </button>

@@ -1,6 +1,6 @@
 // One message: author (with the AGENT badge for agents), time, text, attachment, and edit and
 // delete for whoever may.
-import { useState, type KeyboardEvent } from 'react'
+import { useEffect, useRef, useState, type KeyboardEvent } from 'react'
 import { useMutation } from '@tanstack/react-query'
 import { api, unwrap } from '../api/client.ts'
 import type { Session } from '../api/session.ts'
@@ -10,11 +10,18 @@ import { Attachment } from './Attachment.tsx'
 import { formatFull, formatTime } from './format.ts'
 import type { Message } from './types.ts'
 
-export function MessageItem({ message, session }: { message: Message; session: Session }) {
+export function MessageItem({ message, session, highlighted = false }: { message: Message; session: Session; highlighted?: boolean }) {
   const mine = message.author_id === session.user_id
   const canDelete = mine || session.role === 'admin'
   const [editing, setEditing] = useState(false)
   const [draft, setDraft] = useState(message.text)
+  // Leaving the editor (saved or Escape) puts the focus back on its Edit button, not on the page.
+  const editButton = useRef<HTMLButtonElement>(null)
+  const wasEditing = useRef(false)
+  useEffect(() => {
+    if (wasEditing.current && !editing) editButton.current?.focus()
+    wasEditing.current = editing
+  }, [editing])
   const path = { id: message.channel_id, message_id: message.id }
   const edit = useMutation({
     mutationFn: (text: string) => unwrap(api.PATCH('/api/v1/channels/{id}/messages/{message_id}', { params: { path }, body: { text } })),
@@ -34,7 +41,15 @@ export function MessageItem({ message, session }: { message: Message; session: S
   }
   const agent = message.author_type === 'AGENT'
   return (
-    <article className={agent ? 'message from-agent' : 'message'} data-testid="message" data-author-type={message.author_type} aria-label={`${message.author_name}${agent ? ' (agent)' : ''}`}>
+    <article
+      className={`message${agent ? ' from-agent' : ''}${highlighted ? ' highlighted' : ''}`}
+      data-testid="message"
+      data-author-type={message.author_type}
+      data-highlighted={highlighted || undefined}
+      // The message jumped to takes the focus, so the keyboard and screen readers start there.
+      tabIndex={highlighted ? -1 : undefined}
+      aria-label={`${message.author_name}${agent ? ' (agent)' : ''}${highlighted ? ', the message you searched for' : ''}`}
+    >
       <header className="message-head">
         <span className="author">{message.author_name}</span>
         {agent && <AgentBadge />}
@@ -45,7 +60,7 @@ export function MessageItem({ message, session }: { message: Message; session: S
         {(mine || canDelete) && !editing && (
           <span className="message-actions">
             {mine && (
-              <button type="button" className="link-button small" onClick={() => setEditing(true)} aria-label="Edit message">
+              <button type="button" ref={editButton} className="link-button small" onClick={() => setEditing(true)} aria-label="Edit message">
                 Edit
               </button>
             )}

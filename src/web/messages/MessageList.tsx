@@ -1,7 +1,9 @@
-// The message list: newest at the bottom, older pages loaded when scrolled near the top, day
-// separators, and only the rows in view rendered (@tanstack/react-virtual), so a channel of
-// 10,000 messages scrolls without putting them all in the page.
+// The message list: newest at the bottom, day separators, and only the rows in view rendered
+// (@tanstack/react-virtual), so a channel of 10,000 messages scrolls without putting them all in
+// the page. Pages load as the person scrolls: older ones near the top; newer ones near the bottom
+// when the list was opened at a message (a search result), which is highlighted and scrolled to.
 import { useEffect, useLayoutEffect, useMemo, useRef } from 'react'
+import { useLocation } from 'wouter'
 import { useVirtualizer } from '@tanstack/react-virtual'
 import { useMutation, useQueryClient } from '@tanstack/react-query'
 import { api, unwrap } from '../api/client.ts'
@@ -29,13 +31,20 @@ function toRows(newestFirst: Message[]): Row[] {
   return rows
 }
 
-export function MessageList({ channelId, session, keepsReadMarker }: { channelId: string; session: Session; keepsReadMarker: boolean }) {
-  const query = useMessages(channelId)
+/** How close (px) to an end of the list the next page starts loading. */
+const PRELOAD = 300
+
+export function MessageList({ channelId, session, keepsReadMarker, anchor }: { channelId: string; session: Session; keepsReadMarker: boolean; anchor: string | null }) {
+  const query = useMessages(channelId, anchor)
+  const [, navigate] = useLocation()
   const scroller = useRef<HTMLDivElement>(null)
-  const atBottom = useRef(true)
+  // Opened at a message, the view starts there, not at the bottom.
+  const atBottom = useRef(anchor === null)
   const messages = useMemo(() => query.data?.pages.flatMap((page) => page.messages) ?? [], [query.data])
   const rows = useMemo(() => toRows(messages), [messages])
-  const newestId = messages[0]?.id
+  // The newest page loaded reaches the newest message of the conversation: live messages join here.
+  const atLiveEnd = query.data ? !query.data.pages[0]?.newer : false
+  const newestId = atLiveEnd ? messages[0]?.id : undefined
 
   // What is on screen counts as read: the server keeps the marker, so other devices agree.
   const queryClient = useQueryClient()
@@ -62,26 +71,49 @@ export function MessageList({ channelId, session, keepsReadMarker }: { channelId
     overscan: 8,
   })
 
-  // Opening the conversation, or a new message while at the bottom: show the newest.
+  // Opening the conversation, or a new message while at the bottom of the live end: show the
+  // newest. Reaching the live end by loading newer pages does not count: the view stays put.
+  const wasAtLiveEnd = useRef(atLiveEnd)
   useLayoutEffect(() => {
-    if (rows.length && atBottom.current) virtualizer.scrollToIndex(rows.length - 1, { align: 'end' })
+    const stick = atBottom.current && (wasAtLiveEnd.current || anchor === null)
+    wasAtLiveEnd.current = atLiveEnd
+    if (rows.length && stick) virtualizer.scrollToIndex(rows.length - 1, { align: 'end' })
   }, [newestId, rows.length > 0]) // eslint-disable-line react-hooks/exhaustive-deps
 
-  const { hasNextPage, isFetchingNextPage, fetchNextPage } = query
+  // Opened at a message: once its page is in, bring it to the middle of the view and focus it.
+  const anchorIndex = anchor ? rows.findIndex((row) => row.key === anchor) : -1
+  const jumped = useRef(false)
+  useLayoutEffect(() => {
+    if (jumped.current || anchorIndex < 0) return
+    jumped.current = true
+    virtualizer.scrollToIndex(anchorIndex, { align: 'center' })
+    requestAnimationFrame(() => {
+      scroller.current?.querySelector<HTMLElement>('[data-highlighted="true"]')?.focus({ preventScroll: true })
+    })
+  }, [anchorIndex]) // eslint-disable-line react-hooks/exhaustive-deps
+
+  const { hasNextPage, isFetchingNextPage, fetchNextPage, hasPreviousPage, isFetchingPreviousPage, fetchPreviousPage } = query
   const onScroll = () => {
     const el = scroller.current
     if (!el) return
-    atBottom.current = el.scrollHeight - el.scrollTop - el.clientHeight < 80
-    if (el.scrollTop < 300 && hasNextPage && !isFetchingNextPage) void fetchNextPage()
+    const fromBottom = el.scrollHeight - el.scrollTop - el.clientHeight
+    atBottom.current = fromBottom < 80
+    // Not before the jump: the first scroll events come from bringing the message into view.
+    if (anchor && !jumped.current) return
+    if (el.scrollTop < PRELOAD && hasNextPage && !isFetchingNextPage) void fetchNextPage()
+    if (fromBottom < PRELOAD && hasPreviousPage && !isFetchingPreviousPage) void fetchPreviousPage()
   }
-  // A short first page may not fill the screen: nothing to scroll, so load more now.
+  // A short window may not fill the screen: nothing to scroll, so load more now.
   useEffect(() => {
     const el = scroller.current
-    if (el && el.scrollHeight <= el.clientHeight && hasNextPage && !isFetchingNextPage) void fetchNextPage()
-  }, [rows.length, hasNextPage, isFetchingNextPage, fetchNextPage])
+    if (!el || el.scrollHeight > el.clientHeight) return
+    if (hasNextPage && !isFetchingNextPage) void fetchNextPage()
+    else if (hasPreviousPage && !isFetchingPreviousPage) void fetchPreviousPage()
+  }, [rows.length, hasNextPage, isFetchingNextPage, fetchNextPage, hasPreviousPage, isFetchingPreviousPage, fetchPreviousPage])
 
-  // Older rows added above keep the rows in view where they are.
-  const firstKey = rows[0]?.key
+  // Older rows added above keep the rows in view where they are. (The oldest message, not the
+  // first row: that is a day separator, which stays the same while a day's history loads.)
+  const firstKey = messages.at(-1)?.id
   const previous = useRef<{ firstKey?: string; height: number; top: number }>({ height: 0, top: 0 })
   useLayoutEffect(() => {
     const el = scroller.current
@@ -94,36 +126,53 @@ export function MessageList({ channelId, session, keepsReadMarker }: { channelId
   })
 
   const items = virtualizer.getVirtualItems()
+  const missing = anchor !== null && query.isError
   return (
-    <div className="message-scroller" ref={scroller} onScroll={onScroll} tabIndex={0} aria-label="Messages" role="log" aria-live="polite">
-      <div className="message-inner" style={{ height: virtualizer.getTotalSize() }}>
-        {query.isPending && <p className="muted pad">Loading messages…</p>}
-        <ErrorNote error={query.error} />
-        {query.isSuccess && rows.length === 0 && (
-          <div className="empty-conversation">
-            <p>No messages yet. Say hello!</p>
-          </div>
-        )}
-        {items.map((item) => {
-          const row = rows[item.index]!
-          return (
-            <div key={item.key} data-index={item.index} ref={virtualizer.measureElement} className="row" style={{ transform: `translateY(${item.start}px)` }}>
-              {row.kind === 'day' ? (
-                <div className="day-separator" role="separator" aria-label={row.label}>
-                  <span>{row.label}</span>
-                </div>
-              ) : (
-                <MessageItem message={row.message} session={session} />
-              )}
+    <>
+      <div className="message-scroller" ref={scroller} onScroll={onScroll} tabIndex={0} aria-label="Messages" role="log" aria-live="polite" aria-busy={query.isPending}>
+        <div className="message-inner" style={{ height: virtualizer.getTotalSize() }}>
+          {query.isPending && <p className="muted pad">Loading messages…</p>}
+          {missing ? (
+            <div className="empty-conversation">
+              <p>That message could not be opened: it may have been deleted.</p>
             </div>
-          )
-        })}
+          ) : (
+            <ErrorNote error={query.error} />
+          )}
+          {query.isSuccess && rows.length === 0 && (
+            <div className="empty-conversation">
+              <p>No messages yet. Say hello!</p>
+            </div>
+          )}
+          {items.map((item) => {
+            const row = rows[item.index]!
+            return (
+              <div key={item.key} data-index={item.index} ref={virtualizer.measureElement} className="row" style={{ transform: `translateY(${item.start}px)` }}>
+                {row.kind === 'day' ? (
+                  <div className="day-separator" role="separator" aria-label={row.label}>
+                    <span>{row.label}</span>
+                  </div>
+                ) : (
+                  <MessageItem message={row.message} session={session} highlighted={row.key === anchor} />
+                )}
+              </div>
+            )
+          })}
+        </div>
+        {(isFetchingNextPage || isFetchingPreviousPage) && (
+          <p className={isFetchingNextPage ? 'loading-older muted small' : 'loading-newer muted small'} role="status">
+            {isFetchingNextPage ? 'Loading older messages…' : 'Loading newer messages…'}
+          </p>
+        )}
       </div>
-      {isFetchingNextPage && (
-        <p className="loading-older muted small" role="status">
-          Loading older messages…
-        </p>
+      {anchor !== null && (query.isError || (query.isSuccess && !atLiveEnd)) && (
+        <div className="jump-bar">
+          <span className="muted small">{missing ? '' : 'You are reading older messages.'}</span>
+          <button type="button" className="link-button" onClick={() => navigate(`/c/${channelId}`)}>
+            Jump to the newest messages
+          </button>
+        </div>
       )}
-    </div>
+    </>
   )
 }

@@ -4,6 +4,9 @@ import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query'
 import { api, unwrap } from '../api/client.ts'
 import { ErrorNote } from '../ui/ErrorNote.tsx'
 import { SecretOnce } from '../ui/SecretOnce.tsx'
+import { formatDay } from './format.ts'
+import { ConfirmButton } from './Controls.tsx'
+import { Empty, LoadFailed, Loading } from './QueryState.tsx'
 
 export function AgentKeys({ agentId, agentName }: { agentId: string; agentName: string }) {
   const queryClient = useQueryClient()
@@ -12,7 +15,7 @@ export function AgentKeys({ agentId, agentName }: { agentId: string; agentName: 
   const [name, setName] = useState('')
   const [secret, setSecret] = useState<string | null>(null)
   const create = useMutation({
-    mutationFn: () => unwrap(api.POST('/api/v1/agents/{id}/keys', { params: { path }, body: { name } })),
+    mutationFn: () => unwrap(api.POST('/api/v1/agents/{id}/keys', { params: { path }, body: { name: name.trim() } })),
     onSuccess: (created) => {
       setSecret(created.key)
       setName('')
@@ -28,33 +31,39 @@ export function AgentKeys({ agentId, agentName }: { agentId: string; agentName: 
     if (name.trim()) create.mutate()
   }
   return (
-    <div className="keys">
-      <h3>API keys of {agentName}</h3>
-      {secret && <SecretOnce label="API key" value={secret} onDone={() => setSecret(null)} />}
-      <ErrorNote error={keys.error} />
-      <ul className="plain-list">
-        {(keys.data ?? []).map((key) => (
-          <li key={key.id} className="key-row">
-            <span>{key.name}</span>
-            <code>{key.masked_key}</code>
-            {key.revoked_at ? (
-              <span className="muted small">revoked</span>
-            ) : (
-              <button
-                type="button"
-                className="link-button danger small"
-                aria-label={`Revoke key ${key.name}`}
-                onClick={() => {
-                  if (window.confirm(`Revoke the key “${key.name}”? Anything using it stops working at once.`)) revoke.mutate(key.id)
-                }}
-              >
-                Revoke
-              </button>
-            )}
-          </li>
-        ))}
-        {keys.isSuccess && keys.data.length === 0 && <li className="muted small">No keys yet.</li>}
-      </ul>
+    <div className="stack">
+      <div>
+        <h3>API keys of {agentName}</h3>
+        <p className="muted small">The agent authenticates with one of these (Authorization: Bearer svc_…). Revoking a key locks it out at once.</p>
+      </div>
+      {secret && <SecretOnce key={secret} label="API key" value={secret} onDone={() => setSecret(null)} />}
+      {keys.isPending && <Loading what="keys" />}
+      {keys.isError && <LoadFailed what="the keys" error={keys.error} retry={() => void keys.refetch()} />}
+      {keys.isSuccess && keys.data.length === 0 && <Empty>No keys yet: this agent cannot sign in until you create one.</Empty>}
+      {keys.isSuccess && keys.data.length > 0 && (
+        <ul className="plain-list divided">
+          {keys.data.map((key) => (
+            <li key={key.id} className={key.revoked_at ? 'key-row revoked' : 'key-row'}>
+              <span className="key-name">{key.name}</span>
+              <code>{key.masked_key}</code>
+              <span className="muted small">
+                {key.revoked_at ? `revoked ${formatDay(key.revoked_at)}` : `created ${formatDay(key.created_at)}`}
+              </span>
+              {!key.revoked_at && (
+                <ConfirmButton
+                  className="link-button danger small push-end"
+                  label={`Revoke key ${key.name}`}
+                  disabled={revoke.isPending && revoke.variables === key.id}
+                  question={`Revoke the key “${key.name}”? Anything using it stops working at once.`}
+                  onConfirm={() => revoke.mutate(key.id)}
+                >
+                  Revoke
+                </ConfirmButton>
+              )}
+            </li>
+          ))}
+        </ul>
+      )}
       <ErrorNote error={revoke.error} />
       <form onSubmit={submit} className="inline-form">
         <label>
@@ -62,7 +71,7 @@ export function AgentKeys({ agentId, agentName }: { agentId: string; agentName: 
           <input value={name} maxLength={100} onChange={(e) => setName(e.target.value)} placeholder="e.g. production" />
         </label>
         <button type="submit" className="primary" disabled={create.isPending || !name.trim()}>
-          Create key
+          {create.isPending ? 'Creating…' : 'Create key'}
         </button>
       </form>
       <ErrorNote error={create.error} />

@@ -1,6 +1,6 @@
 // The signed-in layout: sidebar of conversations, the open conversation, the live banner. On a
 // narrow screen the sidebar is a drawer opened from the header.
-import { useState } from 'react'
+import { useEffect, useRef, useState } from 'react'
 import { Redirect, Route, Switch, useRoute } from 'wouter'
 import { useQuery } from '@tanstack/react-query'
 import { api, unwrap } from '../api/client.ts'
@@ -9,6 +9,7 @@ import { Sidebar } from '../channels/Sidebar.tsx'
 import { useChannels } from '../channels/queries.ts'
 import { LiveProvider, useLiveStatus } from '../live/LiveContext.tsx'
 import { ChannelView } from '../messages/ChannelView.tsx'
+import { SearchPage } from '../search/SearchPage.tsx'
 import { SettingsPage } from '../settings/SettingsPage.tsx'
 
 function LiveBanner() {
@@ -36,6 +37,12 @@ function Home() {
 export function Workspace({ session }: { session: Session }) {
   const [, params] = useRoute('/c/:id')
   const [drawer, setDrawer] = useState(false)
+  // The drawer (narrow screens) takes the focus when it opens and gives it back to its button when
+  // Escape closes it: the sidebar is hidden once closed, and focus must not stay in it.
+  const toggle = useRef<HTMLButtonElement>(null)
+  useEffect(() => {
+    if (drawer) document.querySelector<HTMLElement>('.sidebar input, .sidebar a')?.focus()
+  }, [drawer])
   const activeId = params?.id ?? null
   // The credential is checked over REST before the socket opens: a removed account or an
   // expired session goes back to the login page instead of failing a WebSocket handshake.
@@ -45,18 +52,25 @@ export function Workspace({ session }: { session: Session }) {
       <div
         className={drawer ? 'workspace drawer-open' : 'workspace'}
         onKeyDown={(e) => {
-          if (e.key === 'Escape') setDrawer(false)
+          // An Escape inside a dialog closes the dialog only.
+          if (e.key === 'Escape' && drawer && !(e.target instanceof Element && e.target.closest('dialog'))) {
+            setDrawer(false)
+            toggle.current?.focus()
+          }
         }}
       >
         <button type="button" className="drawer-backdrop" aria-label="Close conversations" tabIndex={-1} onClick={() => setDrawer(false)} />
         <Sidebar session={session} activeId={activeId} onNavigate={() => setDrawer(false)} />
         <div className="main">
-          <button type="button" className="drawer-toggle" aria-expanded={drawer} onClick={() => setDrawer(!drawer)}>
+          <button type="button" ref={toggle} className="drawer-toggle" aria-expanded={drawer} onClick={() => setDrawer(!drawer)}>
             <span aria-hidden="true">☰</span> Conversations
           </button>
           <LiveBanner />
           <Switch>
             <Route path="/c/:id">{(p) => <ChannelView key={p.id} channelId={p.id} session={session} />}</Route>
+            <Route path="/search">
+              <SearchPage />
+            </Route>
             <Route path="/settings" nest>
               <SettingsPage session={session} />
             </Route>

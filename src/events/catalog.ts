@@ -1,0 +1,154 @@
+// The event catalog: every domain event, declared once. Services emit these payloads (typed by
+// this map: a wrong payload does not compile); the WebSocket frames, the REST event log, webhook
+// and integration bodies, the OpenAPI `webhooks` section and the AsyncAPI document are derived
+// from it. How to add an event: docs/architecture.md, "How to add an event".
+import { Type, type TSchema } from 'typebox'
+import { MessageSchema } from '../modules/messages/schemas.ts'
+import { Timestamp, Uuid } from '../schemas/common.ts'
+import { defineEvent, type EventCatalog } from './define.ts'
+
+const ActorType = Type.Union([Type.Literal('AGENT'), Type.Literal('HUMAN')])
+
+/** A channel as channel.created and channel.updated carry it (built by ./builders.ts). */
+export const EventChannelSchema = Type.Object(
+  {
+    id: Uuid,
+    name: Type.String(),
+    description: Type.String(),
+    topic: Type.Union([Type.String(), Type.Null()]),
+    type: Type.Union([Type.Literal('channel'), Type.Literal('dm')]),
+    created_at: Timestamp,
+  },
+  { additionalProperties: false },
+)
+
+// Integration payloads are the spec's shapes, not the domain payloads: lower-case actor types.
+const ActorLower = Type.Enum(['agent', 'human'], { description: 'Lower case.' })
+const Nullable = <T extends TSchema>(s: T) => Type.Union([s, Type.Null()])
+const lower = <T extends string>(s: T): Lowercase<T> => s.toLowerCase() as Lowercase<T>
+
+export const EVENTS = {
+  'message.created': defineEvent({
+    scope: 'channel',
+    payload: Type.Object({ message: MessageSchema }),
+    frame: { description: 'A message was posted (REST, WebSocket or an integration).', summary: 'A message was posted' },
+    webhook: { when: 'A message was posted in a channel the agent belongs to (its own messages included).' },
+    integration: {
+      when: "Any message was sent to a channel (including through the inbound endpoint). DMs only when one of the integration's `agent_ids` takes part (any agent when that list is empty).",
+      payload: Type.Object(
+        { message_id: Uuid, channel_id: Uuid, author_id: Uuid, author_type: ActorLower, text: Type.String() },
+        { additionalProperties: false },
+      ),
+      build: ({ payload: { message } }) => ({
+        message_id: message.id,
+        channel_id: message.channel_id,
+        author_id: message.author_id,
+        author_type: lower(message.author_type),
+        text: message.text,
+      }),
+    },
+  }),
+  'message.updated': defineEvent({
+    scope: 'channel',
+    payload: Type.Object({ message: MessageSchema }),
+    frame: { description: 'A message was edited; `message` is the edited message.', summary: 'A message was edited' },
+    webhook: { when: 'A message was edited in a channel the agent belongs to.' },
+    integration: null,
+  }),
+  'message.deleted': defineEvent({
+    scope: 'channel',
+    payload: Type.Object({ message_id: Uuid, channel_id: Uuid }),
+    frame: { description: 'A message was deleted.', summary: 'A message was deleted' },
+    webhook: { when: 'A message was deleted in a channel the agent belongs to.' },
+    integration: null,
+  }),
+  'channel.created': defineEvent({
+    scope: 'channel',
+    payload: Type.Object({ channel: EventChannelSchema, creator_id: Uuid, creator_type: ActorType }),
+    frame: { description: 'A channel or DM was created (sent to its members).', summary: 'A channel or DM was created' },
+    webhook: { when: 'A channel (or DM) the agent is a member of was created.' },
+    integration: {
+      when: "A new channel was created (a DM only when one of the integration's `agent_ids` takes part, any agent when that list is empty).",
+      payload: Type.Object(
+        {
+          channel_id: Uuid,
+          name: Type.String(),
+          description: Nullable(Type.String()),
+          topic: Nullable(Type.String()),
+          type: Type.Enum(['channel', 'dm']),
+          created_at: Timestamp,
+          creator_id: Nullable(Uuid),
+          creator_type: Nullable(ActorLower),
+        },
+        { additionalProperties: false },
+      ),
+      build: ({ payload: { channel, creator_id, creator_type } }) => ({
+        channel_id: channel.id,
+        name: channel.name,
+        description: channel.description,
+        topic: channel.topic,
+        type: channel.type,
+        created_at: channel.created_at,
+        creator_id,
+        creator_type: lower(creator_type),
+      }),
+    },
+  }),
+  'channel.updated': defineEvent({
+    scope: 'channel',
+    payload: Type.Object({ channel: EventChannelSchema }),
+    frame: { description: 'A channel was renamed or its description or topic changed.', summary: 'A channel was changed' },
+    webhook: { when: 'A channel the agent belongs to was renamed or changed.' },
+    integration: null,
+  }),
+  'channel.deleted': defineEvent({
+    scope: 'channel',
+    payload: Type.Object({ channel_id: Uuid }),
+    frame: { description: 'A channel was deleted with its messages (sent to everyone who was a member).', summary: 'A channel was deleted' },
+    webhook: { when: 'A channel the agent belonged to was deleted.' },
+    integration: null,
+  }),
+  'member.joined': defineEvent({
+    scope: 'channel',
+    payload: Type.Object({ channel_id: Uuid, member_id: Uuid, member_type: ActorType, member_name: Type.String() }),
+    frame: {
+      description: 'A user or agent was added to the channel (also the creator of a new channel and both participants of a new DM).',
+      summary: 'A member was added to a channel',
+    },
+    webhook: { when: 'A user or agent joined a channel the agent belongs to (the agent itself included).' },
+    integration: {
+      when: "A user or agent was added to a channel (in a DM only when one of the integration's `agent_ids` takes part, any agent when that list is empty).",
+      payload: Type.Object(
+        { channel_id: Uuid, member_id: Uuid, member_type: ActorLower, member_name: Nullable(Type.String()) },
+        { additionalProperties: false },
+      ),
+      build: ({ payload }) => ({
+        channel_id: payload.channel_id,
+        member_id: payload.member_id,
+        member_type: lower(payload.member_type),
+        member_name: payload.member_name,
+      }),
+    },
+  }),
+  'member.left': defineEvent({
+    scope: 'channel',
+    payload: Type.Object({ channel_id: Uuid, member_id: Uuid, member_type: ActorType }),
+    frame: {
+      description: 'A member was removed from the channel. The removed member receives this frame too, then nothing more from the channel.',
+      summary: 'A member was removed from a channel',
+    },
+    webhook: { when: 'A member left or was removed from a channel the agent belongs to (or the agent itself was removed).' },
+    integration: null,
+  }),
+  'agent.connected': defineEvent({
+    scope: 'workspace',
+    payload: Type.Object({ agent_id: Uuid, agent_name: Type.String(), connected_at: Timestamp }),
+    frame: null,
+    webhook: null,
+    integration: {
+      when: 'An agent authenticated on the WebSocket.',
+      payload: Type.Object({ agent_id: Uuid, agent_name: Type.String(), connected_at: Timestamp }, { additionalProperties: false }),
+      build: ({ payload }) => ({ agent_id: payload.agent_id, agent_name: payload.agent_name, connected_at: payload.connected_at }),
+    },
+  }),
+} satisfies EventCatalog

@@ -1,0 +1,24 @@
+// The directory every caller picks people from (a DM, a channel member): agents and humans with
+// what a person needs to tell them apart. Humans show no e-mail: the directory is readable by
+// every member and agent, and an address is not needed to pick someone.
+import type { FastifyInstance } from 'fastify'
+import * as repo from './repo.ts'
+import type { DirectoryEntry } from './schemas.ts'
+
+const byName = (a: DirectoryEntry, b: DirectoryEntry): number => {
+  const x = a.name.toLocaleLowerCase('en')
+  const y = b.name.toLocaleLowerCase('en')
+  if (x !== y) return x < y ? -1 : 1
+  return a.id < b.id ? -1 : a.id > b.id ? 1 : 0
+}
+
+export async function listDirectory(app: FastifyInstance): Promise<DirectoryEntry[]> {
+  const [agents, humans] = await Promise.all([repo.listAgents(app.db.prisma), repo.listHumans(app.db.prisma)])
+  const agentEntries = agents.map(
+    (a): DirectoryEntry => ({ id: a.id, type: 'AGENT', name: a.displayName, handle: a.name, role: a.isPrimary ? 'admin' : 'member', is_owner: false, status: 'active' }),
+  )
+  const humanEntries = humans.map(
+    (h): DirectoryEntry => ({ id: h.id, type: 'HUMAN', name: h.displayName, handle: null, role: h.role, is_owner: h.isOwner, status: h.status }),
+  )
+  return [...agentEntries.sort(byName), ...humanEntries.sort(byName)]
+}

@@ -1,0 +1,97 @@
+// One open WebSocket, as the gateway and the hub see it: who is on it (the credential it was
+// opened with), the bound on its send queue, its per-second frame budget and its keep-alive.
+import type { WebSocket } from 'ws'
+import type { MemberPrincipal } from '../plugins/auth.ts'
+import type { LogEntry } from './broker.ts'
+import type { Cursor } from './cursor.ts'
+import type { Client } from './hub.ts'
+
+/** Close codes besides the standard ones (docs/realtime.md). */
+export const CLOSE_GOING_AWAY = 1001
+export const CLOSE_TRY_AGAIN_LATER = 1013
+export const CLOSE_CREDENTIAL_INVALID = 4401
+
+export interface Credential {
+  principal: MemberPrincipal
+  /** Expiry of a JWT, in epoch milliseconds. */
+  expiresAt: number | null
+}
+
+export interface ConnectionLimits {
+  maxBufferedBytes: number
+  messagesPerSecond: number
+}
+
+export class Connection implements Client {
+  readonly memberId: string
+  pending: LogEntry[] | null = null
+  floor: Cursor | null = null
+  /** `include_own_messages=false` on /ws: no frames for the member's own messages (docs/loops.md). */
+  skipsOwnMessages = false
+  private alive = true
+  private windowStart = 0
+  private windowCount = 0
+  /** Client frames are handled one after the other, so messages keep the client's order. */
+  queue: Promise<void> = Promise.resolve()
+
+  constructor(
+    readonly socket: WebSocket,
+    readonly credential: Credential,
+    private readonly limits: ConnectionLimits,
+    private readonly onOverflow: (conn: Connection) => void,
+  ) {
+    this.memberId = credential.principal.id
+    socket.on('pong', () => {
+      this.alive = true
+    })
+  }
+
+  get principal(): MemberPrincipal {
+    return this.credential.principal
+  }
+
+  get open(): boolean {
+    return this.socket.readyState === this.socket.OPEN
+  }
+
+  send(frame: Buffer): void {
+    if (!this.open) return
+    // A client that stops reading lets the queue grow: cut it off instead of buffering forever.
+    if (this.socket.bufferedAmount + frame.length > this.limits.maxBufferedBytes) {
+      this.onOverflow(this)
+      this.socket.terminate()
+      return
+    }
+    this.socket.send(frame, { binary: false })
+  }
+
+  /** Whether the send queue is more than half full (a long replay waits for `drained`). */
+  get congested(): boolean {
+    return this.socket.bufferedAmount > this.limits.maxBufferedBytes / 2
+  }
+
+  /** Waits until the send queue is at most half full (replay of a long backlog). */
+  async drained(): Promise<void> {
+    while (this.open && this.congested) await new Promise((resolve) => setTimeout(resolve, 5))
+  }
+
+  /** Counts a client frame against the fixed one-second window; false beyond the budget. */
+  allowFrame(now: number): boolean {
+    if (now - this.windowStart >= 1_000) {
+      this.windowStart = now
+      this.windowCount = 0
+    }
+    this.windowCount += 1
+    return this.windowCount <= this.limits.messagesPerSecond
+  }
+
+  /** Keep-alive tick: a socket that has not answered the previous ping is dropped. */
+  heartbeat(): void {
+    if (!this.alive) {
+      this.socket.terminate()
+      return
+    }
+    this.alive = false
+    this.socket.ping()
+  }
+}

@@ -1,0 +1,95 @@
+// Frames a client sends on its socket: `send_message` (through the same service as REST, so
+// validation, access rules, events and webhooks are those of REST) and `ping`, each answered
+// with `ack`, `pong` or `error` echoing the frame's id. Anything else is refused with an `error`;
+// the connection stays open.
+import type { FastifyInstance } from 'fastify'
+import { Compile } from 'typebox/compile'
+import type { RawData } from 'ws'
+import { AppError } from '../lib/errors.ts'
+import { inputProblem } from '../lib/input-guard.ts'
+import { outageError } from '../lib/outage.ts'
+import { createMessage } from '../modules/messages/service.ts'
+import type { Connection } from './connection.ts'
+import { PingFrame, SendMessageFrame, type SendMessage } from './frames.ts'
+import { encodeFrame } from './hub.ts'
+
+const MAX_CLIENT_ID = 128
+
+const checkSendMessage = Compile(SendMessageFrame)
+const checkPing = Compile(PingFrame)
+
+/** How a client frame is named in the answers to it: `id`, and `client_id` when the client used that. */
+interface Echo {
+  id: string | null
+  client_id?: string
+}
+
+const readableId = (value: unknown): string | undefined =>
+  typeof value === 'string' && value.length >= 1 && value.length <= MAX_CLIENT_ID ? value : undefined
+
+/** Read from any parsed frame, valid or not, so that even a refusal names the frame it answers. */
+function echoOf(body: unknown): Echo {
+  if (typeof body !== 'object' || body === null) return { id: null }
+  const { id, client_id: clientId } = body as { id?: unknown; client_id?: unknown }
+  const echoed = readableId(clientId)
+  return echoed === undefined ? { id: readableId(id) ?? null } : { id: readableId(id) ?? echoed, client_id: echoed }
+}
+
+export const sendJson = (conn: Connection, frame: unknown): void => conn.send(encodeFrame(frame))
+
+const sendError = (conn: Connection, echo: Echo, code: string, error: string, retryAfter?: string): void =>
+  sendJson(conn, { type: 'error', ...echo, code, error, ...(retryAfter ? { retry_after: Number(retryAfter) } : {}) })
+
+/** The handler of a socket's `message` events. */
+export function inboundFrames(app: FastifyInstance): (conn: Connection, data: RawData, isBinary: boolean) => void {
+  const perSecond = app.config.wsMessagesPerSecond
+
+  async function sendMessage(conn: Connection, frame: SendMessage, echo: Echo): Promise<void> {
+    try {
+      // The frame's id is its idempotency key (24 h, per sender): a client that resends a frame
+      // after a reconnect gets the original message back instead of a second one.
+      const idempotencyKey = echo.id === null ? undefined : `ws:${echo.id}`
+      const result = await createMessage(app, conn.principal, frame.channel_id, { text: frame.text, idempotencyKey, inReplyToEvent: frame.in_reply_to_event })
+      sendJson(conn, { type: 'ack', ...echo, message: result.body })
+    } catch (error) {
+      if (error instanceof AppError) return sendError(conn, echo, error.code, error.message, error.headers?.['retry-after'])
+      const outage = outageError(error)
+      if (outage) return sendError(conn, echo, outage.code, outage.message)
+      app.log.error({ err: error }, 'send_message failed')
+      sendError(conn, echo, 'INTERNAL_ERROR', 'internal server error')
+    }
+  }
+
+  return function onFrame(conn, data, isBinary) {
+    const raw = isBinary ? null : data.toString()
+    let body: unknown
+    try {
+      body = raw === null ? undefined : JSON.parse(raw)
+    } catch {
+      body = undefined
+    }
+    const echo = echoOf(body)
+    if (!conn.allowFrame(Date.now())) {
+      return sendError(conn, echo, 'RATE_LIMITED', `at most ${perSecond} messages per second per connection`)
+    }
+    if (raw === null) return sendError(conn, { id: null }, 'VALIDATION_ERROR', 'frames are JSON text, not binary')
+    if (body === undefined) return sendError(conn, { id: null }, 'INVALID_JSON', 'the frame is not valid JSON')
+    const type = (body as { type?: unknown } | null)?.type
+    if (type === 'send_message') {
+      if (!checkSendMessage.Check(body)) {
+        const first = checkSendMessage.Errors(body)[0]
+        const where = first?.instancePath ? `${first.instancePath.slice(1)}: ` : ''
+        return sendError(conn, echo, 'VALIDATION_ERROR', `invalid send_message: ${where}${first?.message ?? 'invalid frame'}`)
+      }
+      const problem = inputProblem(body)
+      if (problem) return sendError(conn, echo, 'VALIDATION_ERROR', `invalid send_message: ${problem}`)
+      conn.queue = conn.queue.then(() => sendMessage(conn, body as SendMessage, echo))
+      return
+    }
+    if (type === 'ping') {
+      if (!checkPing.Check(body)) return sendError(conn, echo, 'VALIDATION_ERROR', 'invalid ping frame')
+      return sendJson(conn, { type: 'pong', ...echo })
+    }
+    sendError(conn, echo, 'VALIDATION_ERROR', 'unknown frame type; expected send_message or ping')
+  }
+}
