@@ -4,6 +4,7 @@
 import type { FastifyInstance } from 'fastify'
 import { uuidv7 } from '../src/lib/ids.ts'
 import { API_KEY_PREFIX, maskSecret, newSecret, sha256Hex } from '../src/lib/tokens.ts'
+import { forgetLoopGuardSettings } from '../src/modules/workspace/settings.ts'
 
 // bcrypt (cost 12) of 'correct horse battery staple', computed once: hashing per test is slow.
 export const FIXTURE_PASSWORD = 'correct horse battery staple'
@@ -62,4 +63,14 @@ export async function seedWorkspace(app: FastifyInstance, agentCount = 2): Promi
   const agents: SeededAgent[] = []
   for (let i = 1; i <= agentCount; i++) agents.push(await seedAgent(app, `agent-${i}`, owner.id))
   return { owner, member, observer, primary, agents }
+}
+
+/**
+ * For tests about something else that post more agent messages in a row than the loop guard
+ * allows by default (20 per conversation per minute with no human message; docs/loops.md):
+ * turns the guard off for this workspace, as the owner could with PATCH /api/v1/workspace.
+ */
+export async function disableLoopGuard(app: FastifyInstance): Promise<void> {
+  await app.db.prisma.instance.updateMany({ data: { loopGuardMaxMessages: 0, loopGuardMaxDepth: 0 } })
+  forgetLoopGuardSettings(app)
 }

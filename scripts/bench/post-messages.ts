@@ -4,12 +4,15 @@
 // one channel they all belong to), starts the real server (`src/server.ts`) as a child process,
 // and runs CONCURRENCY keep-alive clients posting back to back for SECONDS per phase (after a
 // short warm-up), each client with its own agent key:
-//   1. json        — plain JSON `{text}` posts (the hot path: one SQL statement per message).
-//   2. idempotent  — the same with a fresh `Idempotency-Key` per post (one extra lookup).
+//   1. json        — plain JSON `{text}` posts (the hot path: one SQL statement per message),
+//                    with the loop guard off (agents alone post back to back in one channel).
+//   2. json, loop guard on — the same with the guard counting every post (one more statement
+//                    and a row lock per channel: docs/loops.md) but refusing none.
+//   3. idempotent  — plain JSON with a fresh `Idempotency-Key` per post (one extra lookup).
 // Then, without HTTP, the two ways of storing a message with its outbox event, in this process
 // against the same database (why the hot path is raw SQL; docs/decisions.md, Conversations):
-//   3. insert: raw CTE     — the service's single statement through pg (src/modules/messages/repo.ts).
-//   4. insert: Prisma      — prisma.$transaction: message.create + outboxEvent.create.
+//   4. insert: raw CTE     — the service's single statement through pg (src/modules/messages/repo.ts).
+//   5. insert: Prisma      — prisma.$transaction: message.create + outboxEvent.create.
 // Prints messages/s and latency p50/p99/max per phase; the database and data dir are removed.
 // Usage: npx tsx scripts/bench/post-messages.ts
 //   BENCH_DATABASE_URL (default postgresql://postgres@127.0.0.1:5432/postgres), BENCH_SECONDS (10),
@@ -25,6 +28,7 @@ import { createDatabase } from '../../src/db/client.ts'
 import { applyMigrations } from '../../src/db/migrate.ts'
 import { newEvent, outboxRow } from '../../src/events/bus.ts'
 import { uuidv7 } from '../../src/lib/ids.ts'
+import { SETTINGS_TTL_MS } from '../../src/plugins/rate-limit.ts'
 import { API_KEY_PREFIX, maskSecret, newSecret, sha256Hex } from '../../src/lib/tokens.ts'
 import { adminQuery as admin, databaseUrl as urlOf, freePort, machine, percentile as pct, startFlags } from './lib.ts'
 
@@ -45,7 +49,8 @@ async function seed(): Promise<{ keys: string[]; channelId: string }> {
   const client = new pg.Client({ connectionString: databaseUrl })
   await client.connect()
   try {
-    await client.query('INSERT INTO instance (id) VALUES ($1)', [uuidv7()])
+    // The loop guard off (agents alone post here back to back); phase 2 turns it on.
+    await client.query('INSERT INTO instance (id, loop_guard_max_messages, loop_guard_max_depth) VALUES ($1, 0, 0)', [uuidv7()])
     const ownerId = uuidv7()
     await client.query(`INSERT INTO users (id, email, display_name, role, is_owner) VALUES ($1, 'owner@example.com', 'owner', 'admin', true)`, [ownerId])
     const channelId = uuidv7()
@@ -68,6 +73,20 @@ async function seed(): Promise<{ keys: string[]; channelId: string }> {
 interface Phase {
   name: string
   idempotent: boolean
+  /** The loop guard on, admitting every post (10,000 per second per channel): what it costs. */
+  loopGuard: boolean
+}
+
+/** Sets the workspace's loop guard and waits until the server's settings cache has expired. */
+async function setLoopGuard(on: boolean): Promise<void> {
+  const client = new pg.Client({ connectionString: databaseUrl })
+  await client.connect()
+  try {
+    await client.query('UPDATE instance SET loop_guard_max_messages = $1, loop_guard_window_seconds = 1', [on ? 10_000 : 0])
+  } finally {
+    await client.end()
+  }
+  await sleep(SETTINGS_TTL_MS + 500)
 }
 
 async function runPhase(port: number, channelId: string, keys: string[], phase: Phase, durationMs: number, record: boolean) {
@@ -132,7 +151,7 @@ async function insertLoop(insert: (i: number) => Promise<unknown>, durationMs: n
 
 /** The payload of message.created for a row the benchmark inserts itself. */
 function benchMessage(id: string, channelId: string, authorId: string, text: string) {
-  return { id, channel_id: channelId, author_id: authorId, author_name: 'bench', author_type: 'AGENT' as const, text, created_at: new Date().toISOString(), edited_at: null }
+  return { id, channel_id: channelId, author_id: authorId, author_name: 'bench', author_type: 'AGENT' as const, text, created_at: new Date().toISOString(), edited_at: null, in_reply_to_event: null, chain_depth: 1 }
 }
 
 async function compareInserts(channelId: string): Promise<{ raw: number; prisma: number }> {
@@ -204,7 +223,14 @@ try {
   }
 
   const results = []
-  for (const phase of [{ name: 'json', idempotent: false }, { name: 'idempotent', idempotent: true }]) {
+  let guarded = false
+  const phases: Phase[] = [
+    { name: 'json', idempotent: false, loopGuard: false },
+    { name: 'json, loop guard on', idempotent: false, loopGuard: true },
+    { name: 'idempotent', idempotent: true, loopGuard: false },
+  ]
+  for (const phase of phases) {
+    if (phase.loopGuard !== guarded) await setLoopGuard((guarded = phase.loopGuard))
     await runPhase(port, channelId, keys, phase, WARMUP_MS, false)
     results.push(await runPhase(port, channelId, keys, phase, SECONDS * 1000, true))
   }

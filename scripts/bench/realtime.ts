@@ -76,7 +76,8 @@ async function seed(url: string): Promise<Seeded> {
     await pool.query('INSERT INTO api_keys (id, agent_id, name, key_hash, masked_key) VALUES ($1, $2, $3, $4, $5)', [uuidv7(), id, 'bench', sha256Hex(key), maskSecret(key, API_KEY_PREFIX)])
     return { id, key }
   }
-  await pool.query('INSERT INTO instance (id) VALUES ($1)', [uuidv7()])
+  // One agent posts back to back: the loop guard (docs/loops.md) would stop it; off.
+  await pool.query('INSERT INTO instance (id, loop_guard_max_messages, loop_guard_max_depth) VALUES ($1, 0, 0)', [uuidv7()])
   const poster = await agent('bench-poster')
   const channels: string[] = []
   for (let c = 0; c < CHANNELS; c++) {

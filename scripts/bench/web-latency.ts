@@ -108,6 +108,8 @@ async function main(): Promise<void> {
     const session = await call<{ token: string; user_id: string }>(base, 'POST', '/api/v1/auth/login', null, { email: 'owner@bench.test', password: PASSWORD })
     // The owner reads every channel, but live events follow membership: join it.
     await call(base, 'POST', `/api/v1/channels/${channelId}/members`, session.token, { user_id: session.user_id })
+    // One agent posts MESSAGES messages in a row: the loop guard (docs/loops.md) would stop it.
+    await call(base, 'PATCH', '/api/v1/workspace', session.token, { loop_guard_max_messages: 0, loop_guard_max_depth: 0 })
 
     const page = await (await browser.newContext({ viewport: { width: 1280, height: 800 } })).newPage()
     await page.addInitScript((value) => {

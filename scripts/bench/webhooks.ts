@@ -74,6 +74,8 @@ async function run(mode: 'single node' | 'redis'): Promise<void> {
     const app = await buildApp({ ...config, databaseUrl: url, jwtSecret: 'x'.repeat(32) })
     await app.ready()
     try {
+      // One agent posts back to back: the loop guard (docs/loops.md) would stop it; off.
+      await app.db.prisma.instance.create({ data: { id: uuidv7(), loopGuardMaxMessages: 0, loopGuardMaxDepth: 0 } })
       const key = newSecret(API_KEY_PREFIX)
       const agentId = uuidv7()
       await app.db.prisma.agent.create({
@@ -169,6 +171,8 @@ async function isolation(): Promise<void> {
     const app = await buildApp({ ...config, databaseUrl: url, jwtSecret: 'x'.repeat(32) })
     await app.ready()
     try {
+      // One agent posts back to back: the loop guard (docs/loops.md) would stop it; off.
+      await app.db.prisma.instance.create({ data: { id: uuidv7(), loopGuardMaxMessages: 0, loopGuardMaxDepth: 0 } })
       const key = newSecret(API_KEY_PREFIX)
       const agentId = uuidv7()
       await app.db.prisma.agent.create({

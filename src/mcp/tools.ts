@@ -187,6 +187,13 @@ const postMessageTool = tool({
       text: Type.String({ maxLength: 1_000_000, description: 'The message text (may be empty only with a file).' }),
       file: Type.Optional(FileArg),
       idempotency_key: Type.Optional(Type.String({ minLength: 1, maxLength: 255, description: 'Any unique string; retrying with the same key and content returns the first post instead of posting again.' })),
+      in_reply_to_event: Type.Optional(
+        Type.String({
+          format: 'uuid',
+          description:
+            'The id of the message you are replying to (the id of its message.created event), or the event_id of another event you react to. Lets the server cap chains of agents replying to each other; if it answers LOOP_DETECTED, stop replying in this conversation until a human speaks.',
+        }),
+      ),
     },
     { additionalProperties: false },
   ),
@@ -195,7 +202,12 @@ const postMessageTool = tool({
     const channelId = await resolveChannel(ctx.app, ctx.principal, args.channel)
     messages.validateText(ctx.app, args.text, Boolean(args.file))
     const file = args.file ? await storeFile(ctx.app, args.file) : undefined
-    const result = await messages.createMessage(ctx.app, ctx.principal, channelId, { text: args.text, file, idempotencyKey: args.idempotency_key })
+    const result = await messages.createMessage(ctx.app, ctx.principal, channelId, {
+      text: args.text,
+      file,
+      idempotencyKey: args.idempotency_key,
+      inReplyToEvent: args.in_reply_to_event,
+    })
     const message = bounded(result.body as MessageDto)
     return { text: `Posted: ${messageLine(message)}`, structured: { message } }
   },

@@ -37,7 +37,7 @@ export function asyncApiDocument(catalog: EventCatalog = EVENTS): Record<string,
       title: 'Agent Messaging Service — real-time gateway',
       version: API_VERSION,
       description:
-        'WebSocket at `/ws`. Authenticate with `?token=<API key or JWT>` (URL-encoded) or `Authorization: Bearer …`; a bad or missing credential is refused at the upgrade with HTTP 401. Add `since=<cursor>` to receive the events missed since that cursor before live events. Other query parameters are ignored. All frames are JSON text. Full guide with a reference client: docs/realtime.md. The same event log over REST: `GET /api/v1/events` (openapi.json).',
+        'WebSocket at `/ws`. Authenticate with `?token=<API key or JWT>` (URL-encoded) or `Authorization: Bearer …`; a bad or missing credential is refused at the upgrade with HTTP 401. Add `since=<cursor>` to receive the events missed since that cursor before live events, and `include_own_messages=false` to receive no frames for your own messages (docs/loops.md). Other query parameters are ignored. All frames are JSON text. Full guide with a reference client: docs/realtime.md. The same event log over REST: `GET /api/v1/events` (openapi.json).',
     },
     servers: {
       local: { host: 'localhost:3000', protocol: 'ws', description: 'Local instance (npm start)', security: [{ $ref: '#/components/securitySchemes/token' }, { $ref: '#/components/securitySchemes/bearer' }] },
@@ -56,6 +56,11 @@ export function asyncApiDocument(catalog: EventCatalog = EVENTS): Record<string,
               properties: {
                 token: { type: 'string', description: 'An agent API key (svc_…) or a human JWT, URL-encoded.' },
                 since: { ...(json(SinceSchema) as object), description: `Resume after this cursor (the \`cursor\` of the last event processed). ${SINCE_INTEGER_NOTE}` },
+                include_own_messages: {
+                  type: 'boolean',
+                  default: true,
+                  description: 'false: no `new_message` / `message_updated` frames for your own messages, live or replayed (against echo loops; docs/loops.md).',
+                },
               },
               additionalProperties: true,
             },

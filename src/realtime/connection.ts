@@ -26,6 +26,8 @@ export class Connection implements Client {
   readonly memberId: string
   pending: LogEntry[] | null = null
   floor: Cursor | null = null
+  /** `include_own_messages=false` on /ws: no frames for the member's own messages (docs/loops.md). */
+  skipsOwnMessages = false
   private alive = true
   private windowStart = 0
   private windowCount = 0

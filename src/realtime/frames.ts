@@ -7,7 +7,7 @@ import { Type, type Static, type TObject, type TSchema } from 'typebox'
 import { EVENTS } from '../events/catalog.ts'
 import { frameTypeOf, type EventCatalog, type EventSpec, type FrameDoc, type FrameTypeOf } from '../events/define.ts'
 import { CLIENT_EVENTS, typesWith, type ClientEventType, type DomainEvent, type EventPayload } from '../events/types.ts'
-import { MessageSchema } from '../modules/messages/schemas.ts'
+import { InReplyToEventField, MessageSchema } from '../modules/messages/schemas.ts'
 import { Timestamp, Uuid } from '../schemas/common.ts'
 import type { LogEntry } from './broker.ts'
 import { CURSOR_PATTERN, SINCE_PATTERN, type Cursor } from './cursor.ts'
@@ -154,6 +154,9 @@ export const ErrorFrame = Type.Object(
     client_id: EchoedClientId,
     code: Type.String({ description: 'The same codes as the REST API (docs/errors.md).' }),
     error: Type.String(),
+    retry_after: Type.Optional(
+      Type.Integer({ minimum: 1, description: 'Seconds to wait before trying again, where REST would send `Retry-After` (e.g. `LOOP_DETECTED`).' }),
+    ),
   },
   { additionalProperties: false, title: 'error', description: 'A client frame was refused. The connection stays open.' },
 )
@@ -180,8 +183,13 @@ export const SendMessageFrame = Type.Object(
     ...ClientIds,
     channel_id: Uuid,
     text: Type.String(),
+    in_reply_to_event: Type.Optional(InReplyToEventField),
   },
-  { additionalProperties: true, title: 'send_message', description: `Posts a message, exactly like POST /api/v1/channels/{id}/messages with JSON \`{text}\`.${IGNORED}` },
+  {
+    additionalProperties: true,
+    title: 'send_message',
+    description: `Posts a message, exactly like POST /api/v1/channels/{id}/messages with JSON \`{text, in_reply_to_event}\` (loop protection included: docs/loops.md).${IGNORED}`,
+  },
 )
 
 export const PingFrame = Type.Object(

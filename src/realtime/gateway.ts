@@ -26,6 +26,7 @@ const READER_WAIT_MS = 3_000
 const WsQuery = Type.Object({
   token: Type.Optional(Type.String()),
   since: Type.Optional({ ...SinceSchema, description: `Resume after this cursor. ${SINCE_INTEGER_NOTE}` }),
+  include_own_messages: Type.Optional(Type.Boolean({ description: "false: no new_message / message_updated frames for the caller's own messages (docs/loops.md)." })),
 })
 
 const credentials = new WeakMap<FastifyRequest, Credential>()
@@ -66,7 +67,7 @@ export async function gateway(app: FastifyInstance, { broker, hub }: GatewayOpti
       const page = await broker.range(cursor, REPLAY_PAGE)
       for (const entry of page) {
         cursor = entry.cursor
-        if (!hub.mayReceive(conn.memberId, entry.event)) continue
+        if (!hub.wants(conn, entry.event)) continue
         const frame = toEventFrame(entry)
         if (!frame) continue
         if (conn.congested) await conn.drained()
@@ -104,7 +105,7 @@ export async function gateway(app: FastifyInstance, { broker, hub }: GatewayOpti
     })
   }
 
-  app.get<{ Querystring: { token?: string; since?: string } }>(
+  app.get<{ Querystring: { token?: string; since?: string; include_own_messages?: boolean } }>(
     '/ws',
     {
       websocket: true,
@@ -130,6 +131,7 @@ export async function gateway(app: FastifyInstance, { broker, hub }: GatewayOpti
         return
       }
       const conn = new Connection(socket, credential, limits, (c) => app.log.warn({ memberId: c.memberId }, 'websocket client too slow; disconnected'))
+      conn.skipsOwnMessages = request.query.include_own_messages === false
       connections.add(conn)
       socket.on('message', (data, isBinary) => onFrame(conn, data, isBinary))
       socket.on('close', () => {

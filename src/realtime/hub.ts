@@ -19,6 +19,14 @@ export interface Client {
   pending: LogEntry[] | null
   /** Entries at or below this cursor were already sent (replay) or predate the connection. */
   floor: Cursor | null
+  /** Opted out of the member's own messages (`include_own_messages=false`; docs/loops.md). */
+  readonly skipsOwnMessages?: boolean
+}
+
+/** A new or edited message written by this member. */
+function ownMessage(memberId: string, event: DomainEvent): boolean {
+  if (event.type !== 'message.created' && event.type !== 'message.updated') return false
+  return (event.payload.message as { author_id?: unknown } | undefined)?.author_id === memberId
 }
 
 interface MemberState {
@@ -94,6 +102,11 @@ export class Hub {
     return channels ? visibleTo(memberId, channels, event) : false
   }
 
+  /** Whether this socket gets the event: its member may see it, and it did not opt out of it. */
+  wants(client: Client, event: DomainEvent): boolean {
+    return this.mayReceive(client.memberId, event) && !(client.skipsOwnMessages && ownMessage(client.memberId, event))
+  }
+
   /**
    * Ends the catch-up: sends the buffered entries after `floor` that the member may see, then
    * delivers live. Synchronous, so no entry slips between the buffer and live delivery.
@@ -106,7 +119,7 @@ export class Hub {
     for (const entry of pending) {
       if (compareCursors(entry.cursor, last) <= 0) continue
       last = entry.cursor
-      if (!this.mayReceive(client.memberId, entry.event)) continue
+      if (!this.wants(client, entry.event)) continue
       const frame = toEventFrame(entry)
       if (frame) client.send(encodeFrame(frame))
     }
@@ -166,6 +179,7 @@ export class Hub {
       for (const client of state.clients) {
         if (client.pending) continue // catching up: it has the entry in its buffer
         if (client.floor && compareCursors(entry.cursor, client.floor) <= 0) continue
+        if (client.skipsOwnMessages && ownMessage(memberId, event)) continue
         frame ??= encodeFrame(toEventFrame(entry))
         client.floor = entry.cursor
         client.send(frame)

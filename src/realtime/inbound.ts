@@ -37,7 +37,8 @@ function echoOf(body: unknown): Echo {
 
 export const sendJson = (conn: Connection, frame: unknown): void => conn.send(encodeFrame(frame))
 
-const sendError = (conn: Connection, echo: Echo, code: string, error: string): void => sendJson(conn, { type: 'error', ...echo, code, error })
+const sendError = (conn: Connection, echo: Echo, code: string, error: string, retryAfter?: string): void =>
+  sendJson(conn, { type: 'error', ...echo, code, error, ...(retryAfter ? { retry_after: Number(retryAfter) } : {}) })
 
 /** The handler of a socket's `message` events. */
 export function inboundFrames(app: FastifyInstance): (conn: Connection, data: RawData, isBinary: boolean) => void {
@@ -48,10 +49,10 @@ export function inboundFrames(app: FastifyInstance): (conn: Connection, data: Ra
       // The frame's id is its idempotency key (24 h, per sender): a client that resends a frame
       // after a reconnect gets the original message back instead of a second one.
       const idempotencyKey = echo.id === null ? undefined : `ws:${echo.id}`
-      const result = await createMessage(app, conn.principal, frame.channel_id, { text: frame.text, idempotencyKey })
+      const result = await createMessage(app, conn.principal, frame.channel_id, { text: frame.text, idempotencyKey, inReplyToEvent: frame.in_reply_to_event })
       sendJson(conn, { type: 'ack', ...echo, message: result.body })
     } catch (error) {
-      if (error instanceof AppError) return sendError(conn, echo, error.code, error.message)
+      if (error instanceof AppError) return sendError(conn, echo, error.code, error.message, error.headers?.['retry-after'])
       const outage = outageError(error)
       if (outage) return sendError(conn, echo, outage.code, outage.message)
       app.log.error({ err: error }, 'send_message failed')

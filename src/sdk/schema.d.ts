@@ -385,7 +385,7 @@ export interface paths {
         head?: never;
         /**
          * Change workspace settings (workspace owner only)
-         * @description Sets the per-workspace API rate limit and the self-registration mode (`registration_mode`); give at least one. Both apply without a restart. This route is never rate-limited for the owner, so a limit can always be lifted.
+         * @description Sets the per-workspace API rate limit, the self-registration mode (`registration_mode`) and the loop guard (`loop_guard_max_messages`, `loop_guard_window_seconds`, `loop_guard_max_depth`; docs/loops.md); give at least one. A value out of range is a 400 and changes nothing. Settings apply without a restart (on other servers within 5 s). This route is never rate-limited for the owner, so a limit can always be lifted.
          */
         patch: operations["updateWorkspace"];
         trace?: never;
@@ -518,7 +518,7 @@ export interface paths {
         put?: never;
         /**
          * Post a message (JSON text, or multipart text + one file)
-         * @description Members only (observers: 403); the workspace owner may post in any regular channel, and its first post there makes it a member. JSON `{text}`, or `multipart/form-data` with `text` and `file` (one file, at most 10 MiB, streamed to disk; larger: 413 `PAYLOAD_TOO_LARGE` and nothing stored). With a file the text may be empty. Emits `message.created`. Send `Idempotency-Key` to make retries safe.
+         * @description Members only (observers: 403); the workspace owner may post in any regular channel, and its first post there makes it a member. JSON `{text}`, or `multipart/form-data` with `text` and `file` (one file, at most 10 MiB, streamed to disk; larger: 413 `PAYLOAD_TOO_LARGE` and nothing stored). With a file the text may be empty. Emits `message.created`. Send `Idempotency-Key` to make retries safe. Loop protection (docs/loops.md): a post by an agent answers 429 `LOOP_DETECTED` with `Retry-After` when agents alone posted the workspace setting `loop_guard_max_messages` here within `loop_guard_window_seconds`, or when its `in_reply_to_event` chain would exceed `loop_guard_max_depth`.
          */
         post: operations["postMessage"];
         delete?: never;
@@ -921,7 +921,7 @@ export interface paths {
         put?: never;
         /**
          * Post a message as an agent the integration acts for
-         * @description Authenticated with the integration's own key (`Authorization: Bearer svc_int_…`); any other credential is 401, and another integration's key sees no such integration (404). The agent must be a member of the channel (404 otherwise, as for any non-member, an unknown agent included) and, when the integration's `agent_ids` is not empty, one of them (403 otherwise); with an empty `agent_ids` it may act for any agent. The message is attributed to the agent and fires the same events as any message (WebSocket, webhooks, integrations — this one included). Send `Idempotency-Key` to make retries safe: a retry with the same key and body within 24 h returns the original 201 response and creates nothing; the same key with another body is 409 `IDEMPOTENCY_KEY_REUSED`.
+         * @description Authenticated with the integration's own key (`Authorization: Bearer svc_int_…`); any other credential is 401, and another integration's key sees no such integration (404). The agent must be a member of the channel (404 otherwise, as for any non-member, an unknown agent included) and, when the integration's `agent_ids` is not empty, one of them (403 otherwise); with an empty `agent_ids` it may act for any agent. The message is attributed to the agent and fires the same events as any message (WebSocket, webhooks, integrations — this one included). Send `Idempotency-Key` to make retries safe: a retry with the same key and body within 24 h returns the original 201 response and creates nothing; the same key with another body is 409 `IDEMPOTENCY_KEY_REUSED`. The agent's post is subject to the loop guard like any agent's (429 `LOOP_DETECTED` with `Retry-After`; docs/loops.md); pass the delivery's `X-Service-Event-Id` as `in_reply_to_event` so that chains of replies are capped too.
          */
         post: operations["postInboundMessage"];
         delete?: never;
@@ -1186,7 +1186,7 @@ export interface components {
              * @description Stable machine-readable code from a closed list; each code and its HTTP status are in docs/errors.md.
              * @enum {string}
              */
-            code: "VALIDATION_ERROR" | "INVALID_JSON" | "WEAK_PASSWORD" | "INVALID_EMAIL" | "DUPLICATE_NAME" | "INVALID_ROLE" | "INVALID_CURSOR" | "INVALID_URL" | "INVITE_INVALID" | "INVITE_EXPIRED" | "INVITE_USED" | "INVITE_EMAIL_MISMATCH" | "SELF_DM" | "MISSING_IDEMPOTENCY_BODY" | "BAD_REQUEST" | "UNAUTHORIZED" | "FORBIDDEN" | "APPROVAL_PENDING" | "REGISTRATION_CLOSED" | "NOT_FOUND" | "METHOD_NOT_ALLOWED" | "NOT_ACCEPTABLE" | "REQUEST_TIMEOUT" | "CONFLICT" | "ALREADY_BOOTSTRAPPED" | "EMAIL_TAKEN" | "NAME_TAKEN" | "ALREADY_MEMBER" | "IDEMPOTENCY_KEY_REUSED" | "IDEMPOTENCY_IN_PROGRESS" | "GONE" | "PAYLOAD_TOO_LARGE" | "URI_TOO_LONG" | "UNSUPPORTED_MEDIA_TYPE" | "UNPROCESSABLE" | "RATE_LIMITED" | "HEADERS_TOO_LARGE" | "INTERNAL_ERROR" | "SERVICE_UNAVAILABLE";
+            code: "VALIDATION_ERROR" | "INVALID_JSON" | "WEAK_PASSWORD" | "INVALID_EMAIL" | "DUPLICATE_NAME" | "INVALID_ROLE" | "INVALID_CURSOR" | "INVALID_URL" | "INVITE_INVALID" | "INVITE_EXPIRED" | "INVITE_USED" | "INVITE_EMAIL_MISMATCH" | "SELF_DM" | "MISSING_IDEMPOTENCY_BODY" | "BAD_REQUEST" | "UNAUTHORIZED" | "FORBIDDEN" | "APPROVAL_PENDING" | "REGISTRATION_CLOSED" | "NOT_FOUND" | "METHOD_NOT_ALLOWED" | "NOT_ACCEPTABLE" | "REQUEST_TIMEOUT" | "CONFLICT" | "ALREADY_BOOTSTRAPPED" | "EMAIL_TAKEN" | "NAME_TAKEN" | "ALREADY_MEMBER" | "IDEMPOTENCY_KEY_REUSED" | "IDEMPOTENCY_IN_PROGRESS" | "GONE" | "PAYLOAD_TOO_LARGE" | "URI_TOO_LONG" | "UNSUPPORTED_MEDIA_TYPE" | "UNPROCESSABLE" | "RATE_LIMITED" | "LOOP_DETECTED" | "HEADERS_TOO_LARGE" | "INTERNAL_ERROR" | "SERVICE_UNAVAILABLE";
         };
         /**
          * Message
@@ -1217,6 +1217,10 @@ export interface components {
             created_at: string;
             /** @description When the text was last edited; null if never. */
             edited_at: string | null;
+            /** @description The event the poster said it was reacting to (`in_reply_to_event` when posting), as given; null if none. docs/loops.md. */
+            in_reply_to_event: string | null;
+            /** @description The message's place in a chain of agent messages: 0 for a human's message; for an agent's, one more than the message its `in_reply_to_event` is about (1 when it names none, or an event that is not about a message). The loop guard caps it (`loop_guard_max_depth`). */
+            chain_depth: number;
             attachment?: {
                 /** Format: uuid */
                 id: string;
@@ -1273,6 +1277,10 @@ export interface components {
             created_at: string;
             /** @description When the text was last edited; null if never. */
             edited_at: string | null;
+            /** @description The event the poster said it was reacting to (`in_reply_to_event` when posting), as given; null if none. docs/loops.md. */
+            in_reply_to_event: string | null;
+            /** @description The message's place in a chain of agent messages: 0 for a human's message; for an agent's, one more than the message its `in_reply_to_event` is about (1 when it names none, or an event that is not about a message). The loop guard caps it (`loop_guard_max_depth`). */
+            chain_depth: number;
             attachment?: {
                 /** Format: uuid */
                 id: string;
@@ -1679,6 +1687,12 @@ export interface components {
              * @enum {unknown}
              */
             registration_mode: "open" | "approval" | "closed";
+            /** @description Loop guard: how many messages agents alone (no human message in between) may post in one channel or thread within `loop_guard_window_seconds`; the next agent post there answers 429 `LOOP_DETECTED` with `Retry-After` until a human speaks there or the window has room. 0 turns the guard off. Default 20. */
+            loop_guard_max_messages: number;
+            /** @description Loop guard: the sliding window, in seconds (1 to 86,400). Default 60. */
+            loop_guard_window_seconds: number;
+            /** @description Loop guard: the longest chain of agent messages each posted in reply to the previous one (`in_reply_to_event`); an agent post that would be deeper answers 429 `LOOP_DETECTED`. A human message starts over at 0. 0 turns the cap off. Default 20. */
+            loop_guard_max_depth: number;
         };
         /**
          * BootstrapResult
@@ -1998,6 +2012,8 @@ export interface components {
             agent_id: string;
             url: string;
             events: string[];
+            /** @description Whether `message.created` and `message.updated` deliveries include the agent's own messages: true (the default, the spec's "a new message in any channel the agent belongs to"), or false so that an agent does not hear itself, the first step against echo loops (docs/loops.md). */
+            include_own_messages: boolean;
             /** @description False when disabled (by the owner, or automatically after failing for a long time: see `disabled_reason`). A disabled endpoint gets no deliveries. */
             active: boolean;
             disabled_at: string | null;
@@ -2029,6 +2045,8 @@ export interface components {
             agent_id: string;
             url: string;
             events: string[];
+            /** @description Whether `message.created` and `message.updated` deliveries include the agent's own messages: true (the default, the spec's "a new message in any channel the agent belongs to"), or false so that an agent does not hear itself, the first step against echo loops (docs/loops.md). */
+            include_own_messages: boolean;
             /** @description False when disabled (by the owner, or automatically after failing for a long time: see `disabled_reason`). A disabled endpoint gets no deliveries. */
             active: boolean;
             disabled_at: string | null;
@@ -2125,6 +2143,8 @@ export interface components {
             agent_ids: string[];
             /** @description True when created or patched with no agent list: it may act for any agent (still only in channels where that agent is a member). A restricted list whose agents were all deleted stays restricted: it then acts for none. */
             all_agents: boolean;
+            /** @description Whether `message.created` deliveries include messages authored by the agents this integration acts for (its `agent_ids`; with `all_agents`, every agent): true (the default, the spec's "any message is sent to a channel"), or false so that an integration does not hear its own agents' messages, the first step against echo loops (docs/loops.md). With `all_agents` and false it receives only humans' messages. */
+            include_own_messages: boolean;
             /** @description The API key, masked (`svc_int_AbCd…wxyz`). */
             masked_key: string;
             /** @description False when disabled (by the owner, or automatically after failing deliveries for a long time: see `disabled_reason`). Disabled integrations get no deliveries; the inbound endpoint keeps working. */
@@ -2169,6 +2189,8 @@ export interface components {
             agent_ids: string[];
             /** @description True when created or patched with no agent list: it may act for any agent (still only in channels where that agent is a member). A restricted list whose agents were all deleted stays restricted: it then acts for none. */
             all_agents: boolean;
+            /** @description Whether `message.created` deliveries include messages authored by the agents this integration acts for (its `agent_ids`; with `all_agents`, every agent): true (the default, the spec's "any message is sent to a channel"), or false so that an integration does not hear its own agents' messages, the first step against echo loops (docs/loops.md). With `all_agents` and false it receives only humans' messages. */
+            include_own_messages: boolean;
             /** @description The API key, masked (`svc_int_AbCd…wxyz`). */
             masked_key: string;
             /** @description False when disabled (by the owner, or automatically after failing deliveries for a long time: see `disabled_reason`). Disabled integrations get no deliveries; the inbound endpoint keeps working. */
@@ -3803,7 +3825,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /** @example 01a20a97-b30c-706f-aa2f-29ec04e509cc */
+                /** @example 01a20b49-1484-71d5-95ea-b7f8a1db2731 */
                 id: string;
             };
             cookie?: never;
@@ -4409,6 +4431,12 @@ export interface operations {
                      * @enum {unknown}
                      */
                     registration_mode?: "open" | "approval" | "closed";
+                    /** @description Loop guard: how many messages agents alone (no human message in between) may post in one channel or thread within `loop_guard_window_seconds`; the next agent post there answers 429 `LOOP_DETECTED` with `Retry-After` until a human speaks there or the window has room. 0 turns the guard off. Default 20. */
+                    loop_guard_max_messages?: number;
+                    /** @description Loop guard: the sliding window, in seconds (1 to 86,400). Default 60. */
+                    loop_guard_window_seconds?: number;
+                    /** @description Loop guard: the longest chain of agent messages each posted in reply to the previous one (`in_reply_to_event`); an agent post that would be deeper answers 429 `LOOP_DETECTED`. A human message starts over at 0. 0 turns the cap off. Default 20. */
+                    loop_guard_max_depth?: number;
                 };
             };
         };
@@ -5222,7 +5250,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /** @example 01a20abe-a872-714e-b55c-c97818241212 */
+                /** @example 01a20b48-b362-70b3-8450-d3e957de791c */
                 id: string;
             };
             cookie?: never;
@@ -5446,7 +5474,7 @@ export interface operations {
             };
             header?: never;
             path: {
-                /** @example 01a20aa1-4dcf-710d-8171-6b565ce13fba */
+                /** @example 01a20b48-c7c0-7042-93d5-b092cca3037d */
                 id: string;
             };
             cookie?: never;
@@ -5539,7 +5567,7 @@ export interface operations {
                 "idempotency-key"?: string;
             };
             path: {
-                /** @example 01a20abe-a872-714e-b55c-c97818241212 */
+                /** @example 01a20b48-c7c0-7042-93d5-b092cca3037d */
                 id: string;
             };
             cookie?: never;
@@ -5549,10 +5577,20 @@ export interface operations {
                 "application/json": {
                     /** @description Message text: at least one non-space character, at most MAX_MESSAGE_LENGTH (default 40,000) characters. */
                     text: string;
+                    /**
+                     * Format: uuid
+                     * @description Optional: the id of the event this message reacts to, e.g. `event_id` of the webhook delivery (or `X-Service-Event-Id` of an integration delivery, `event_id` of a WebSocket frame). For `message.created` that is the message's id. An agent's message then gets `chain_depth` one more than that message's, and a chain deeper than the workspace's `loop_guard_max_depth` is refused with 429 `LOOP_DETECTED`. An id the service does not know starts a new chain. docs/loops.md.
+                     */
+                    in_reply_to_event?: string;
                 };
                 "multipart/form-data": {
                     /** @description Message text; optional when a file is sent, and may then be empty. */
                     text?: string;
+                    /**
+                     * Format: uuid
+                     * @description Optional: the id of the event this message reacts to, e.g. `event_id` of the webhook delivery (or `X-Service-Event-Id` of an integration delivery, `event_id` of a WebSocket frame). For `message.created` that is the message's id. An agent's message then gets `chain_depth` one more than that message's, and a chain deeper than the workspace's `loop_guard_max_depth` is refused with 429 `LOOP_DETECTED`. An id the service does not know starts a new chain. docs/loops.md.
+                     */
+                    in_reply_to_event?: string;
                     /**
                      * Format: binary
                      * @description One file, at most 10 MiB (10,485,760 bytes); its part carries the file name and media type.
@@ -5634,10 +5672,10 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Rate limited (only when a limit is configured). `Retry-After` gives the seconds to wait. */
+            /** @description `LOOP_DETECTED`: the loop guard refused an agent's post (docs/loops.md); or `RATE_LIMITED`: the workspace rate limit (only when one is configured). `Retry-After` gives the seconds to wait. */
             429: {
                 headers: {
-                    /** @description Seconds until the budget has room again. */
+                    /** @description Seconds until a post can be admitted again. */
                     "Retry-After"?: number;
                     [name: string]: unknown;
                 };
@@ -5672,9 +5710,9 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /** @example 01a20a92-18b7-7014-abce-564f21afebcc */
+                /** @example 01a20b42-baf4-70c9-ada9-6438acd9ccdb */
                 id: string;
-                /** @example 01a20a92-1f84-718a-8d08-cbdff01550de */
+                /** @example 01a20b42-c0d2-7162-91b5-ed7bc6837d64 */
                 message_id: string;
             };
             cookie?: never;
@@ -5764,9 +5802,9 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /** @example 01a20a90-b2e7-7031-8dcd-f8e2447cf6b0 */
+                /** @example 01a20b43-8eb6-70b0-8052-13faef009d69 */
                 id: string;
-                /** @example 01a20a90-b37a-7146-89d7-37310a91b54e */
+                /** @example 01a20b43-901c-71b8-9103-b83c17cb0502 */
                 message_id: string;
             };
             cookie?: never;
@@ -5854,9 +5892,9 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /** @example 01a20a93-0bfc-713f-933f-fd4f201fdd56 */
+                /** @example 01a20b43-6df2-7097-a280-87e885787972 */
                 id: string;
-                /** @example 01a20a93-0df0-700a-9ce9-dbe092622724 */
+                /** @example 01a20b43-6f69-716b-ba51-bf5a18424bfe */
                 message_id: string;
             };
             cookie?: never;
@@ -6613,7 +6651,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /** @example 01a20aa0-3f41-711a-bfb3-91417dae1a75 */
+                /** @example 01a20b46-bd1f-7116-bde7-cb274b39907f */
                 id: string;
             };
             cookie?: never;
@@ -6703,7 +6741,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /** @example 01a20a9f-4911-7084-aced-c7d8cd0515ae */
+                /** @example 01a20b48-c75b-71ed-bc4d-d18fd49ff476 */
                 id: string;
             };
             cookie?: never;
@@ -6716,6 +6754,8 @@ export interface operations {
                     events: ("message.created" | "message.updated" | "message.deleted" | "channel.created" | "channel.updated" | "channel.deleted" | "member.joined" | "member.left")[];
                     /** @description Optional: your own signing secret, 16 to 256 characters (the HMAC key is this whole string, UTF-8). Omit it to let the server generate one (`whsec_` + 32 random bytes, base64), which is better unless you need to reuse an existing secret. Shown back only in the creation response. */
                     secret?: string;
+                    /** @description Whether `message.created` and `message.updated` deliveries include the agent's own messages: true (the default, the spec's "a new message in any channel the agent belongs to"), or false so that an agent does not hear itself, the first step against echo loops (docs/loops.md). */
+                    include_own_messages?: boolean;
                 };
             };
         };
@@ -6821,9 +6861,9 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /** @example 01a20aa0-3f41-711a-bfb3-91417dae1a75 */
+                /** @example 01a20b46-bd1f-7116-bde7-cb274b39907f */
                 id: string;
-                /** @example 01a20aa0-40f7-7099-872f-5c9457d7cc04 */
+                /** @example 01a20b46-bfc5-7032-8037-54cce2eec542 */
                 webhook_id: string;
             };
             cookie?: never;
@@ -6913,9 +6953,9 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /** @example 01a20aa0-3f41-711a-bfb3-91417dae1a75 */
+                /** @example 01a20b46-bd1f-7116-bde7-cb274b39907f */
                 id: string;
-                /** @example 01a20aa0-40f7-7099-872f-5c9457d7cc04 */
+                /** @example 01a20b46-bfc5-7032-8037-54cce2eec542 */
                 webhook_id: string;
             };
             cookie?: never;
@@ -7003,9 +7043,9 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /** @example 01a20aa7-07db-703b-a0ca-fac44b12dc55 */
+                /** @example 01a20b46-bd1f-7116-bde7-cb274b39907f */
                 id: string;
-                /** @example 01a20aa7-096a-705b-b72f-f19e19908523 */
+                /** @example 01a20b46-bfc5-7032-8037-54cce2eec542 */
                 webhook_id: string;
             };
             cookie?: never;
@@ -7016,6 +7056,8 @@ export interface operations {
                     /** @description Absolute http(s) URL. Loopback, private, link-local (169.254.0.0/16), CGNAT, unspecified and other reserved addresses are refused (400 `INVALID_URL`) here and again, on the resolved address, at every connection; an operator can allow them with `WEBHOOK_ALLOW_PRIVATE` / `WEBHOOK_ALLOW_HOSTS`. Redirects are not followed. */
                     url?: string;
                     events?: ("message.created" | "message.updated" | "message.deleted" | "channel.created" | "channel.updated" | "channel.deleted" | "member.joined" | "member.left")[];
+                    /** @description Whether `message.created` and `message.updated` deliveries include the agent's own messages: true (the default, the spec's "a new message in any channel the agent belongs to"), or false so that an agent does not hear itself, the first step against echo loops (docs/loops.md). */
+                    include_own_messages?: boolean;
                     /** @description true re-enables a disabled webhook (its failure streak is reset); false pauses it. */
                     active?: boolean;
                 };
@@ -7123,9 +7165,9 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /** @example 01a20aa0-3f41-711a-bfb3-91417dae1a75 */
+                /** @example 01a20b46-bd1f-7116-bde7-cb274b39907f */
                 id: string;
-                /** @example 01a20aa0-40f7-7099-872f-5c9457d7cc04 */
+                /** @example 01a20b46-bfc5-7032-8037-54cce2eec542 */
                 webhook_id: string;
             };
             cookie?: never;
@@ -7240,9 +7282,9 @@ export interface operations {
             };
             header?: never;
             path: {
-                /** @example 01a20aa0-3f41-711a-bfb3-91417dae1a75 */
+                /** @example 01a20b46-bd1f-7116-bde7-cb274b39907f */
                 id: string;
-                /** @example 01a20aa0-4f9a-71d6-ae72-c2719e5c9e96 */
+                /** @example 01a20b46-c95d-70e3-9463-4deec95cf263 */
                 webhook_id: string;
             };
             cookie?: never;
@@ -7545,6 +7587,8 @@ export interface operations {
                     agent_id?: string;
                     /** @description Optional: your own signing secret, 16 to 256 characters (the HMAC key is this whole string, UTF-8). Omit it to let the server generate one (`whsec_` + 32 random bytes, base64), which is better unless you need to reuse an existing secret. Shown back only in the creation response. */
                     hmac_secret?: string;
+                    /** @description Whether `message.created` deliveries include messages authored by the agents this integration acts for (its `agent_ids`; with `all_agents`, every agent): true (the default, the spec's "any message is sent to a channel"), or false so that an integration does not hear its own agents' messages, the first step against echo loops (docs/loops.md). With `all_agents` and false it receives only humans' messages. */
+                    include_own_messages?: boolean;
                 };
             };
         };
@@ -7641,7 +7685,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /** @example 01a20a9f-12f6-70bc-ba5e-2f1aa985f01c */
+                /** @example 01a20b48-aa17-719a-9f62-eaefe31c7bc9 */
                 id: string;
             };
             cookie?: never;
@@ -7731,7 +7775,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /** @example 01a20a9f-2402-71d3-b082-6c872999e5f5 */
+                /** @example 01a20b48-b45c-7095-8fe3-322f845977f2 */
                 id: string;
             };
             cookie?: never;
@@ -7819,7 +7863,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /** @example 01a20a9f-12f6-70bc-ba5e-2f1aa985f01c */
+                /** @example 01a20b48-aa17-719a-9f62-eaefe31c7bc9 */
                 id: string;
             };
             cookie?: never;
@@ -7840,6 +7884,8 @@ export interface operations {
                     events?: ("message.created" | "channel.created" | "member.joined" | "agent.connected")[];
                     /** @description Agents the integration may act for on the inbound endpoint. Each must exist (400 otherwise). Empty (the default): any agent. A non-empty list also limits which DMs the integration receives (those with one of these agents). */
                     agent_ids?: string[];
+                    /** @description Whether `message.created` deliveries include messages authored by the agents this integration acts for (its `agent_ids`; with `all_agents`, every agent): true (the default, the spec's "any message is sent to a channel"), or false so that an integration does not hear its own agents' messages, the first step against echo loops (docs/loops.md). With `all_agents` and false it receives only humans' messages. */
+                    include_own_messages?: boolean;
                     /** @description true re-enables a disabled integration (its failure streak is reset); false pauses its deliveries. */
                     active?: boolean;
                 };
@@ -7947,7 +7993,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /** @example 01a20a9f-12f6-70bc-ba5e-2f1aa985f01c */
+                /** @example 01a20b48-aa17-719a-9f62-eaefe31c7bc9 */
                 id: string;
             };
             cookie?: never;
@@ -8055,7 +8101,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /** @example 01a20a9f-12f6-70bc-ba5e-2f1aa985f01c */
+                /** @example 01a20b48-aa17-719a-9f62-eaefe31c7bc9 */
                 id: string;
             };
             cookie?: never;
@@ -8170,7 +8216,7 @@ export interface operations {
             };
             header?: never;
             path: {
-                /** @example 01a20a9f-495c-7029-a498-7ecd93fb0a55 */
+                /** @example 01a20b48-c77e-708d-8589-8dec4be2a330 */
                 id: string;
             };
             cookie?: never;
@@ -8260,9 +8306,9 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /** @example 01a20ad5-83a7-71e1-a3da-a041abce5007 */
+                /** @example 01a20b49-337b-70b8-8b34-2b981bf020ac */
                 id: string;
-                /** @example 01a20ad5-8440-7076-82c1-b7efe48a7797 */
+                /** @example 01a20b49-3405-70d5-8f2c-65e15602313c */
                 delivery_id: string;
             };
             cookie?: never;
@@ -8382,7 +8428,7 @@ export interface operations {
                 "idempotency-key"?: string;
             };
             path: {
-                /** @example 01a20a9f-2402-71d3-b082-6c872999e5f5 */
+                /** @example 01a20b48-b45c-7095-8fe3-322f845977f2 */
                 id: string;
             };
             cookie?: never;
@@ -8399,6 +8445,11 @@ export interface operations {
                     agent_id: string;
                     /** @description Message text (same rules as `POST /api/v1/channels/{id}/messages`). */
                     text: string;
+                    /**
+                     * Format: uuid
+                     * @description Optional: the id of the event this message reacts to, e.g. `event_id` of the webhook delivery (or `X-Service-Event-Id` of an integration delivery, `event_id` of a WebSocket frame). For `message.created` that is the message's id. An agent's message then gets `chain_depth` one more than that message's, and a chain deeper than the workspace's `loop_guard_max_depth` is refused with 429 `LOOP_DETECTED`. An id the service does not know starts a new chain. docs/loops.md.
+                     */
+                    in_reply_to_event?: string;
                 };
             };
         };
@@ -8475,10 +8526,10 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Rate limited (only when a limit is configured). `Retry-After` gives the seconds to wait. */
+            /** @description `LOOP_DETECTED`: the loop guard refused an agent's post (docs/loops.md); or `RATE_LIMITED`: the workspace rate limit (only when one is configured). `Retry-After` gives the seconds to wait. */
             429: {
                 headers: {
-                    /** @description Seconds until the budget has room again. */
+                    /** @description Seconds until a post can be admitted again. */
                     "Retry-After"?: number;
                     [name: string]: unknown;
                 };
@@ -8581,6 +8632,10 @@ export interface operations {
                             created_at: string;
                             /** @description When the text was last edited; null if never. */
                             edited_at: string | null;
+                            /** @description The event the poster said it was reacting to (`in_reply_to_event` when posting), as given; null if none. docs/loops.md. */
+                            in_reply_to_event: string | null;
+                            /** @description The message's place in a chain of agent messages: 0 for a human's message; for an agent's, one more than the message its `in_reply_to_event` is about (1 when it names none, or an event that is not about a message). The loop guard caps it (`loop_guard_max_depth`). */
+                            chain_depth: number;
                             attachment?: {
                                 /** Format: uuid */
                                 id: string;
@@ -8688,6 +8743,10 @@ export interface operations {
                             created_at: string;
                             /** @description When the text was last edited; null if never. */
                             edited_at: string | null;
+                            /** @description The event the poster said it was reacting to (`in_reply_to_event` when posting), as given; null if none. docs/loops.md. */
+                            in_reply_to_event: string | null;
+                            /** @description The message's place in a chain of agent messages: 0 for a human's message; for an agent's, one more than the message its `in_reply_to_event` is about (1 when it names none, or an event that is not about a message). The loop guard caps it (`loop_guard_max_depth`). */
+                            chain_depth: number;
                             attachment?: {
                                 /** Format: uuid */
                                 id: string;

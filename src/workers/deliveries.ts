@@ -14,7 +14,7 @@ import { outboxHighWater, ScanFloor } from '../events/outbox-floor.ts'
 import { memberIds } from '../modules/channels/access.ts'
 import { deliveryHeaders } from '../lib/signing.ts'
 import type { AddressPolicy } from '../lib/ssrf.ts'
-import type { DomainEvent } from '../events/types.ts'
+import type { DomainEvent, EventPayload } from '../events/types.ts'
 import { integrationBody, webhookBody } from './payloads.ts'
 import { EndpointGate, type EndpointLimits } from './endpoints.ts'
 import type { DeliveryQueue } from './queue.ts'
@@ -73,6 +73,13 @@ export class Kicker {
   idle(): Promise<void> {
     return this.running ?? Promise.resolve()
   }
+}
+
+/** The author of a message event (created or updated); null for other events. */
+function messageAuthor(event: DomainEvent): { id: string; type: string } | null {
+  if (event.type !== 'message.created' && event.type !== 'message.updated') return null
+  const { message } = event.payload as EventPayload<'message.created'>
+  return { id: message.author_id, type: message.author_type }
 }
 
 export interface EngineOptions {
@@ -196,9 +203,12 @@ export class DeliveryEngine {
       if (!webhooks.length && !integrations.length) continue
       const audience = event.channelId || event.audience?.length ? await audienceOf(event) : new Set<string>()
 
-      // Agent webhooks: events of channels the agent belongs to (or was just removed from).
+      // Agent webhooks: events of channels the agent belongs to (or was just removed from),
+      // without the agent's own messages when it opted out (docs/loops.md).
+      const author = messageAuthor(event)
       for (const w of webhooks) {
         if (!audience.has(w.agentId)) continue
+        if (!w.includeOwnMessages && author?.id === w.agentId) continue
         out.push({ webhookId: w.id, integrationId: null, eventId: event.id, eventType: event.type, body: webhookBody(w.id, w.agentId, event) })
       }
 
@@ -207,8 +217,12 @@ export class DeliveryEngine {
       const dm = event.channelId !== null && ctx.dmChannelIds.has(event.channelId) ? event.channelId : null
       const seesDm = (i: repo.IntegrationTarget): boolean =>
         i.allAgents ? ctx.agentDmChannelIds.has(dm!) : i.agentIds.some((a) => audience.has(a))
+      // An integration that opted out of its own messages skips those of the agents it acts for.
+      const ownOf = (i: repo.IntegrationTarget): boolean =>
+        author !== null && author.type === 'AGENT' && (i.allAgents || i.agentIds.includes(author.id))
       for (const i of integrations) {
         if (dm && !seesDm(i)) continue
+        if (!i.includeOwnMessages && ownOf(i)) continue
         const body = integrationBody(i.id, event)
         if (body) out.push({ webhookId: null, integrationId: i.id, eventId: event.id, eventType: event.type, body })
       }

@@ -17,6 +17,8 @@ export interface WebhookTarget {
   id: string
   agentId: string
   events: string[]
+  /** Deliver message events of the agent's own messages (docs/loops.md). */
+  includeOwnMessages: boolean
   /** Events that occurred before this are not its business (a subscription starts at creation). */
   createdAt: Date
 }
@@ -27,6 +29,8 @@ export interface IntegrationTarget {
   agentIds: string[]
   /** Acts for any agent (created with no agent list). */
   allAgents: boolean
+  /** Deliver messages of the agents it acts for (docs/loops.md). */
+  includeOwnMessages: boolean
   createdAt: Date
 }
 
@@ -85,12 +89,12 @@ export async function planBatch(
     const types = [...new Set(events.map((e) => e.type))]
     const channelIds = [...new Set(events.map((e) => e.channelId).filter((c): c is string => !!c))]
     // One client runs one query at a time: sequential on purpose.
-    const webhooks = await client.query<{ id: string; agent_id: string; events: string[]; created_at: Date }>(
-      'SELECT id::text, agent_id::text, events, created_at FROM webhooks WHERE active AND events && $1::text[]',
+    const webhooks = await client.query<{ id: string; agent_id: string; events: string[]; include_own_messages: boolean; created_at: Date }>(
+      'SELECT id::text, agent_id::text, events, include_own_messages, created_at FROM webhooks WHERE active AND events && $1::text[]',
       [types],
     )
-    const integrations = await client.query<{ id: string; events: string[]; all_agents: boolean; agent_ids: string[]; created_at: Date }>(
-      `SELECT i.id::text, i.events, i.all_agents, i.created_at, coalesce(array_agg(ia.agent_id::text) FILTER (WHERE ia.agent_id IS NOT NULL), '{}') AS agent_ids
+    const integrations = await client.query<{ id: string; events: string[]; all_agents: boolean; include_own_messages: boolean; agent_ids: string[]; created_at: Date }>(
+      `SELECT i.id::text, i.events, i.all_agents, i.include_own_messages, i.created_at, coalesce(array_agg(ia.agent_id::text) FILTER (WHERE ia.agent_id IS NOT NULL), '{}') AS agent_ids
          FROM integrations i LEFT JOIN integration_agents ia ON ia.integration_id = i.id
         WHERE i.active AND i.events && $1::text[]
         GROUP BY i.id`,
@@ -106,8 +110,15 @@ export async function planBatch(
         : { rows: [] as { id: string; with_agent: boolean }[] }
     const deliveries = await plan({
       events,
-      webhooks: webhooks.rows.map((w) => ({ id: w.id, agentId: w.agent_id, events: w.events, createdAt: w.created_at })),
-      integrations: integrations.rows.map((i) => ({ id: i.id, events: i.events, agentIds: i.agent_ids, allAgents: i.all_agents, createdAt: i.created_at })),
+      webhooks: webhooks.rows.map((w) => ({ id: w.id, agentId: w.agent_id, events: w.events, includeOwnMessages: w.include_own_messages, createdAt: w.created_at })),
+      integrations: integrations.rows.map((i) => ({
+        id: i.id,
+        events: i.events,
+        agentIds: i.agent_ids,
+        allAgents: i.all_agents,
+        includeOwnMessages: i.include_own_messages,
+        createdAt: i.created_at,
+      })),
       dmChannelIds: new Set(dms.rows.map((r) => r.id)),
       agentDmChannelIds: new Set(dms.rows.filter((r) => r.with_agent).map((r) => r.id)),
     })

@@ -115,7 +115,7 @@ t.test('one list of event types, and one documented mapping of names', async (t)
 const channelId = uuidv7()
 const actorId = uuidv7()
 const at = new Date().toISOString()
-const message = { id: uuidv7(), channel_id: channelId, author_id: actorId, author_name: 'Ada', author_type: 'AGENT' as const, text: 'hello', created_at: at, edited_at: null }
+const message = { id: uuidv7(), channel_id: channelId, author_id: actorId, author_name: 'Ada', author_type: 'AGENT' as const, text: 'hello', created_at: at, edited_at: null, in_reply_to_event: null, chain_depth: 1 }
 const channel = { id: channelId, name: 'general', description: '', topic: null, type: 'channel' as const, created_at: at }
 const samples: { [T in keyof typeof EVENTS]: EventPayload<T> } = {
   'message.created': { message },

@@ -6,7 +6,7 @@ import { Type } from 'typebox'
 import { idempotencyKeyOf } from '../../lib/idempotency.ts'
 import { errors } from '../../schemas/common.ts'
 import { IdempotencyHeaders } from '../channels/routes.ts'
-import { MessageSchema } from '../messages/schemas.ts'
+import { LoopOrRateLimited, MessageSchema } from '../messages/schemas.ts'
 import { DELIVERY_PAGE_DEFAULT, DeliveryListQuery, DeliveryPageSchema, DeliverySchema } from '../webhooks/schemas.ts'
 import {
   CreatedIntegrationSchema,
@@ -182,11 +182,11 @@ export default async function integrationsRoutes(fastify: FastifyInstance): Prom
         tags: ['integrations'],
         summary: 'Post a message as an agent the integration acts for',
         description:
-          "Authenticated with the integration's own key (`Authorization: Bearer svc_int_…`); any other credential is 401, and another integration's key sees no such integration (404). The agent must be a member of the channel (404 otherwise, as for any non-member, an unknown agent included) and, when the integration's `agent_ids` is not empty, one of them (403 otherwise); with an empty `agent_ids` it may act for any agent. The message is attributed to the agent and fires the same events as any message (WebSocket, webhooks, integrations — this one included). Send `Idempotency-Key` to make retries safe: a retry with the same key and body within 24 h returns the original 201 response and creates nothing; the same key with another body is 409 `IDEMPOTENCY_KEY_REUSED`.",
+          "Authenticated with the integration's own key (`Authorization: Bearer svc_int_…`); any other credential is 401, and another integration's key sees no such integration (404). The agent must be a member of the channel (404 otherwise, as for any non-member, an unknown agent included) and, when the integration's `agent_ids` is not empty, one of them (403 otherwise); with an empty `agent_ids` it may act for any agent. The message is attributed to the agent and fires the same events as any message (WebSocket, webhooks, integrations — this one included). Send `Idempotency-Key` to make retries safe: a retry with the same key and body within 24 h returns the original 201 response and creates nothing; the same key with another body is 409 `IDEMPOTENCY_KEY_REUSED`. The agent's post is subject to the loop guard like any agent's (429 `LOOP_DETECTED` with `Retry-After`; docs/loops.md); pass the delivery's `X-Service-Event-Id` as `in_reply_to_event` so that chains of replies are capped too.",
         params: IntegrationParams,
         headers: IdempotencyHeaders,
         body: InboundSchema,
-        response: { 201: MessageSchema, ...errors(400, 403, 404, 409) },
+        response: { 201: MessageSchema, ...errors(400, 403, 404, 409), 429: LoopOrRateLimited },
       },
     },
     async (request, reply) =>

@@ -2,6 +2,7 @@
 import { Type, type Static } from 'typebox'
 import { Timestamp, Uuid } from '../../schemas/common.ts'
 import { INTEGRATION_EVENTS } from '../../events/types.ts'
+import { InReplyToEventField } from '../messages/schemas.ts'
 import { ChosenSecretField, TargetUrlField } from '../webhooks/schemas.ts'
 
 // Closed list; `langgraph` and `openclaw` are values a public implementation of the same spec uses.
@@ -34,6 +35,11 @@ export const AgentIdField = Type.String({
 
 const NameField = Type.String({ minLength: 1, maxLength: 100, pattern: '\\S', description: 'A label.' })
 
+const IncludeOwnMessagesField = Type.Boolean({
+  description:
+    "Whether `message.created` deliveries include messages authored by the agents this integration acts for (its `agent_ids`; with `all_agents`, every agent): true (the default, the spec's \"any message is sent to a channel\"), or false so that an integration does not hear its own agents' messages, the first step against echo loops (docs/loops.md). With `all_agents` and false it receives only humans' messages.",
+})
+
 const EndpointStatusFields = {
   active: Type.Boolean({ description: 'False when disabled (by the owner, or automatically after failing deliveries for a long time: see `disabled_reason`). Disabled integrations get no deliveries; the inbound endpoint keeps working.' }),
   disabled_at: Type.Union([Timestamp, Type.Null()]),
@@ -53,6 +59,7 @@ export const IntegrationSchema = Type.Object(
     all_agents: Type.Boolean({
       description: 'True when created or patched with no agent list: it may act for any agent (still only in channels where that agent is a member). A restricted list whose agents were all deleted stays restricted: it then acts for none.',
     }),
+    include_own_messages: IncludeOwnMessagesField,
     masked_key: Type.String({ description: 'The API key, masked (`svc_int_AbCd…wxyz`).' }),
     ...EndpointStatusFields,
     created_at: Timestamp,
@@ -84,6 +91,7 @@ export const CreateIntegrationSchema = Type.Object(
     agent_ids: Type.Optional(AgentIdsField),
     agent_id: Type.Optional(AgentIdField),
     hmac_secret: Type.Optional(ChosenSecretField),
+    include_own_messages: Type.Optional(IncludeOwnMessagesField),
   },
   { additionalProperties: false },
 )
@@ -95,6 +103,7 @@ export const UpdateIntegrationSchema = Type.Object(
     webhook_url: Type.Optional(TargetUrlField),
     events: Type.Optional(IntegrationEventsField),
     agent_ids: Type.Optional(AgentIdsField),
+    include_own_messages: Type.Optional(IncludeOwnMessagesField),
     active: Type.Optional(Type.Boolean({ description: 'true re-enables a disabled integration (its failure streak is reset); false pauses its deliveries.' })),
   },
   { additionalProperties: false, minProperties: 1 },
@@ -122,6 +131,7 @@ export const InboundSchema = Type.Object(
       description: 'The agent the message is attributed to: a member of the channel, and one of the integration\'s `agent_ids` when that list is not empty.',
     }),
     text: Type.String({ description: 'Message text (same rules as `POST /api/v1/channels/{id}/messages`).' }),
+    in_reply_to_event: Type.Optional(InReplyToEventField),
   },
   { additionalProperties: false },
 )

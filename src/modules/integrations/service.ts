@@ -26,6 +26,7 @@ export function toIntegrationDto(i: repo.IntegrationWithAgents): IntegrationDto 
     events: i.events,
     agent_ids: i.agents.map((a) => a.agentId),
     all_agents: i.allAgents,
+    include_own_messages: i.includeOwnMessages,
     masked_key: i.maskedKey,
     active: i.active,
     disabled_at: i.disabledAt?.toISOString() ?? null,
@@ -71,6 +72,7 @@ export async function createIntegration(app: FastifyInstance, input: CreateInteg
       maskedKey,
       hmacSecret,
       allAgents: agentIds.length === 0,
+      includeOwnMessages: input.include_own_messages ?? true,
     },
     agentIds,
   )
@@ -92,6 +94,7 @@ export async function updateIntegration(app: FastifyInstance, id: string, patch:
   if (patch.platform !== undefined) data.platform = patch.platform
   if (patch.webhook_url !== undefined) data.webhookUrl = await validateTargetUrl(app, patch.webhook_url)
   if (patch.events !== undefined) data.events = [...new Set(patch.events)]
+  if (patch.include_own_messages !== undefined) data.includeOwnMessages = patch.include_own_messages
   if (patch.agent_ids !== undefined) {
     await assertAgentsExist(app, patch.agent_ids)
     data.allAgents = patch.agent_ids.length === 0
@@ -151,6 +154,6 @@ export async function inbound(app: FastifyInstance, principal: Principal, integr
   if (!agent || !(await isMember(app, input.channel_id, agent.id))) throw notFound('channel (or the agent is not a member of it)')
   const author: AgentPrincipal = { kind: 'agent', id: agent.id, name: agent.name, displayName: agent.displayName, keyId: '' }
   const key = idempotencyKey === undefined ? undefined : `integration:${integrationId}:${idempotencyKey}`
-  const result = await createMessage(app, author, input.channel_id, { text: input.text, idempotencyKey: key })
+  const result = await createMessage(app, author, input.channel_id, { text: input.text, idempotencyKey: key, inReplyToEvent: input.in_reply_to_event })
   return result.body as MessageDto
 }

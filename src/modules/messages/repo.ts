@@ -20,6 +20,8 @@ export interface NewMessage {
   authorName: string
   text: string
   createdAt: Date
+  inReplyToEvent: string | null
+  chainDepth: number
   attachment?: { id: string; fileName: string; contentType: string; size: number; storageName: string }
   idempotency?: { key: string; hash: string; body: unknown }
   event: DomainEvent<'message.created'>
@@ -31,28 +33,28 @@ function insertSql(withAttachment: boolean, withIdempotency: boolean): string {
   const cacheKey = `${withAttachment}:${withIdempotency}`
   let sql = sqlCache.get(cacheKey)
   if (sql) return sql
-  // $1..$7 message, $8..$12 outbox, $13..$17 attachment, $18..$20 idempotency
+  // $1..$9 message, $10..$14 outbox, $15..$19 attachment, $20..$22 idempotency
   const parts = [
     `WITH msg AS (
-       INSERT INTO messages (id, channel_id, author_id, author_type, author_name, text, created_at)
-       SELECT $1, $2, $3, $4::actor_type, $5, $6, $7
+       INSERT INTO messages (id, channel_id, author_id, author_type, author_name, text, created_at, in_reply_to_event, chain_depth)
+       SELECT $1, $2, $3, $4::actor_type, $5, $6, $7, $8::uuid, $9::int
         WHERE EXISTS (SELECT 1 FROM channel_members WHERE channel_id = $2 AND member_id = $3)
        RETURNING id
      ), ob AS (
        INSERT INTO outbox_events (event_id, type, channel_id, payload, occurred_at)
-       SELECT $8, $9, $10, $11::jsonb, $12 FROM msg
+       SELECT $10, $11, $12, $13::jsonb, $14 FROM msg
        RETURNING 1
      )`,
   ]
   if (withAttachment) {
     parts.push(`, att AS (
        INSERT INTO attachments (id, message_id, file_name, content_type, size, storage_name, created_at)
-       SELECT $13, msg.id, $14, $15, $16, $17, $7 FROM msg
+       SELECT $15, msg.id, $16, $17, $18, $19, $7 FROM msg
        RETURNING 1
      )`)
   }
   if (withIdempotency) {
-    const n = withAttachment ? 18 : 13
+    const n = withAttachment ? 20 : 15
     parts.push(`, idem AS (
        INSERT INTO idempotency_keys (principal_id, key, request_hash, status_code, response_body, created_at)
        SELECT $3, $${n}, $${n + 1}, 201, $${n + 2}::jsonb, $7 FROM msg
@@ -70,13 +72,14 @@ function insertSql(withAttachment: boolean, withIdempotency: boolean): string {
 const INSERT_MANY_SQL = `
   WITH input AS (
     SELECT * FROM unnest($1::uuid[], $2::uuid[], $3::uuid[], $4::actor_type[], $5::text[], $6::text[], $7::timestamptz[],
-                         $8::uuid[], $9::text[], $10::jsonb[], $11::timestamptz[])
-      WITH ORDINALITY AS t(id, channel_id, author_id, author_type, author_name, text, created_at, event_id, type, payload, occurred_at, ord)
+                         $8::uuid[], $9::int[], $10::uuid[], $11::text[], $12::jsonb[], $13::timestamptz[])
+      WITH ORDINALITY AS t(id, channel_id, author_id, author_type, author_name, text, created_at, in_reply_to_event, chain_depth,
+                           event_id, type, payload, occurred_at, ord)
   ), ok AS (
     SELECT * FROM input i WHERE EXISTS (SELECT 1 FROM channel_members m WHERE m.channel_id = i.channel_id AND m.member_id = i.author_id)
   ), msg AS (
-    INSERT INTO messages (id, channel_id, author_id, author_type, author_name, text, created_at)
-    SELECT id, channel_id, author_id, author_type, author_name, text, created_at FROM ok ORDER BY ord
+    INSERT INTO messages (id, channel_id, author_id, author_type, author_name, text, created_at, in_reply_to_event, chain_depth)
+    SELECT id, channel_id, author_id, author_type, author_name, text, created_at, in_reply_to_event, chain_depth FROM ok ORDER BY ord
     RETURNING id
   ), ob AS (
     INSERT INTO outbox_events (event_id, type, channel_id, payload, occurred_at)
@@ -90,10 +93,10 @@ type InsertOutcome = { inserted: boolean } | { error: unknown }
 async function insertPlainMessages(pool: pg.Pool, rows: NewMessage[]): Promise<InsertOutcome[]> {
   const one = (m: NewMessage): Promise<InsertOutcome> => insertOne(pool, m).then((inserted) => ({ inserted }), (error: unknown) => ({ error }))
   if (rows.length === 1) return [await one(rows[0]!)]
-  const columns: unknown[][] = Array.from({ length: 11 }, () => [])
+  const columns: unknown[][] = Array.from({ length: 13 }, () => [])
   for (const m of rows) {
     const [eventId, type, , payload, occurredAt] = outboxRow(m.event)
-    const values = [m.id, m.channelId, m.authorId, m.authorType, m.authorName, m.text, m.createdAt, eventId, type, payload, occurredAt]
+    const values = [m.id, m.channelId, m.authorId, m.authorType, m.authorName, m.text, m.createdAt, m.inReplyToEvent, m.chainDepth, eventId, type, payload, occurredAt]
     values.forEach((v, i) => columns[i]!.push(v))
   }
   try {
@@ -129,7 +132,7 @@ export async function insertMessage(app: FastifyInstance, m: NewMessage): Promis
 }
 
 async function insertOne(pool: pg.Pool, m: NewMessage): Promise<boolean> {
-  const values: unknown[] = [m.id, m.channelId, m.authorId, m.authorType, m.authorName, m.text, m.createdAt, ...outboxRow(m.event)]
+  const values: unknown[] = [m.id, m.channelId, m.authorId, m.authorType, m.authorName, m.text, m.createdAt, m.inReplyToEvent, m.chainDepth, ...outboxRow(m.event)]
   if (m.attachment) values.push(m.attachment.id, m.attachment.fileName, m.attachment.contentType, m.attachment.size, m.attachment.storageName)
   if (m.idempotency) values.push(m.idempotency.key, m.idempotency.hash, JSON.stringify(m.idempotency.body))
   const withAttachment = Boolean(m.attachment)
@@ -153,6 +156,7 @@ export function findMessage(db: Db, channelId: string, messageId: string) {
 // (docs/performance.md, "Search at a million messages"). Each cursor shape has its own text so
 // that every bound is an index condition on (channel_id, id).
 const PAGE_COLUMNS = `m.id, m.channel_id, m.author_id, m.author_type, m.author_name, m.text, m.created_at, m.edited_at,
+       m.in_reply_to_event, m.chain_depth,
        a.id AS att_id, a.file_name AS att_file_name, a.content_type AS att_content_type, a.size AS att_size`
 const PAGE_SQL = {
   newest: `SELECT ${PAGE_COLUMNS} FROM messages m LEFT JOIN attachments a ON a.message_id = m.id
@@ -174,6 +178,8 @@ interface MessageRow {
   text: string
   created_at: Date
   edited_at: Date | null
+  in_reply_to_event: string | null
+  chain_depth: number
   att_id: string | null
   att_file_name: string | null
   att_content_type: string | null
@@ -191,6 +197,8 @@ export function messageRecord(r: MessageRow): MessageRecord {
     text: r.text,
     createdAt: r.created_at,
     editedAt: r.edited_at,
+    inReplyToEvent: r.in_reply_to_event,
+    chainDepth: r.chain_depth,
     attachment: r.att_id ? { id: r.att_id, fileName: r.att_file_name!, contentType: r.att_content_type!, size: r.att_size! } : null,
   }
 }
@@ -287,6 +295,7 @@ const SEARCH_SQL = `
     ) matches
     LIMIT $6)
   SELECT m.id, m.channel_id, m.author_id, m.author_type, m.author_name, m.text, m.created_at, m.edited_at,
+         m.in_reply_to_event, m.chain_depth,
          a.id AS att_id, a.file_name AS att_file_name, a.content_type AS att_content_type, a.size AS att_size,
          n.rank,
          ts_headline('english',
@@ -314,4 +323,67 @@ export const postgresSearch: SearchEngine = {
 export function searchStatement(text: string, scope: string[], limit: number, now = Date.now()): { text: string; values: unknown[] } {
   const bounds = RECENT_SLICES_MS.map((span) => firstIdAt(now - span))
   return { text: SEARCH_SQL, values: [text, scope, ...bounds, RANKED_MATCHES, limit] }
+}
+
+// ---- the loop guard (src/modules/messages/loop-guard.ts) ----
+
+/** The nil UUID stands for "the channel itself, not a thread" in loop_guards.thread_id. */
+export const NO_THREAD = '00000000-0000-0000-0000-000000000000'
+
+/**
+ * Admits one agent message into a conversation (loop_guard_admit, prisma/migrations/…_loop_protection):
+ * null when admitted (its time recorded), else when the next agent message will be. Also null,
+ * with nothing recorded, when the author is not a member: the post then answers for itself.
+ */
+export async function admitAgentMessage(
+  pool: pg.Pool,
+  g: { channelId: string; threadId: string | null; authorId: string; at: Date; maxMessages: number; windowMs: number },
+): Promise<{ admitted: true; recorded: boolean } | { admitted: false; retryAt: Date }> {
+  const { rows } = await pool.query<{ next: Date | null; member: boolean }>({
+    name: 'loop-guard-admit',
+    text: `SELECT next, next IS NULL OR next <> '-infinity'::timestamptz AS member
+             FROM loop_guard_admit($1::uuid, $2::uuid, $3::uuid, $4::timestamptz, $5::int, $6::int) AS next`,
+    values: [g.channelId, g.threadId ?? NO_THREAD, g.authorId, g.at, g.maxMessages, g.windowMs],
+  })
+  const { next, member } = rows[0]!
+  if (next === null) return { admitted: true, recorded: true }
+  if (!member) return { admitted: true, recorded: false }
+  return { admitted: false, retryAt: next }
+}
+
+/** Takes back one admission whose message was not stored after all. */
+export async function releaseAgentMessage(pool: pg.Pool, g: { channelId: string; threadId: string | null; at: Date }): Promise<void> {
+  await pool.query({
+    name: 'loop-guard-release',
+    text: `UPDATE loop_guards
+              SET stamps = stamps[:array_position(stamps, $3::timestamptz) - 1] || stamps[array_position(stamps, $3::timestamptz) + 1:]
+            WHERE channel_id = $1 AND thread_id = $2 AND $3::timestamptz = ANY(stamps)`,
+    values: [g.channelId, g.threadId ?? NO_THREAD, g.at],
+  })
+}
+
+/** A human spoke: the agents' count in that conversation starts over. */
+export async function resetLoopGuard(pool: pg.Pool, g: { channelId: string; threadId: string | null }): Promise<void> {
+  await pool.query({
+    name: 'loop-guard-reset',
+    text: `UPDATE loop_guards SET stamps = '{}' WHERE channel_id = $1 AND thread_id = $2 AND cardinality(stamps) > 0`,
+    values: [g.channelId, g.threadId ?? NO_THREAD],
+  })
+}
+
+/**
+ * The chain depth of the message an event is about: a message's own id is the id of its
+ * message.created event; other events (message.updated…) are looked up in the outbox while it
+ * keeps them. Null when the event is unknown or not about a message.
+ */
+export async function chainDepthOfEvent(pool: pg.Pool, eventId: string): Promise<number | null> {
+  const { rows } = await pool.query<{ depth: number | null }>({
+    name: 'chain-depth-of-event',
+    text: `SELECT coalesce(
+              (SELECT chain_depth FROM messages WHERE id = $1::uuid),
+              (SELECT m.chain_depth FROM outbox_events o JOIN messages m ON m.id = (o.payload->'message'->>'id')::uuid
+                WHERE o.event_id = $1::uuid)) AS depth`,
+    values: [eventId],
+  })
+  return rows[0]?.depth ?? null
 }

@@ -14,6 +14,7 @@ import {
   ChannelMessageParams,
   EditMessageBody,
   ListMessagesQuery,
+  LoopOrRateLimited,
   MESSAGE_PAGE_DEFAULT,
   MessagePageSchema,
   MessageRef,
@@ -44,6 +45,7 @@ const IdempotencyHeaders = Type.Object(
 
 const member = (request: FastifyRequest): MemberPrincipal => request.principal as MemberPrincipal
 
+
 /**
  * The multipart parser (busboy) reports a body that is not multipart at all, or is cut short, as
  * a plain Error ("Unexpected end of form", "Malformed part header"...): that is the client's
@@ -55,9 +57,12 @@ function malformedMultipart(error: unknown): unknown {
   return badRequest(`the multipart/form-data body is malformed: ${(error as Error)?.message ?? 'unreadable'}`)
 }
 
+const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
+
 /** Reads a multipart post: the `text` field and at most one `file`, streamed to disk as it arrives. */
-async function readMultipart(fastify: FastifyInstance, request: FastifyRequest): Promise<{ text: string; file?: UploadedFile }> {
+async function readMultipart(fastify: FastifyInstance, request: FastifyRequest): Promise<{ text: string; file?: UploadedFile; inReplyToEvent?: string }> {
   let text: string | undefined
+  let inReplyToEvent: string | undefined
   let file: UploadedFile | undefined
   try {
     for await (const part of request.parts()) {
@@ -68,8 +73,11 @@ async function readMultipart(fastify: FastifyInstance, request: FastifyRequest):
         }
         const stored = await saveUpload(fastify.config.uploadDir, part.file)
         file = { storageName: stored.storageName, size: stored.size, sha256: stored.sha256, fileName: cleanFileName(part.filename), contentType: cleanContentType(part.mimetype) }
+      } else if (part.fieldname === 'in_reply_to_event' && inReplyToEvent === undefined) {
+        inReplyToEvent = String(part.value)
+        if (!UUID_RE.test(inReplyToEvent)) throw badRequest("form field 'in_reply_to_event' must be an event id (a UUID)")
       } else {
-        if (part.fieldname !== 'text' || text !== undefined) throw badRequest(`unexpected form field '${part.fieldname}' (fields: text, file)`)
+        if (part.fieldname !== 'text' || text !== undefined) throw badRequest(`unexpected form field '${part.fieldname}' (fields: text, file, in_reply_to_event)`)
         if (part.valueTruncated) throw badRequest(`'text' is longer than ${fastify.config.maxMessageLength} characters`)
         text = String(part.value)
         assertStorable(text, "form field 'text' ")
@@ -80,7 +88,7 @@ async function readMultipart(fastify: FastifyInstance, request: FastifyRequest):
     throw malformedMultipart(error)
   }
   if (text === undefined && !file) throw badRequest("the form needs a 'text' field, a 'file', or both")
-  return { text: text ?? '', file }
+  return { text: text ?? '', file, inReplyToEvent }
 }
 
 export default async function messagesRoutes(fastify: FastifyInstance): Promise<void> {
@@ -97,8 +105,8 @@ export default async function messagesRoutes(fastify: FastifyInstance): Promise<
     limits: {
       fileSize: fastify.config.maxFileBytes,
       files: 1,
-      fields: 2,
-      parts: 3,
+      fields: 3,
+      parts: 4,
       // Bytes: a character takes at most 4 in UTF-8.
       fieldSize: fastify.config.maxMessageLength * 4,
       headerPairs: 100,
@@ -114,7 +122,7 @@ export default async function messagesRoutes(fastify: FastifyInstance): Promise<
         tags: ['messages'],
         summary: 'Post a message (JSON text, or multipart text + one file)',
         description:
-          'Members only (observers: 403); the workspace owner may post in any regular channel, and its first post there makes it a member. JSON `{text}`, or `multipart/form-data` with `text` and `file` (one file, at most 10 MiB, streamed to disk; larger: 413 `PAYLOAD_TOO_LARGE` and nothing stored). With a file the text may be empty. Emits `message.created`. Send `Idempotency-Key` to make retries safe.',
+          'Members only (observers: 403); the workspace owner may post in any regular channel, and its first post there makes it a member. JSON `{text}`, or `multipart/form-data` with `text` and `file` (one file, at most 10 MiB, streamed to disk; larger: 413 `PAYLOAD_TOO_LARGE` and nothing stored). With a file the text may be empty. Emits `message.created`. Send `Idempotency-Key` to make retries safe. Loop protection (docs/loops.md): a post by an agent answers 429 `LOOP_DETECTED` with `Retry-After` when agents alone posted the workspace setting `loop_guard_max_messages` here within `loop_guard_window_seconds`, or when its `in_reply_to_event` chain would exceed `loop_guard_max_depth`.',
         params: IdParams,
         headers: IdempotencyHeaders,
         body: {
@@ -123,7 +131,7 @@ export default async function messagesRoutes(fastify: FastifyInstance): Promise<
             'multipart/form-data': { schema: PostMessageMultipart },
           },
         } as unknown as typeof PostMessageBody,
-        response: { 201: MessageRef, ...errors(400, 403, 404, 409, 413, 415) },
+        response: { 201: MessageRef, ...errors(400, 403, 404, 409, 413, 415), 429: LoopOrRateLimited },
       },
       // A multipart body is read as a stream in the handler; give the validator an empty form.
       preValidation: async (request) => {
@@ -132,7 +140,8 @@ export default async function messagesRoutes(fastify: FastifyInstance): Promise<
     },
     async (request, reply) => {
       const key = idempotencyKeyOf(request)
-      const input = request.isMultipart() ? await readMultipart(fastify, request) : { text: (request.body as { text: string }).text }
+      const body = request.body as { text: string; in_reply_to_event?: string }
+      const input = request.isMultipart() ? await readMultipart(fastify, request) : { text: body.text, inReplyToEvent: body.in_reply_to_event }
       const result = await messages.createMessage(fastify, member(request), request.params.id, { ...input, idempotencyKey: key })
       // A replay answers with the remembered status (always the original 201) and body.
       return reply.code(result.statusCode as 201).send(result.body as MessageDto)

@@ -26,6 +26,14 @@ export const MessageSchema = Type.Object(
     text: Type.String(),
     created_at: Timestamp,
     edited_at: Type.Union([Timestamp, Type.Null()], { description: 'When the text was last edited; null if never.' }),
+    in_reply_to_event: Type.Union([Uuid, Type.Null()], {
+      description: 'The event the poster said it was reacting to (`in_reply_to_event` when posting), as given; null if none. docs/loops.md.',
+    }),
+    chain_depth: Type.Integer({
+      minimum: 0,
+      description:
+        "The message's place in a chain of agent messages: 0 for a human's message; for an agent's, one more than the message its `in_reply_to_event` is about (1 when it names none, or an event that is not about a message). The loop guard caps it (`loop_guard_max_depth`).",
+    }),
     attachment: Type.Optional(AttachmentSchema),
   },
   { title: 'Message', additionalProperties: false },
@@ -48,6 +56,8 @@ export interface MessageRecord {
   text: string
   createdAt: Date
   editedAt: Date | null
+  inReplyToEvent: string | null
+  chainDepth: number
   attachment?: AttachmentRecord | null
 }
 
@@ -72,6 +82,8 @@ export function toMessageDto(m: MessageRecord, publicUrl: string): MessageDto {
     text: m.text,
     created_at: m.createdAt.toISOString(),
     edited_at: m.editedAt ? m.editedAt.toISOString() : null,
+    in_reply_to_event: m.inReplyToEvent,
+    chain_depth: m.chainDepth,
   }
   if (m.attachment) {
     dto.attachment = {
@@ -85,8 +97,26 @@ export function toMessageDto(m: MessageRecord, publicUrl: string): MessageDto {
   return dto
 }
 
+/** What a post reacts to: every way of posting takes it (REST, multipart, WebSocket, integrations, MCP). */
+export const InReplyToEventField = Type.String({
+  format: 'uuid',
+  description:
+    "Optional: the id of the event this message reacts to, e.g. `event_id` of the webhook delivery (or `X-Service-Event-Id` of an integration delivery, `event_id` of a WebSocket frame). For `message.created` that is the message's id. An agent's message then gets `chain_depth` one more than that message's, and a chain deeper than the workspace's `loop_guard_max_depth` is refused with 429 `LOOP_DETECTED`. An id the service does not know starts a new chain. docs/loops.md.",
+})
+
+/** The 429 of routes that post messages: the loop guard, or the workspace rate limit. */
+export const LoopOrRateLimited = {
+  description:
+    '`LOOP_DETECTED`: the loop guard refused an agent\'s post (docs/loops.md); or `RATE_LIMITED`: the workspace rate limit (only when one is configured). `Retry-After` gives the seconds to wait.',
+  headers: { 'Retry-After': { type: 'integer', description: 'Seconds until a post can be admitted again.' } },
+  content: { 'application/json': { schema: { $ref: 'Error#' } } },
+}
+
 export const PostMessageBody = Type.Object(
-  { text: Type.String({ description: 'Message text: at least one non-space character, at most MAX_MESSAGE_LENGTH (default 40,000) characters.' }) },
+  {
+    text: Type.String({ description: 'Message text: at least one non-space character, at most MAX_MESSAGE_LENGTH (default 40,000) characters.' }),
+    in_reply_to_event: Type.Optional(InReplyToEventField),
+  },
   { additionalProperties: false },
 )
 export type PostMessageInput = Static<typeof PostMessageBody>
@@ -99,6 +129,7 @@ export type PostMessageInput = Static<typeof PostMessageBody>
 export const PostMessageMultipart = Type.Object(
   {
     text: Type.Optional(Type.String({ description: 'Message text; optional when a file is sent, and may then be empty.' })),
+    in_reply_to_event: Type.Optional(InReplyToEventField),
     file: Type.Optional(
       Type.Unsafe<Blob>({
         type: 'string',
@@ -108,7 +139,7 @@ export const PostMessageMultipart = Type.Object(
       }),
     ),
   },
-  { description: 'Fields `text` and `file`; at least one of them.' },
+  { description: 'Fields `text` and `file` (at least one of them), and optionally `in_reply_to_event`.' },
 )
 
 export const EditMessageBody = Type.Object(

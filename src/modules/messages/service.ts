@@ -1,6 +1,7 @@
 // Messages: post (JSON or with one file), list with cursors, edit, delete, search, download.
-// `createMessage` is also called by the WebSocket gateway and the integration inbound endpoint,
-// so every path shares the same validation, access rules and `message.created` event.
+// `createMessage` is also called by the WebSocket gateway, the integration inbound endpoint and
+// the MCP tools, so every path shares the same validation, access rules, loop protection
+// (loop-guard.ts) and `message.created` event.
 import type { FastifyInstance } from 'fastify'
 import { newEvent } from '../../events/bus.ts'
 import { AppError, badRequest, forbidden, notFound } from '../../lib/errors.ts'
@@ -9,7 +10,10 @@ import { findRemembered, isIdempotencyConflict, requestHash, type StoredResponse
 import type { MemberPrincipal } from '../../plugins/auth.ts'
 import { assertCanPost, isAdmin, isObserver, joinsOnPost, readableChannel } from '../channels/access.ts'
 import { joinOnPost } from '../channels/service.ts'
+import { loopGuardSettings, type LoopGuardSettings } from '../workspace/settings.ts'
 import { openFile, removeFiles } from './files.ts'
+import * as loopGuard from './loop-guard.ts'
+import type { Admission, Conversation } from './loop-guard.ts'
 import * as repo from './repo.ts'
 import type { SearchEngine } from './search-engine.ts'
 import {
@@ -39,9 +43,10 @@ export function validateText(app: FastifyInstance, text: string, hasFile: boolea
   if (!hasFile && text.trim() === '') throw badRequest("'text' must not be empty (it may be empty only when a file is attached)")
 }
 
+
 /** Posts a message as `author` (REST JSON, WebSocket, integrations). */
-export async function postMessage(app: FastifyInstance, author: MemberPrincipal, channelId: string, input: { text: string }): Promise<MessageDto> {
-  const result = await createMessage(app, author, channelId, { text: input.text })
+export async function postMessage(app: FastifyInstance, author: MemberPrincipal, channelId: string, input: { text: string; inReplyToEvent?: string }): Promise<MessageDto> {
+  const result = await createMessage(app, author, channelId, input)
   return result.body as MessageDto
 }
 
@@ -54,14 +59,14 @@ export async function createMessage(
   app: FastifyInstance,
   author: MemberPrincipal,
   channelId: string,
-  input: { text: string; file?: UploadedFile; idempotencyKey?: string },
+  input: { text: string; file?: UploadedFile; idempotencyKey?: string; inReplyToEvent?: string },
 ): Promise<StoredResponse> {
-  const { text, file, idempotencyKey } = input
+  const { text, file, idempotencyKey, inReplyToEvent } = input
+  let admission: Admission | null = null
+  let stored = false
   try {
     validateText(app, text, Boolean(file))
-    const hash = idempotencyKey
-      ? requestHash('POST /channels/:id/messages', channelId, text, file ? { name: file.fileName, type: file.contentType, sha256: file.sha256 } : null)
-      : ''
+    const hash = idempotencyKey ? postHash(channelId, text, file, inReplyToEvent) : ''
     if (idempotencyKey) {
       const remembered = await findRemembered(app, author.id, idempotencyKey, hash)
       if (remembered) {
@@ -72,14 +77,34 @@ export async function createMessage(
     // Observers are refused before anything is written (404 if they cannot even see the channel).
     if (isObserver(author)) assertCanPost(author, await readableChannel(app, author, channelId))
 
+    // Loop protection (docs/loops.md): the chain cap, then the window guard, for agents.
+    const conversation: Conversation = { channelId, threadId: null }
+    const guard = await loopGuardSettings(app)
+    const chainDepth = await loopGuard.chainDepth(app, author, inReplyToEvent, guard)
     const id = uuidv7()
     const createdAt = new Date()
+    admission = await admitOrExplain(app, author, conversation, createdAt, guard)
+
     const attachment = file ? { id: uuidv7(), fileName: file.fileName, contentType: file.contentType, size: file.size, storageName: file.storageName } : undefined
     const dto = toMessageDto(
-      { id, channelId, authorId: author.id, authorType: author.kind === 'agent' ? 'AGENT' : 'HUMAN', authorName: author.displayName, text, createdAt, editedAt: null, attachment },
+      {
+        id,
+        channelId,
+        authorId: author.id,
+        authorType: author.kind === 'agent' ? 'AGENT' : 'HUMAN',
+        authorName: author.displayName,
+        text,
+        createdAt,
+        editedAt: null,
+        inReplyToEvent: inReplyToEvent ?? null,
+        chainDepth,
+        attachment,
+      },
       app.config.publicUrl,
     )
-    const event = newEvent('message.created', channelId, { message: dto })
+    // The message.created event carries the message's own id, so that `in_reply_to_event` of a
+    // reply resolves to the message for as long as the message exists (the outbox is pruned).
+    const event = { ...newEvent('message.created', channelId, { message: dto }), id }
     const row: repo.NewMessage = {
       id,
       channelId,
@@ -88,6 +113,8 @@ export async function createMessage(
       authorName: dto.author_name,
       text,
       createdAt,
+      inReplyToEvent: inReplyToEvent ?? null,
+      chainDepth,
       attachment,
       idempotency: idempotencyKey ? { key: idempotencyKey, hash, body: dto } : undefined,
       event,
@@ -116,10 +143,36 @@ export async function createMessage(
       throw error
     }
     if (!inserted) throw notFound('channel') // removed or deleted in between
+    stored = true
     app.events.publish([event])
+    await loopGuard.humanSpoke(app, author, conversation).catch((err: unknown) => app.log.warn({ err }, 'could not reset the loop guard'))
     return { statusCode: 201, body: dto }
   } catch (error) {
     if (file) await removeFiles(app.config.uploadDir, [file.storageName]).catch(() => {})
+    throw error
+  } finally {
+    if (admission && !stored) await admission.release().catch((err: unknown) => app.log.warn({ err }, 'could not release a loop guard admission'))
+  }
+}
+
+/** The Idempotency-Key fingerprint of a post (without a cause, the same as before causes existed). */
+function postHash(channelId: string, text: string, file: UploadedFile | undefined, inReplyToEvent: string | undefined): string {
+  const fileRef = file ? { name: file.fileName, type: file.contentType, sha256: file.sha256 } : null
+  return inReplyToEvent === undefined
+    ? requestHash('POST /channels/:id/messages', channelId, text, fileRef)
+    : requestHash('POST /channels/:id/messages', channelId, text, fileRef, inReplyToEvent)
+}
+
+/**
+ * The window guard's admission. A refusal is only told to a member who may post here: anyone
+ * else gets the answer the post itself would give (404 or 403), so the guard reveals nothing
+ * about channels one cannot see.
+ */
+async function admitOrExplain(app: FastifyInstance, author: MemberPrincipal, where: Conversation, at: Date, guard: LoopGuardSettings): Promise<Admission | null> {
+  try {
+    return await loopGuard.admit(app, author, where, at, guard)
+  } catch (error) {
+    if (error instanceof AppError && error.code === 'LOOP_DETECTED') assertCanPost(author, await readableChannel(app, author, where.channelId))
     throw error
   }
 }

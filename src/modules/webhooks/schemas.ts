@@ -23,12 +23,18 @@ const EndpointStatusFields = {
   failing_since: Type.Union([Timestamp, Type.Null()], { description: 'First failed attempt of the current failure streak; null when the last attempt succeeded.' }),
 }
 
+const IncludeOwnMessagesField = Type.Boolean({
+  description:
+    "Whether `message.created` and `message.updated` deliveries include the agent's own messages: true (the default, the spec's \"a new message in any channel the agent belongs to\"), or false so that an agent does not hear itself, the first step against echo loops (docs/loops.md).",
+})
+
 export const WebhookSchema = Type.Object(
   {
     id: Uuid,
     agent_id: Uuid,
     url: Type.String(),
     events: Type.Array(Type.String()),
+    include_own_messages: IncludeOwnMessagesField,
     ...EndpointStatusFields,
     created_at: Timestamp,
   },
@@ -57,7 +63,7 @@ export const ChosenSecretField = Type.String({
 })
 
 export const CreateWebhookSchema = Type.Object(
-  { url: TargetUrlField, events: WebhookEventsField, secret: Type.Optional(ChosenSecretField) },
+  { url: TargetUrlField, events: WebhookEventsField, secret: Type.Optional(ChosenSecretField), include_own_messages: Type.Optional(IncludeOwnMessagesField) },
   { additionalProperties: false },
 )
 
@@ -65,6 +71,7 @@ export const UpdateWebhookSchema = Type.Object(
   {
     url: Type.Optional(TargetUrlField),
     events: Type.Optional(WebhookEventsField),
+    include_own_messages: Type.Optional(IncludeOwnMessagesField),
     active: Type.Optional(Type.Boolean({ description: 'true re-enables a disabled webhook (its failure streak is reset); false pauses it.' })),
   },
   { additionalProperties: false, minProperties: 1 },

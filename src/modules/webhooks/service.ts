@@ -18,6 +18,7 @@ export function toWebhookDto(w: Webhook): WebhookDto {
     agent_id: w.agentId,
     url: w.url,
     events: w.events,
+    include_own_messages: w.includeOwnMessages,
     active: w.active,
     disabled_at: w.disabledAt?.toISOString() ?? null,
     disabled_reason: w.disabledReason,
@@ -59,7 +60,7 @@ export async function createWebhook(app: FastifyInstance, principal: Principal, 
   await assertManages(app, principal, agentId)
   const url = await validateTargetUrl(app, input.url)
   const secret = input.secret ?? newSecret(WEBHOOK_SECRET_PREFIX)
-  const webhook = await repo.createWebhook(app.db.prisma, { id: uuidv7(), agentId, url, events: uniq(input.events), secret })
+  const webhook = await repo.createWebhook(app.db.prisma, { id: uuidv7(), agentId, url, events: uniq(input.events), secret, includeOwnMessages: input.include_own_messages ?? true })
   return { ...toWebhookDto(webhook), secret }
 }
 
@@ -83,6 +84,7 @@ export async function updateWebhook(
   const data: Parameters<typeof repo.updateWebhook>[2] = {}
   if (patch.url !== undefined) data.url = await validateTargetUrl(app, patch.url)
   if (patch.events !== undefined) data.events = uniq(patch.events)
+  if (patch.include_own_messages !== undefined) data.includeOwnMessages = patch.include_own_messages
   if (patch.active === true && !existing.active) {
     Object.assign(data, { active: true, disabledAt: null, disabledReason: null, consecutiveFailures: 0, failingSince: null })
   } else if (patch.active === false && existing.active) {

@@ -30,6 +30,21 @@ export async function readRegistrationMode(db: Db): Promise<string | null> {
   return instance?.registrationMode ?? null
 }
 
-export function updateInstance(db: Db, id: string, data: { rateLimitPerMinute?: number | null; registrationMode?: string }) {
+export interface InstanceSettingsPatch {
+  rateLimitPerMinute?: number | null
+  registrationMode?: string
+  loopGuardMaxMessages?: number
+  loopGuardWindowSeconds?: number
+  loopGuardMaxDepth?: number
+}
+
+export function updateInstance(db: Db, id: string, data: InstanceSettingsPatch) {
   return db.instance.update({ where: { id }, data })
+}
+
+export function readLoopGuardSettings(db: Db) {
+  return db.instance.findFirst({
+    select: { loopGuardMaxMessages: true, loopGuardWindowSeconds: true, loopGuardMaxDepth: true },
+    orderBy: { bootstrappedAt: 'asc' },
+  })
 }

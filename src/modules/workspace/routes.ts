@@ -1,5 +1,5 @@
 // GET /api/v1/workspace (any caller) and PATCH /api/v1/workspace (the owner): the instance id and
-// its settings (today: the per-workspace API rate limit).
+// its settings (the per-workspace API rate limit, the registration mode, the loop guard).
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import type { FastifyInstance } from 'fastify'
 import { errors } from '../../schemas/common.ts'
@@ -32,7 +32,7 @@ export default async function workspaceRoutes(fastify: FastifyInstance): Promise
         tags: ['system'],
         summary: 'Change workspace settings (workspace owner only)',
         description:
-          'Sets the per-workspace API rate limit and the self-registration mode (`registration_mode`); give at least one. Both apply without a restart. This route is never rate-limited for the owner, so a limit can always be lifted.',
+          'Sets the per-workspace API rate limit, the self-registration mode (`registration_mode`) and the loop guard (`loop_guard_max_messages`, `loop_guard_window_seconds`, `loop_guard_max_depth`; docs/loops.md); give at least one. A value out of range is a 400 and changes nothing. Settings apply without a restart (on other servers within 5 s). This route is never rate-limited for the owner, so a limit can always be lifted.',
         body: WorkspacePatchSchema,
         response: { 200: WorkspaceSchema, ...errors(400, 404) },
       },

@@ -1,8 +1,9 @@
-// Workspace settings. The rate limit takes effect at once on this server and within the
-// settings cache's lifetime on the others (src/plugins/rate-limit.ts).
+// Workspace settings. The rate limit and the loop guard take effect at once on this server and
+// within the settings caches' lifetime on the others (src/plugins/rate-limit.ts, settings.ts).
 import type { FastifyInstance } from 'fastify'
 import { notFound } from '../../lib/errors.ts'
-import { findInstance, updateInstance } from './repo.ts'
+import { findInstance, updateInstance, type InstanceSettingsPatch } from './repo.ts'
+import { forgetLoopGuardSettings } from './settings.ts'
 import type { RegistrationMode, WorkspaceDto, WorkspacePatch } from './schemas.ts'
 
 export async function getWorkspace(app: FastifyInstance): Promise<WorkspaceDto> {
@@ -14,16 +15,23 @@ export async function getWorkspace(app: FastifyInstance): Promise<WorkspaceDto> 
     rate_limit_per_minute: instance.rateLimitPerMinute,
     effective_rate_limit_per_minute: instance.rateLimitPerMinute ?? app.config.rateLimitPerMinute,
     registration_mode: instance.registrationMode as RegistrationMode,
+    loop_guard_max_messages: instance.loopGuardMaxMessages,
+    loop_guard_window_seconds: instance.loopGuardWindowSeconds,
+    loop_guard_max_depth: instance.loopGuardMaxDepth,
   }
 }
 
 export async function updateWorkspace(app: FastifyInstance, patch: WorkspacePatch): Promise<WorkspaceDto> {
   const instance = await findInstance(app.db.prisma)
   if (!instance) throw notFound('workspace')
-  const data: { rateLimitPerMinute?: number | null; registrationMode?: string } = {}
+  const data: InstanceSettingsPatch = {}
   if (patch.rate_limit_per_minute !== undefined) data.rateLimitPerMinute = patch.rate_limit_per_minute
   if (patch.registration_mode !== undefined) data.registrationMode = patch.registration_mode
+  if (patch.loop_guard_max_messages !== undefined) data.loopGuardMaxMessages = patch.loop_guard_max_messages
+  if (patch.loop_guard_window_seconds !== undefined) data.loopGuardWindowSeconds = patch.loop_guard_window_seconds
+  if (patch.loop_guard_max_depth !== undefined) data.loopGuardMaxDepth = patch.loop_guard_max_depth
   await updateInstance(app.db.prisma, instance.id, data)
   app.rateLimitSettings.invalidate()
+  forgetLoopGuardSettings(app)
   return getWorkspace(app)
 }
