@@ -47,6 +47,19 @@ const receiver = http.createServer((req, res) => {
 await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve))
 const receiverUrl = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hook`
 
+
+/** The one agent that posts in a run, with its key; the loop guard (docs/loops.md) would stop
+ * its back-to-back posts, so it is off. */
+async function seedBenchAgent(app: Awaited<ReturnType<typeof buildApp>>): Promise<{ agentId: string; headers: { authorization: string } }> {
+  await app.db.prisma.instance.create({ data: { id: uuidv7(), loopGuardMaxMessages: 0, loopGuardMaxDepth: 0 } })
+  const key = newSecret(API_KEY_PREFIX)
+  const agentId = uuidv7()
+  await app.db.prisma.agent.create({
+    data: { id: agentId, name: 'bench-agent', displayName: 'bench', apiKeys: { create: { id: uuidv7(), name: 'k', keyHash: sha256Hex(key), maskedKey: maskSecret(key, API_KEY_PREFIX) } } },
+  })
+  return { agentId, headers: { authorization: `Bearer ${key}` } }
+}
+
 async function waitFor(n: number, timeoutMs = 300_000): Promise<void> {
   const deadline = Date.now() + timeoutMs
   while (received < n) {
@@ -74,14 +87,7 @@ async function run(mode: 'single node' | 'redis'): Promise<void> {
     const app = await buildApp({ ...config, databaseUrl: url, jwtSecret: 'x'.repeat(32) })
     await app.ready()
     try {
-      // One agent posts back to back: the loop guard (docs/loops.md) would stop it; off.
-      await app.db.prisma.instance.create({ data: { id: uuidv7(), loopGuardMaxMessages: 0, loopGuardMaxDepth: 0 } })
-      const key = newSecret(API_KEY_PREFIX)
-      const agentId = uuidv7()
-      await app.db.prisma.agent.create({
-        data: { id: agentId, name: 'bench-agent', displayName: 'bench', apiKeys: { create: { id: uuidv7(), name: 'k', keyHash: sha256Hex(key), maskedKey: maskSecret(key, API_KEY_PREFIX) } } },
-      })
-      const headers = { authorization: `Bearer ${key}` }
+      const { agentId, headers } = await seedBenchAgent(app)
       for (let i = 0; i < WEBHOOKS; i++) {
         await app.inject({ method: 'POST', url: `/api/v1/agents/${agentId}/webhooks`, headers, payload: { url: receiverUrl, events: ['message.created'] } })
       }
@@ -171,14 +177,7 @@ async function isolation(): Promise<void> {
     const app = await buildApp({ ...config, databaseUrl: url, jwtSecret: 'x'.repeat(32) })
     await app.ready()
     try {
-      // One agent posts back to back: the loop guard (docs/loops.md) would stop it; off.
-      await app.db.prisma.instance.create({ data: { id: uuidv7(), loopGuardMaxMessages: 0, loopGuardMaxDepth: 0 } })
-      const key = newSecret(API_KEY_PREFIX)
-      const agentId = uuidv7()
-      await app.db.prisma.agent.create({
-        data: { id: agentId, name: 'bench-agent', displayName: 'bench', apiKeys: { create: { id: uuidv7(), name: 'k', keyHash: sha256Hex(key), maskedKey: maskSecret(key, API_KEY_PREFIX) } } },
-      })
-      const headers = { authorization: `Bearer ${key}` }
+      const { agentId, headers } = await seedBenchAgent(app)
       const hook = (target: string) => app.inject({ method: 'POST', url: `/api/v1/agents/${agentId}/webhooks`, headers, payload: { url: target, events: ['message.created'] } })
       await hook(urls[0]!)
       const channel = (await app.inject({ method: 'POST', url: '/api/v1/channels', headers, payload: { name: 'iso', description: '' } })).json().id as string
