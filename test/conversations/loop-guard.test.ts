@@ -21,7 +21,7 @@ t.test('the settings: safe defaults, owner-only changes, bad values are 400 and 
 
   const bad: Record<string, unknown>[] = [
     { loop_guard_max_messages: -1 },
-    { loop_guard_max_messages: 10_001 },
+    { loop_guard_max_messages: 1_001 },
     { loop_guard_max_messages: 2.5 },
     { loop_guard_max_messages: '5' },
     { loop_guard_max_messages: null },
@@ -120,6 +120,30 @@ t.test('concurrent agent posts, on two servers of one workspace, store exactly N
   // A human on the second server resets it for both.
   t.equal((await postAs(second.api, c.tok.member, channel, { text: 'human' })).statusCode, 201)
   t.equal((await postAs(c.api, c.tok.a1, channel, { text: 'again' })).statusCode, 201)
+})
+
+t.test('one batch of admissions spanning conversations counts each exactly, and a stranger in it is neither counted nor refused', async (t) => {
+  const c = await setup(t)
+  await settings(c, { loop_guard_max_messages: 5, loop_guard_window_seconds: 600, loop_guard_max_depth: 0 })
+  const rooms = [await room(c, 'room-a'), await room(c, 'room-b'), await room(c, 'room-c')]
+  // 60 concurrent agent posts, interleaved over three channels, plus the primary agent (a member
+  // of none of them) posting into each: the admissions leave in shared batches.
+  const posts = Array.from({ length: 60 }, (_, i) => ({ channel: rooms[i % 3]!, token: i % 2 ? c.tok.a2 : c.tok.a1 }))
+  for (const channel of rooms) posts.splice(10, 0, { channel, token: c.tok.primary })
+  const results = await Promise.all(posts.map((p, i) => postAs(c.api, p.token, p.channel, { text: `batch ${i}` })))
+  for (const channel of rooms) {
+    const mine = results.filter((_, i) => posts[i]!.channel === channel && posts[i]!.token !== c.tok.primary).map((r) => r.statusCode)
+    t.equal(mine.filter((s) => s === 201).length, 5, 'exactly N admitted in each channel')
+    t.equal(mine.filter((s) => s === 429).length, 15, 'the rest refused')
+    t.equal(await count(c, channel), 5, 'exactly N stored in each channel')
+  }
+  const stranger = results.filter((_, i) => posts[i]!.token === c.tok.primary)
+  for (const r of stranger) {
+    t.not(r.statusCode, 201, 'the non-member cannot post')
+    t.not(r.statusCode, 429, 'and is not told about the guard')
+  }
+  const top = await c.api({ method: 'PATCH', url: WORKSPACE, headers: auth(c.tok.owner), payload: { loop_guard_max_messages: 1_000 } })
+  t.equal(top.statusCode, 200, '1,000 is the largest setting')
 })
 
 t.test('a refused post with a file stores neither message nor file; multipart takes in_reply_to_event', async (t) => {

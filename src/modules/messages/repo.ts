@@ -330,25 +330,59 @@ export function searchStatement(text: string, scope: string[], limit: number, no
 /** The nil UUID stands for "the channel itself, not a thread" in loop_guards.thread_id. */
 export const NO_THREAD = '00000000-0000-0000-0000-000000000000'
 
+export interface LoopGuardAdmission {
+  channelId: string
+  threadId: string | null
+  authorId: string
+  at: Date
+  maxMessages: number
+  windowMs: number
+}
+
+export type LoopGuardOutcome = { admitted: true; recorded: boolean } | { admitted: false; retryAt: Date }
+
 /**
- * Admits one agent message into a conversation (loop_guard_admit, prisma/migrations/…_loop_protection):
- * null when admitted (its time recorded), else when the next agent message will be. Also null,
- * with nothing recorded, when the author is not a member: the post then answers for itself.
+ * Admits agent messages into their conversations (loop_guard_admit_many,
+ * prisma/migrations/…_loop_guard_batched), many per statement: concurrent posts to one busy
+ * channel take its row lock once per batch instead of once each. An admitted message has its
+ * time recorded; an author who is not a member is admitted with nothing recorded (the post then
+ * answers for itself); a refusal says when the next agent message will be admitted.
  */
-export async function admitAgentMessage(
-  pool: pg.Pool,
-  g: { channelId: string; threadId: string | null; authorId: string; at: Date; maxMessages: number; windowMs: number },
-): Promise<{ admitted: true; recorded: boolean } | { admitted: false; retryAt: Date }> {
-  const { rows } = await pool.query<{ next: Date | null; member: boolean }>({
-    name: 'loop-guard-admit',
-    text: `SELECT next, next IS NULL OR next <> '-infinity'::timestamptz AS member
-             FROM loop_guard_admit($1::uuid, $2::uuid, $3::uuid, $4::timestamptz, $5::int, $6::int) AS next`,
-    values: [g.channelId, g.threadId ?? NO_THREAD, g.authorId, g.at, g.maxMessages, g.windowMs],
+export function admitAgentMessage(pool: pg.Pool, g: LoopGuardAdmission): Promise<LoopGuardOutcome> {
+  let batcher = admissionBatchers.get(pool)
+  if (!batcher) {
+    // Batches run concurrently (other conversations need not wait); the function locks each
+    // conversation's row in one order, so two batches never deadlock.
+    batcher = new Batcher((items) => admitMany(pool, items), { maxInFlight: 4, maxBatch: 200 })
+    admissionBatchers.set(pool, batcher)
+  }
+  return batcher.submit(g)
+}
+
+const admissionBatchers = new WeakMap<pg.Pool, Batcher<LoopGuardAdmission, LoopGuardOutcome>>()
+
+async function admitMany(pool: pg.Pool, items: LoopGuardAdmission[]): Promise<LoopGuardOutcome[]> {
+  // One statement per (max, window): the settings are the same for every item but for the few
+  // seconds after a change.
+  const groups = new Map<string, number[]>()
+  items.forEach((item, i) => {
+    const key = `${item.maxMessages}/${item.windowMs}`
+    groups.set(key, [...(groups.get(key) ?? []), i])
   })
-  const { next, member } = rows[0]!
-  if (next === null) return { admitted: true, recorded: true }
-  if (!member) return { admitted: true, recorded: false }
-  return { admitted: false, retryAt: next }
+  const outcomes: LoopGuardOutcome[] = new Array(items.length)
+  for (const indexes of groups.values()) {
+    const group = indexes.map((i) => items[i]!)
+    const { rows } = await pool.query<{ ord: number; next: Date | null; member: boolean }>({
+      name: 'loop-guard-admit-many',
+      text: `SELECT ord, next, next IS NULL OR next <> '-infinity'::timestamptz AS member
+               FROM loop_guard_admit_many($1::uuid[], $2::uuid[], $3::uuid[], $4::timestamptz[], $5::int, $6::int)`,
+      values: [group.map((g) => g.channelId), group.map((g) => g.threadId ?? NO_THREAD), group.map((g) => g.authorId), group.map((g) => g.at), group[0]!.maxMessages, group[0]!.windowMs],
+    })
+    for (const { ord, next, member } of rows) {
+      outcomes[indexes[ord - 1]!] = next === null ? { admitted: true, recorded: true } : !member ? { admitted: true, recorded: false } : { admitted: false, retryAt: next }
+    }
+  }
+  return outcomes
 }
 
 /** Takes back one admission whose message was not stored after all. */

@@ -10,7 +10,7 @@ export const MAX_RATE_LIMIT_PER_MINUTE = 1_000_000
  * would fill it into every PATCH and reset the settings it does not mention.
  */
 export const LOOP_GUARD_BOUNDS = {
-  maxMessages: { minimum: 0, maximum: 10_000 },
+  maxMessages: { minimum: 0, maximum: 1_000 },
   windowSeconds: { minimum: 1, maximum: 86_400 },
   maxDepth: { minimum: 0, maximum: 10_000 },
 } as const
