@@ -243,6 +243,8 @@ interface LoadResult {
   serverCpuPercent: number
   postgresCpuPercent: number
   redisCpuPercent: number
+  serverToLoadGeneratorCpu: number
+  cpuMicrosecondsPerMessage: { server: number; postgres: number; redis: number; loadGenerator: number }
   /** Post→receipt latency of the messages posted in each BENCH_WINDOW_SECONDS of the run: drift shows here. */
   windows: { fromSecond: number; frames: number; p50Ms: number; p99Ms: number }[]
 }
@@ -342,6 +344,8 @@ async function runLoad(mode: Mode, bases: string[], procs: ChildProcess[], seede
   const busy = meter()
   measuring = false
   const rss = procs.reduce((sum, proc) => sum + rssBytes(proc.pid!), 0)
+  /** % of one core over the measured phase → CPU microseconds per posted message. */
+  const perMessage = (percent: number): number => Math.round(((percent / 100) * elapsed * 1e6) / Math.max(1, posted))
   if (TRACE) {
     // Worst post latency of each 250 ms of the measured phase: shows stalls and their period.
     const buckets = new Map<number, number>()
@@ -377,6 +381,15 @@ async function runLoad(mode: Mode, bases: string[], procs: ChildProcess[], seede
     serverCpuPercent: busy.server,
     postgresCpuPercent: busy.postgres,
     redisCpuPercent: busy.redis,
+    // The figure to move (issue 18): the server's CPU against the load generator's in the same
+    // run, which does not depend on the day's speed of the machine; and CPU per message.
+    serverToLoadGeneratorCpu: +(busy.server / Math.max(1, ((cpu.user + cpu.system) / 1e6 / elapsed) * 100)).toFixed(2),
+    cpuMicrosecondsPerMessage: {
+      server: perMessage(busy.server),
+      postgres: perMessage(busy.postgres),
+      redis: perMessage(busy.redis),
+      loadGenerator: perMessage(((cpu.user + cpu.system) / 1e6 / elapsed) * 100),
+    },
     windows,
   }
 }
