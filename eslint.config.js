@@ -1,0 +1,82 @@
+// ESLint holds what the code must follow (../STYLE.md "Holding the layers", docs/architecture.md):
+// type-aware rules of typescript-eslint (no floating promises, no unused code), and the layers:
+// only repositories and the db layer import the Prisma client or pg, and the domain modules do
+// not reach into the real-time layer or the workers. `npm run lint` runs it; CI too (.ci/run).
+import js from '@eslint/js'
+import reactHooks from 'eslint-plugin-react-hooks'
+import tseslint from 'typescript-eslint'
+
+/** Who may import the database drivers: repositories, the db layer and its plugin. */
+const DATABASE_LAYER = ['src/**/repo.ts', 'src/db/**', 'src/plugins/db.ts']
+
+const databaseImports = {
+  paths: [{ name: 'pg', message: 'Only repositories (repo.ts) and src/db talk to PostgreSQL.', allowTypeImports: true }],
+  patterns: [
+    { group: ['@prisma/*', '**/generated/prisma', '**/generated/prisma/**'], message: 'Only repositories (repo.ts) and src/db use the Prisma client.', allowTypeImports: true },
+    { group: ['**/db/client.ts'], message: 'Only repositories (repo.ts) and src/db use the database client.', allowTypeImports: true },
+  ],
+}
+
+const layerImports = {
+  patterns: [
+    ...databaseImports.patterns,
+    {
+      group: ['**/realtime/*', '!**/realtime/frames.ts', '**/workers/*'],
+      message: 'Domain modules emit events (src/events); they do not reach into the real-time layer or the workers.',
+      allowTypeImports: true,
+    },
+  ],
+  paths: databaseImports.paths,
+}
+
+export default tseslint.config(
+  {
+    ignores: ['dist/**', 'node_modules/**', 'src/generated/**', 'src/sdk/schema.d.ts', 'data/**', 'coverage/**', '.tap/**', 'deploy/**'],
+  },
+  js.configs.recommended,
+  ...tseslint.configs.recommendedTypeChecked,
+  {
+    languageOptions: {
+      parserOptions: { projectService: { allowDefaultProject: ['*.js', '*.mjs', 'scripts/*.mjs'] }, tsconfigRootDir: import.meta.dirname },
+    },
+    linterOptions: { reportUnusedDisableDirectives: 'error' },
+    rules: {
+      '@typescript-eslint/no-floating-promises': 'error',
+      '@typescript-eslint/no-misused-promises': ['error', { checksVoidReturn: { arguments: false, attributes: false } }],
+      '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_', caughtErrors: 'none' }],
+      // Request bodies, JSON and test payloads are `unknown`/`any` at the edges by nature; the
+      // schemas (TypeBox) check them, and these rules would only add casts.
+      '@typescript-eslint/no-unsafe-assignment': 'off',
+      '@typescript-eslint/no-unsafe-member-access': 'off',
+      '@typescript-eslint/no-unsafe-call': 'off',
+      '@typescript-eslint/no-unsafe-argument': 'off',
+      '@typescript-eslint/no-unsafe-return': 'off',
+      '@typescript-eslint/require-await': 'off',
+      '@typescript-eslint/restrict-template-expressions': 'off',
+    },
+  },
+  {
+    files: ['src/web/**/*.tsx', 'src/web/**/*.ts'],
+    plugins: { 'react-hooks': reactHooks },
+    rules: { 'react-hooks/rules-of-hooks': 'error', 'react-hooks/exhaustive-deps': 'error' },
+  },
+  {
+    files: ['src/**/*.ts', 'src/**/*.tsx'],
+    ignores: DATABASE_LAYER,
+    rules: { '@typescript-eslint/no-restricted-imports': ['error', databaseImports] },
+  },
+  {
+    files: ['src/modules/**/*.ts'],
+    ignores: DATABASE_LAYER,
+    rules: { '@typescript-eslint/no-restricted-imports': ['error', layerImports] },
+  },
+  {
+    files: ['src/modules/**/repo.ts'],
+    rules: { '@typescript-eslint/no-restricted-imports': ['error', { patterns: layerImports.patterns.slice(-1) }] },
+  },
+  {
+    // Tests and benchmarks drive the real server and databases directly, on purpose.
+    files: ['test/**', 'scripts/**'],
+    rules: { '@typescript-eslint/unbound-method': 'off' },
+  },
+)
