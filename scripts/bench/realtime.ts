@@ -19,13 +19,15 @@
 //
 // Usage: npx tsx scripts/bench/realtime.ts
 //   BENCH_CLIENTS (1000) BENCH_CHANNELS (100) BENCH_RATE (messages/s, 1500) BENCH_SECONDS (15)
+//   BENCH_RATES (several rates in turn on the same sockets, e.g. "10,25,50") BENCH_HUMANS (share
+//   of the clients that are humans with a JWT, 0-1; default 0)
 //   BENCH_IDLE (10000; 0 skips) BENCH_IDLE_SETTLE_MS (5000, before each memory reading)
 //   BENCH_MODES ("single,redis,redis-x2") BENCH_WINDOW_SECONDS (10: latency per window of the run)
 //   BENCH_POST_SOCKETS (256)
 //   BENCH_DATABASE_URL (postgresql://postgres@127.0.0.1:5432/postgres: a scratch database is
 //   created next to it and dropped afterwards) BENCH_REDIS_URL (redis://127.0.0.1:6379)
 import { spawn, type ChildProcess } from 'node:child_process'
-import { randomUUID } from 'node:crypto'
+import { createHmac, randomUUID } from 'node:crypto'
 import { readdirSync, readFileSync } from 'node:fs'
 import { mkdtemp, rm } from 'node:fs/promises'
 import http from 'node:http'
@@ -40,13 +42,18 @@ import WebSocket from 'ws'
 import { applyMigrations } from '../../src/db/migrate.ts'
 import { uuidv7 } from '../../src/lib/ids.ts'
 import { API_KEY_PREFIX, maskSecret, newSecret, sha256Hex } from '../../src/lib/tokens.ts'
-import { adminQuery, databaseUrl as dbUrl, freePort, machine as describeMachine, percentile, startFlags } from './lib.ts'
+import { adminQuery, cpuMeter, databaseUrl as dbUrl, freePort, machine as describeMachine, percentile, startFlags } from './lib.ts'
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..')
 const REDIS_URL = process.env.BENCH_REDIS_URL ?? 'redis://127.0.0.1:6379'
 const CLIENTS = Number(process.env.BENCH_CLIENTS ?? 1000)
 const CHANNELS = Number(process.env.BENCH_CHANNELS ?? 100)
-const RATE = Number(process.env.BENCH_RATE ?? 1500)
+// BENCH_RATES steps one set of sockets through several rates (a big channel's highest rate with
+// p99 within bounds); BENCH_RATE is the single-rate form.
+const RATES = (process.env.BENCH_RATES ?? process.env.BENCH_RATE ?? '1500').split(',').map(Number)
+// BENCH_HUMANS: the share of the clients that are humans (JWT on the socket) instead of agents.
+const HUMANS = Number(process.env.BENCH_HUMANS ?? 0)
+const JWT_SECRET = 'bench-secret-bench-secret-bench-secret-00'
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 15)
 const IDLE = Number(process.env.BENCH_IDLE ?? 10_000)
 type Mode = 'single' | 'redis' | 'redis-x2'
@@ -56,10 +63,15 @@ const MODES = (process.env.BENCH_MODES ?? 'single,redis,redis-x2').split(',').ma
 const WARMUP_SECONDS = 2
 const TRACE = process.env.BENCH_TRACE === '1'
 const WINDOW_SECONDS = Number(process.env.BENCH_WINDOW_SECONDS ?? 10)
-// With 64, a server answering in more than 64 / RATE seconds made posts queue in the client: at
+// With 64, a server answering in more than 64 / rate seconds made posts queue in the client: at
 // 1,500/s on a slow day, p50 457-766 ms against 63-67 ms with 256.
 const POST_SOCKETS = Number(process.env.BENCH_POST_SOCKETS ?? 256)
-const SERVER_ENV = Object.fromEntries((process.env.BENCH_SERVER_ENV ?? '').split(' ').filter(Boolean).map((pair) => [pair.slice(0, pair.indexOf('=')), pair.slice(pair.indexOf('=') + 1)]))
+const SERVER_ENV = Object.fromEntries(
+  (process.env.BENCH_SERVER_ENV ?? '')
+    .split(' ')
+    .filter(Boolean)
+    .map((pair) => [pair.slice(0, pair.indexOf('=')), pair.slice(pair.indexOf('=') + 1)]),
+)
 
 interface Seeded {
   poster: string
@@ -76,6 +88,12 @@ async function seed(url: string): Promise<Seeded> {
     await pool.query('INSERT INTO api_keys (id, agent_id, name, key_hash, masked_key) VALUES ($1, $2, $3, $4, $5)', [uuidv7(), id, 'bench', sha256Hex(key), maskSecret(key, API_KEY_PREFIX)])
     return { id, key }
   }
+  /** A human, with the 24-hour token a login would give (HS256 over the server's JWT_SECRET). */
+  const human = async (name: string): Promise<{ id: string; key: string }> => {
+    const id = uuidv7()
+    await pool.query('INSERT INTO users (id, email, display_name) VALUES ($1, $2, $3)', [id, `${name}@bench.example`, name])
+    return { id, key: humanToken(id) }
+  }
   // One agent posts back to back: the loop guard (docs/loops.md) would stop it; off.
   await pool.query('INSERT INTO instance (id, loop_guard_max_messages, loop_guard_max_depth) VALUES ($1, 0, 0)', [uuidv7()])
   const poster = await agent('bench-poster')
@@ -88,13 +106,22 @@ async function seed(url: string): Promise<Seeded> {
   }
   const clients: Seeded['clients'] = []
   for (let i = 0; i < CLIENTS; i++) {
-    const a = await agent(`bench-agent-${i}`)
+    // Humans spread evenly among the agents (every other client with BENCH_HUMANS=0.5).
+    const isHuman = Math.floor((i + 1) * HUMANS) > Math.floor(i * HUMANS)
+    const a = isHuman ? await human(`bench-human-${i}`) : await agent(`bench-agent-${i}`)
     const channel = i % CHANNELS
-    await pool.query("INSERT INTO channel_members (channel_id, member_id, member_type) VALUES ($1, $2, 'AGENT')", [channels[channel], a.id])
+    await pool.query('INSERT INTO channel_members (channel_id, member_id, member_type) VALUES ($1, $2, $3)', [channels[channel], a.id, isHuman ? 'HUMAN' : 'AGENT'])
     clients.push({ key: a.key, channel })
   }
   await pool.end()
   return { poster: poster.key, clients, channels }
+}
+
+function humanToken(userId: string): string {
+  const now = Math.floor(Date.now() / 1000)
+  const part = (value: unknown): string => Buffer.from(JSON.stringify(value)).toString('base64url')
+  const unsigned = `${part({ alg: 'HS256', typ: 'JWT' })}.${part({ sub: userId, typ: 'human', iat: now, exp: now + 86_400 })}`
+  return `${unsigned}.${createHmac('sha256', JWT_SECRET).update(unsigned).digest('base64url')}`
 }
 
 async function startServer(env: Record<string, string>): Promise<{ proc: ChildProcess; base: string }> {
@@ -107,12 +134,24 @@ async function startServer(env: Record<string, string>): Promise<{ proc: ChildPr
   const probe = ['--expose-gc', '--import', './scripts/bench/memory-probe.mjs']
   const proc = spawn(process.execPath, [...profile, ...probe, ...startFlags(ROOT), ...flags, 'src/server.ts'], {
     cwd: ROOT,
-    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', HOST: '127.0.0.1', PORT: String(port), LOG_LEVEL: process.env.BENCH_LOG_LEVEL ?? 'warn', ...(process.env.BENCH_NODE_OPTIONS ? { NODE_OPTIONS: process.env.BENCH_NODE_OPTIONS } : {}), ...SERVER_ENV, ...env },
+    env: {
+      PATH: process.env.PATH ?? '',
+      HOME: process.env.HOME ?? '',
+      HOST: '127.0.0.1',
+      PORT: String(port),
+      LOG_LEVEL: process.env.BENCH_LOG_LEVEL ?? 'warn',
+      ...(process.env.BENCH_NODE_OPTIONS ? { NODE_OPTIONS: process.env.BENCH_NODE_OPTIONS } : {}),
+      ...SERVER_ENV,
+      ...env,
+    },
     stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
   })
   const base = `127.0.0.1:${port}`
   for (let i = 0; i < 600; i++) {
-    const ok = await fetch(`http://${base}/health`).then((r) => r.ok, () => false)
+    const ok = await fetch(`http://${base}/health`).then(
+      (r) => r.ok,
+      () => false,
+    )
     if (ok) return { proc, base }
     if (proc.exitCode !== null) break
     await sleep(100)
@@ -125,70 +164,6 @@ async function stopServer(proc: ChildProcess): Promise<void> {
   const exited = new Promise((resolve) => proc.once('exit', resolve))
   proc.kill('SIGTERM')
   await Promise.race([exited, sleep(15_000).then(() => proc.kill('SIGKILL'))])
-}
-
-/**
- * The numeric fields of /proc/<pid>/stat after the command name (index 1: ppid; 11-14: utime,
- * stime, cutime, cstime in USER_HZ, 100/s); null once the process is gone.
- */
-function procStat(pid: number): number[] | null {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8')
-    return stat.slice(stat.lastIndexOf(')') + 2).split(' ').map(Number)
-  } catch {
-    return null
-  }
-}
-
-/**
- * CPU seconds (user + system) a process has used; with `children`, also those of its children that
- * have exited (PostgreSQL's backends come and go with the pool). 0 once the process is gone.
- */
-function cpuSeconds(pid: number, children = false): number {
-  const f = procStat(pid)
-  if (!f) return 0
-  return (f[11]! + f[12]! + (children ? f[13]! + f[14]! : 0)) / 100
-}
-
-/** Pids of every process with this command name (PostgreSQL's backends, redis-server). */
-function pidsNamed(name: string): number[] {
-  return readdirSync('/proc')
-    .filter((d) => /^\d+$/.test(d))
-    .filter((d) => {
-      try {
-        return readFileSync(`/proc/${d}/comm`, 'utf8').trim() === name
-      } catch {
-        return false
-      }
-    })
-    .map(Number)
-}
-
-/** All the CPU PostgreSQL has used: its live processes plus the backends that have exited. */
-function postgresCpuSeconds(): number {
-  const pids = pidsNamed('postgres')
-  const set = new Set(pids)
-  // The postmaster (whose parent is not a postgres process) also counts its exited children. A
-  // backend that exits meanwhile counts 0 here and in its parent's children from then on.
-  return pids.reduce((total, pid) => total + cpuSeconds(pid, !set.has(procStat(pid)?.[1] ?? 0)), 0)
-}
-
-/** CPU used by the server processes, PostgreSQL and Redis from now on, in % of one core. */
-function cpuMeter(serverPids: number[]): () => { server: number; postgres: number; redis: number } {
-  const sum = (pids: number[]): number => pids.reduce((total, pid) => total + cpuSeconds(pid), 0)
-  const read = (): { server: number; postgres: number; redis: number } => ({
-    server: sum(serverPids),
-    postgres: postgresCpuSeconds(),
-    redis: sum(pidsNamed('redis-server')),
-  })
-  const before = read()
-  const t0 = performance.now()
-  return () => {
-    const seconds = (performance.now() - t0) / 1000
-    const after = read()
-    const pct = (key: keyof typeof after): number => Math.round(((after[key] - before[key]) / seconds) * 100)
-    return { server: pct('server'), postgres: pct('postgres'), redis: pct('redis') }
-  }
 }
 
 /** Resident memory of a process, from /proc (Linux). */
@@ -249,7 +224,7 @@ interface LoadResult {
   windows: { fromSecond: number; frames: number; p50Ms: number; p99Ms: number }[]
 }
 
-async function runLoad(mode: Mode, bases: string[], procs: ChildProcess[], seeded: Seeded): Promise<LoadResult> {
+async function runLoad(mode: Mode, bases: string[], procs: ChildProcess[], seeded: Seeded): Promise<LoadResult[]> {
   const started = new Map<number, number>()
   const latencies: number[] = []
   /** When each latency's message was posted (same index). */
@@ -277,7 +252,17 @@ async function runLoad(mode: Mode, bases: string[], procs: ChildProcess[], seede
     }
   }
   const keys = seeded.clients.map((c) => c.key)
-  const sockets = (await Promise.all(bases.map((base, b) => openSockets(base, keys.filter((_, i) => i % bases.length === b), onFrame)))).flat()
+  const sockets = (
+    await Promise.all(
+      bases.map((base, b) =>
+        openSockets(
+          base,
+          keys.filter((_, i) => i % bases.length === b),
+          onFrame,
+        ),
+      ),
+    )
+  ).flat()
   for (const ws of sockets) ws.on('close', () => (closed += 1))
   console.error(`# ${mode}: ${sockets.length} sockets ready; posting`)
 
@@ -289,7 +274,14 @@ async function runLoad(mode: Mode, bases: string[], procs: ChildProcess[], seede
       const t0 = performance.now()
       started.set(seq, t0)
       const req = http.request(
-        { agent, host: base.split(':')[0], port: Number(base.split(':')[1]), method: 'POST', path: `/api/v1/channels/${channel}/messages`, headers: { authorization: `Bearer ${seeded.poster}`, 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) } },
+        {
+          agent,
+          host: base.split(':')[0],
+          port: Number(base.split(':')[1]),
+          method: 'POST',
+          path: `/api/v1/channels/${channel}/messages`,
+          headers: { authorization: `Bearer ${seeded.poster}`, 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) },
+        },
         (res) => {
           res.resume()
           res.on('end', () => {
@@ -309,14 +301,14 @@ async function runLoad(mode: Mode, bases: string[], procs: ChildProcess[], seede
       req.end(body)
     })
 
-  // Fixed-rate schedule: message n is due at n / RATE seconds; warm-up first, not measured.
+  // Fixed-rate schedule: message n is due at n / rate seconds; warm-up first, not measured.
   let seq = 0
   const inflight = new Set<Promise<void>>()
-  const runPhase = async (seconds: number): Promise<number> => {
+  const runPhase = async (seconds: number, rate: number): Promise<number> => {
     const t0 = performance.now()
-    const total = Math.round(seconds * RATE)
+    const total = Math.round(seconds * rate)
     for (let n = 0; n < total; n++) {
-      const due = t0 + (n * 1000) / RATE
+      const due = t0 + (n * 1000) / rate
       const wait = due - performance.now()
       if (wait > 1) await sleep(wait)
       const s = seq++
@@ -327,71 +319,82 @@ async function runLoad(mode: Mode, bases: string[], procs: ChildProcess[], seede
     await Promise.all(inflight)
     return total
   }
-  await runPhase(WARMUP_SECONDS)
-  const errorsBeforeMeasure = postErrors
-  firstMeasured = seq
-  measuring = true
-  const t0 = performance.now()
-  const cpu0 = process.cpuUsage()
-  const meter = cpuMeter(procs.map((proc) => proc.pid!))
-  const posted = await runPhase(SECONDS)
-  // Let the last frames arrive (bounded).
-  const membersPerChannel = CLIENTS / CHANNELS
-  const expected = posted * membersPerChannel
-  for (let i = 0; i < 100 && delivered < expected; i++) await sleep(50)
-  const elapsed = (performance.now() - t0) / 1000
-  const cpu = process.cpuUsage(cpu0)
-  const busy = meter()
-  measuring = false
-  const rss = procs.reduce((sum, proc) => sum + rssBytes(proc.pid!), 0)
-  /** % of one core over the measured phase → CPU microseconds per posted message. */
-  const perMessage = (percent: number): number => Math.round(((percent / 100) * elapsed * 1e6) / Math.max(1, posted))
-  if (TRACE) {
-    // Worst post latency of each 250 ms of the measured phase: shows stalls and their period.
-    const buckets = new Map<number, number>()
-    for (const [at, ms] of trace) buckets.set(Math.floor((at - t0) / 250), Math.max(buckets.get(Math.floor((at - t0) / 250)) ?? 0, ms))
-    console.error(`# ${mode} worst post latency per 250 ms: ${[...buckets.values()].map((v) => Math.round(v)).join(' ')}`)
+  const measure = async (rate: number): Promise<LoadResult> => {
+    for (const list of [latencies, postedAt, postTimes, trace]) list.length = 0
+    delivered = 0
+    await runPhase(WARMUP_SECONDS, rate)
+    const errorsBeforeMeasure = postErrors
+    firstMeasured = seq
+    measuring = true
+    const t0 = performance.now()
+    const cpu0 = process.cpuUsage()
+    const meter = cpuMeter(procs.map((proc) => proc.pid!))
+    const posted = await runPhase(SECONDS, rate)
+    // Let the last frames arrive (bounded).
+    const membersPerChannel = CLIENTS / CHANNELS
+    const expected = posted * membersPerChannel
+    for (let i = 0; i < 100 && delivered < expected; i++) await sleep(50)
+    const elapsed = (performance.now() - t0) / 1000
+    const cpu = process.cpuUsage(cpu0)
+    const busy = meter()
+    measuring = false
+    const rss = procs.reduce((sum, proc) => sum + rssBytes(proc.pid!), 0)
+    /** % of one core over the measured phase → CPU microseconds per posted message. */
+    const perMessage = (percent: number): number => Math.round(((percent / 100) * elapsed * 1e6) / Math.max(1, posted))
+    if (TRACE) {
+      // Worst post latency of each 250 ms of the measured phase: shows stalls and their period.
+      const buckets = new Map<number, number>()
+      for (const [at, ms] of trace) buckets.set(Math.floor((at - t0) / 250), Math.max(buckets.get(Math.floor((at - t0) / 250)) ?? 0, ms))
+      console.error(`# ${mode} worst post latency per 250 ms: ${[...buckets.values()].map((v) => Math.round(v)).join(' ')}`)
+    }
+    const windows = latencyWindows(latencies, postedAt, t0)
+    latencies.sort((a, b) => a - b)
+    postTimes.sort((a, b) => a - b)
+    return {
+      mode,
+      clients: CLIENTS,
+      channels: CHANNELS,
+      targetRate: rate,
+      seconds: SECONDS,
+      posted,
+      postErrors: postErrors - errorsBeforeMeasure,
+      postsPerSecond: Math.round(posted / SECONDS),
+      expectedFrames: expected,
+      deliveredFrames: delivered,
+      deliveredPerSecond: Math.round(delivered / elapsed),
+      missingFrames: expected - delivered,
+      socketsClosed: closed,
+      latencyP50Ms: +percentile(latencies, 50).toFixed(2),
+      latencyP99Ms: +percentile(latencies, 99).toFixed(2),
+      latencyMaxMs: +(latencies[latencies.length - 1] ?? NaN).toFixed(2),
+      postP50Ms: +percentile(postTimes, 50).toFixed(2),
+      postP99Ms: +percentile(postTimes, 99).toFixed(2),
+      serverRssMb: Math.round(rss / 1024 / 1024),
+      loadGeneratorCpuPercent: Math.round(((cpu.user + cpu.system) / 1e6 / elapsed) * 100),
+      serverCpuPercent: busy.server,
+      postgresCpuPercent: busy.postgres,
+      redisCpuPercent: busy.redis,
+      // The figure to move (issue 18): the server's CPU against the load generator's in the same
+      // run, which does not depend on the day's speed of the machine; and CPU per message.
+      serverToLoadGeneratorCpu: +(busy.server / Math.max(1, ((cpu.user + cpu.system) / 1e6 / elapsed) * 100)).toFixed(2),
+      cpuMicrosecondsPerMessage: {
+        server: perMessage(busy.server),
+        postgres: perMessage(busy.postgres),
+        redis: perMessage(busy.redis),
+        loadGenerator: perMessage(((cpu.user + cpu.system) / 1e6 / elapsed) * 100),
+      },
+      windows,
+    }
   }
-  const windows = latencyWindows(latencies, postedAt, t0)
-  latencies.sort((a, b) => a - b)
-  postTimes.sort((a, b) => a - b)
+  const results: LoadResult[] = []
+  for (const rate of RATES) {
+    const result = await measure(rate)
+    console.log(JSON.stringify(result))
+    results.push(result)
+  }
   for (const ws of sockets) ws.terminate()
   agent.destroy()
-  return {
-    mode,
-    clients: CLIENTS,
-    channels: CHANNELS,
-    targetRate: RATE,
-    seconds: SECONDS,
-    posted,
-    postErrors: postErrors - errorsBeforeMeasure,
-    postsPerSecond: Math.round(posted / SECONDS),
-    expectedFrames: expected,
-    deliveredFrames: delivered,
-    deliveredPerSecond: Math.round(delivered / elapsed),
-    missingFrames: expected - delivered,
-    socketsClosed: closed,
-    latencyP50Ms: +percentile(latencies, 50).toFixed(2),
-    latencyP99Ms: +percentile(latencies, 99).toFixed(2),
-    latencyMaxMs: +(latencies[latencies.length - 1] ?? NaN).toFixed(2),
-    postP50Ms: +percentile(postTimes, 50).toFixed(2),
-    postP99Ms: +percentile(postTimes, 99).toFixed(2),
-    serverRssMb: Math.round(rss / 1024 / 1024),
-    loadGeneratorCpuPercent: Math.round(((cpu.user + cpu.system) / 1e6 / elapsed) * 100),
-    serverCpuPercent: busy.server,
-    postgresCpuPercent: busy.postgres,
-    redisCpuPercent: busy.redis,
-    // The figure to move (issue 18): the server's CPU against the load generator's in the same
-    // run, which does not depend on the day's speed of the machine; and CPU per message.
-    serverToLoadGeneratorCpu: +(busy.server / Math.max(1, ((cpu.user + cpu.system) / 1e6 / elapsed) * 100)).toFixed(2),
-    cpuMicrosecondsPerMessage: {
-      server: perMessage(busy.server),
-      postgres: perMessage(busy.postgres),
-      redis: perMessage(busy.redis),
-      loadGenerator: perMessage(((cpu.user + cpu.system) / 1e6 / elapsed) * 100),
-    },
-    windows,
-  }
+  return results
 }
 
 function latencyWindows(latencies: number[], postedAt: number[], t0: number): LoadResult['windows'] {
@@ -441,7 +444,11 @@ async function runIdle(base: string, proc: ChildProcess, keys: string[]) {
   await settle()
   const m0 = await memorySample(proc)
   const half = Math.floor(IDLE / 2)
-  const open = (n: number, offset: number): Promise<WebSocket[]> => openSockets(base, Array.from({ length: n }, (_, i) => keys[(i + offset) % keys.length]!))
+  const open = (n: number, offset: number): Promise<WebSocket[]> =>
+    openSockets(
+      base,
+      Array.from({ length: n }, (_, i) => keys[(i + offset) % keys.length]!),
+    )
   const first = await open(half, 0)
   await settle()
   const m1 = await memorySample(proc)
@@ -466,7 +473,9 @@ async function runIdle(base: string, proc: ChildProcess, keys: string[]) {
 async function main(): Promise<void> {
   const machine = describeMachine()
   console.log(`# realtime benchmark on ${machine}`)
-  console.log(`# ${CLIENTS} clients in ${CHANNELS} channels of ${CLIENTS / CHANNELS}, ${RATE} messages/s over REST for ${SECONDS} s (+${WARMUP_SECONDS} s warm-up)`)
+  console.log(
+    `# ${CLIENTS} clients (${Math.round(CLIENTS * HUMANS)} humans) in ${CHANNELS} channels of ${CLIENTS / CHANNELS}, ${RATES.join(', ')} messages/s over REST for ${SECONDS} s each (+${WARMUP_SECONDS} s warm-up)`,
+  )
   const results: unknown[] = []
   for (const mode of MODES) {
     const name = `ams_bench_${Date.now().toString(36)}`
@@ -483,7 +492,7 @@ async function main(): Promise<void> {
         DATABASE_POOL_SIZE: mode === 'redis-x2' ? '10' : '20',
         DATA_DIR: dataDir,
         MIGRATE_ON_START: 'false',
-        JWT_SECRET: 'bench-secret-bench-secret-bench-secret-00',
+        JWT_SECRET,
         ...(mode === 'single' ? {} : { REDIS_URL: REDIS_URL, REDIS_PREFIX: redisPrefix }),
       }
       for (let i = 0; i < (mode === 'redis-x2' ? 2 : 1); i++) servers.push(await startServer(env))
@@ -493,14 +502,17 @@ async function main(): Promise<void> {
         servers.map((s) => s.proc),
         seeded,
       )
-      console.log(JSON.stringify(load))
-      results.push(load)
+      results.push(...load)
       if (IDLE > 0 && servers.length === 1) {
         // A fresh server: the load phase leaves a heap grown for 1,500 posts/s that would hide
         // (or, as it shrinks, offset) the growth due to idle connections.
         await stopServer(servers.pop()!.proc)
         servers.push(await startServer(env))
-        const idle = await runIdle(servers[0]!.base, servers[0]!.proc, seeded.clients.map((c) => c.key))
+        const idle = await runIdle(
+          servers[0]!.base,
+          servers[0]!.proc,
+          seeded.clients.map((c) => c.key),
+        )
         console.log(JSON.stringify({ mode, idle }))
         results.push({ mode, idle })
       }

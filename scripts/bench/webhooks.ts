@@ -21,7 +21,7 @@ import { loadConfig } from '../../src/config.ts'
 import { applyMigrations } from '../../src/db/migrate.ts'
 import { uuidv7 } from '../../src/lib/ids.ts'
 import { API_KEY_PREFIX, maskSecret, newSecret, sha256Hex } from '../../src/lib/tokens.ts'
-import { adminQuery as admin, databaseUrl, machine, percentile as pct } from './lib.ts'
+import { adminQuery as admin, cpuMeter, databaseUrl, machine, percentile as pct } from './lib.ts'
 
 const REDIS_URL = process.env.BENCH_REDIS_URL ?? 'redis://127.0.0.1:6379'
 const WEBHOOKS = Number(process.env.BENCH_WEBHOOKS ?? 5)
@@ -47,7 +47,6 @@ const receiver = http.createServer((req, res) => {
 await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve))
 const receiverUrl = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hook`
 
-
 /** The one agent that posts in a run, with its key; the loop guard (docs/loops.md) would stop
  * its back-to-back posts, so it is off. */
 async function seedBenchAgent(app: Awaited<ReturnType<typeof buildApp>>): Promise<{ agentId: string; headers: { authorization: string } }> {
@@ -58,6 +57,13 @@ async function seedBenchAgent(app: Awaited<ReturnType<typeof buildApp>>): Promis
     data: { id: agentId, name: 'bench-agent', displayName: 'bench', apiKeys: { create: { id: uuidv7(), name: 'k', keyHash: sha256Hex(key), maskedKey: maskSecret(key, API_KEY_PREFIX) } } },
   })
   return { agentId, headers: { authorization: `Bearer ${key}` } }
+}
+
+/** CPU per delivery over a phase: this process (the server, and the receiver and poster beside it), PostgreSQL, Redis. */
+function cpuPerDelivery(meter: () => { server: number; postgres: number; redis: number }, seconds: number, deliveries: number): string {
+  const used = meter()
+  const us = (percent: number): number => Math.round(((percent / 100) * seconds * 1e6) / deliveries)
+  return `CPU ${used.server} % of a core (server + receiver), PostgreSQL ${used.postgres} %, Redis ${used.redis} %; per delivery ${us(used.server)} µs + ${us(used.postgres)} µs PostgreSQL + ${us(used.redis)} µs Redis`
 }
 
 async function waitFor(n: number, timeoutMs = 300_000): Promise<void> {
@@ -98,6 +104,7 @@ async function run(mode: 'single node' | 'redis'): Promise<void> {
       latencies.length = 0
       received = 0
       const total = RATE * SECONDS
+      const steadyMeter = cpuMeter([process.pid])
       const started = Date.now()
       for (let i = 0; i < total; i++) {
         const due = started + (i * 1000) / RATE
@@ -105,14 +112,16 @@ async function run(mode: 'single node' | 'redis'): Promise<void> {
         void post(`steady ${i}`)
       }
       await waitFor(total * WEBHOOKS)
+      const steadyCpu = cpuPerDelivery(steadyMeter, (Date.now() - started) / 1000, total * WEBHOOKS)
       const steady = [...latencies].sort((a, b) => a - b)
       console.log(
-        `${mode} steady: ${RATE} messages/s × ${WEBHOOKS} webhooks for ${SECONDS}s = ${steady.length} deliveries; event → receipt p50 ${pct(steady, 50)} ms, p99 ${pct(steady, 99)} ms, max ${steady.at(-1)} ms`,
+        `${mode} steady: ${RATE} messages/s × ${WEBHOOKS} webhooks for ${SECONDS}s = ${steady.length} deliveries; event → receipt p50 ${pct(steady, 50)} ms, p99 ${pct(steady, 99)} ms, max ${steady.at(-1)} ms; ${steadyCpu}`,
       )
 
       // 2. burst
       latencies.length = 0
       received = 0
+      const burstMeter = cpuMeter([process.pid])
       const t0 = Date.now()
       const posts: Promise<unknown>[] = []
       for (let i = 0; i < BURST; i++) {
@@ -123,9 +132,10 @@ async function run(mode: 'single node' | 'redis'): Promise<void> {
       const postedMs = Date.now() - t0
       await waitFor(BURST * WEBHOOKS)
       const elapsed = (Date.now() - t0) / 1000
+      const burstCpu = cpuPerDelivery(burstMeter, elapsed, BURST * WEBHOOKS)
       const burst = [...latencies].sort((a, b) => a - b)
       console.log(
-        `${mode} burst: ${BURST} messages posted in ${postedMs} ms → ${BURST * WEBHOOKS} deliveries in ${elapsed.toFixed(1)} s = ${Math.round((BURST * WEBHOOKS) / elapsed)} deliveries/s; event → receipt p50 ${pct(burst, 50)} ms, p99 ${pct(burst, 99)} ms`,
+        `${mode} burst: ${BURST} messages posted in ${postedMs} ms → ${BURST * WEBHOOKS} deliveries in ${elapsed.toFixed(1)} s = ${Math.round((BURST * WEBHOOKS) / elapsed)} deliveries/s; event → receipt p50 ${pct(burst, 50)} ms, p99 ${pct(burst, 99)} ms; ${burstCpu}`,
       )
     } finally {
       await app.close()
@@ -201,7 +211,10 @@ async function isolation(): Promise<void> {
       // The failing endpoint's first retries (schedule: 10 s ± 20 %).
       const deadline = Date.now() + 60_000
       while (Date.now() < deadline && [...attemptsAt.values()].filter((a) => a.length >= 2).length < Math.min(attemptsAt.size, MESSAGES)) await sleep(200)
-      const gaps = [...attemptsAt.values()].filter((a) => a.length >= 2).map((a) => (a[1]! - a[0]!) / 1000).sort((a, b) => a - b)
+      const gaps = [...attemptsAt.values()]
+        .filter((a) => a.length >= 2)
+        .map((a) => (a[1]! - a[0]!) / 1000)
+        .sort((a, b) => a - b)
       console.log(
         `isolation, failing endpoint: ${attemptsAt.size} deliveries attempted, ${gaps.length} retried; first retry after ${gaps.length ? `${gaps[0]!.toFixed(1)}–${gaps.at(-1)!.toFixed(1)} s (p50 ${pct(gaps, 50).toFixed(1)} s)` : 'n/a'} against the schedule's 8–12 s; its circuit breaker opens after ${config.webhookBreakerFailures} failures in a row, so later deliveries wait ${config.webhookBreakerCooldownMs / 1000} s for the probe`,
       )
