@@ -1,5 +1,6 @@
 // One open WebSocket, as the gateway and the hub see it: who is on it (the credential it was
 // opened with), the bound on its send queue, its per-second frame budget and its keep-alive.
+import type { Socket } from 'node:net'
 import type { WebSocket } from 'ws'
 import type { MemberPrincipal } from '../plugins/auth.ts'
 import type { LogEntry } from './broker.ts'
@@ -22,6 +23,34 @@ export interface ConnectionLimits {
   messagesPerSecond: number
 }
 
+const wireFrames = new WeakMap<Buffer, Buffer>()
+
+/**
+ * The unmasked text frame a server sends (RFC 6455 §5.2) for a JSON payload: header and payload
+ * in one buffer, built once per payload however many sockets it goes to (the hub hands every
+ * recipient the same buffer), so a fan-out is one `write` of a ready buffer per socket.
+ */
+export function textFrame(payload: Buffer): Buffer {
+  let wire = wireFrames.get(payload)
+  if (wire) return wire
+  const n = payload.length
+  const header = n < 126 ? 2 : n < 65_536 ? 4 : 10
+  wire = Buffer.allocUnsafe(header + n)
+  wire[0] = 0x81 // FIN, text
+  if (n < 126) wire[1] = n
+  else if (n < 65_536) {
+    wire[1] = 126
+    wire.writeUInt16BE(n, 2)
+  } else {
+    wire[1] = 127
+    wire.writeUInt32BE(Math.floor(n / 2 ** 32), 2)
+    wire.writeUInt32BE(n >>> 0, 6)
+  }
+  payload.copy(wire, header)
+  wireFrames.set(payload, wire)
+  return wire
+}
+
 export class Connection implements Client {
   readonly memberId: string
   pending: LogEntry[] | null = null
@@ -31,11 +60,23 @@ export class Connection implements Client {
   private alive = true
   private windowStart = 0
   private windowCount = 0
+  private corked = false
+  private readonly uncork = (): void => {
+    this.corked = false
+    this.tcp?.uncork()
+  }
   /** Client frames are handled one after the other, so messages keep the client's order. */
   queue: Promise<void> = Promise.resolve()
 
   constructor(
     readonly socket: WebSocket,
+    /**
+     * The TCP socket under `socket`. Frames are written to it directly, ready-made (`textFrame`),
+     * and corked until the end of the tick, so the frames a socket gets from one batch of the log
+     * leave in one system call. ws writes its own frames (pings, close) to the same socket, in
+     * order; with a compression extension negotiated, frames go through ws instead.
+     */
+    private readonly tcp: Socket | null,
     readonly credential: Credential,
     private readonly limits: ConnectionLimits,
     private readonly onOverflow: (conn: Connection) => void,
@@ -62,7 +103,16 @@ export class Connection implements Client {
       this.socket.terminate()
       return
     }
-    this.socket.send(frame, { binary: false })
+    if (!this.tcp || this.socket.extensions) {
+      this.socket.send(frame, { binary: false })
+      return
+    }
+    if (!this.corked) {
+      this.corked = true
+      this.tcp.cork()
+      process.nextTick(this.uncork)
+    }
+    this.tcp.write(textFrame(frame))
   }
 
   /** Whether the send queue is more than half full (a long replay waits for `drained`). */

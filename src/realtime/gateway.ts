@@ -130,7 +130,7 @@ export async function gateway(app: FastifyInstance, { broker, hub }: GatewayOpti
         socket.close(CLOSE_GOING_AWAY, 'server shutting down')
         return
       }
-      const conn = new Connection(socket, credential, limits, (c) => app.log.warn({ memberId: c.memberId }, 'websocket client too slow; disconnected'))
+      const conn = new Connection(socket, tcp, credential, limits, (c) => app.log.warn({ memberId: c.memberId }, 'websocket client too slow; disconnected'))
       conn.skipsOwnMessages = request.query.include_own_messages === false
       connections.add(conn)
       socket.on('message', (data, isBinary) => onFrame(conn, data, isBinary))
