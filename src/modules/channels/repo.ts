@@ -150,11 +150,6 @@ export async function findActors(db: Db, ids: string[]): Promise<Map<string, Act
   return out
 }
 
-/** Remembers a create's response for its Idempotency-Key, in the create's own transaction. */
-export function rememberResponse(tx: Prisma.TransactionClient, principalId: string, key: string, hash: string, statusCode: number, body: unknown) {
-  return tx.idempotencyKey.create({ data: { principalId, key, requestHash: hash, statusCode, responseBody: body as Prisma.InputJsonValue } })
-}
-
 /** For each DM, the participant other than `me`. */
 export async function dmPeers(db: Db, channelIds: string[], me: string): Promise<Map<string, string>> {
   if (!channelIds.length) return new Map()

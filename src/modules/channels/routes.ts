@@ -2,7 +2,7 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import type { FastifyInstance, FastifyRequest } from 'fastify'
 import { Type } from 'typebox'
-import { idempotencyKeyOf, IDEMPOTENCY_HEADER } from '../../lib/idempotency.ts'
+import { idempotencyKeyOf, IDEMPOTENCY_HEADER } from '../idempotency/service.ts'
 import type { MemberPrincipal } from '../../plugins/auth.ts'
 import { errors, IdParams } from '../../schemas/common.ts'
 import {

@@ -2,10 +2,11 @@
 // applies them and records the changes with their domain events (channel.*, member.*).
 import type { FastifyInstance } from 'fastify'
 import { channelCreated, eventChannel } from '../../events/builders.ts'
+import type { Tx } from '../../events/bus.ts'
 import { AppError, forbidden, notFound } from '../../lib/errors.ts'
 import { uuidv7 } from '../../lib/ids.ts'
-import { findRemembered, isIdempotencyConflict, requestHash, type StoredResponse } from '../../lib/idempotency.ts'
 import type { MemberPrincipal } from '../../plugins/auth.ts'
+import { rememberResponse, requestHash, withIdempotency, type StoredResponse } from '../idempotency/service.ts'
 import { removeFiles } from '../messages/files.ts'
 import { assertCanAddMember, assertCanManage, assertCanRemoveMember, isObserver, readableChannel } from './access.ts'
 import * as repo from './repo.ts'
@@ -35,12 +36,7 @@ export async function toChannelDto(app: FastifyInstance, c: ChannelRow, isMember
 export async function createChannel(app: FastifyInstance, principal: MemberPrincipal, input: CreateChannelInput, idempotencyKey?: string): Promise<StoredResponse> {
   if (isObserver(principal)) throw forbidden('observers cannot create channels')
   const name = input.name.trim()
-  const hash = idempotencyKey ? requestHash('POST /channels', input) : ''
-  if (idempotencyKey) {
-    const remembered = await findRemembered(app, principal.id, idempotencyKey, hash)
-    if (remembered) return remembered
-  }
-  try {
+  return withIdempotency(app.db.pool, principal.id, idempotencyKey, () => requestHash('POST /channels', input), async (idempotent) => {
     const dto = await app.events.transaction(async (tx, emit) => {
       await repo.lockChannelNames(tx)
       if (await repo.findChannelNamed(tx, name)) throw nameTaken(name)
@@ -67,17 +63,11 @@ export async function createChannel(app: FastifyInstance, principal: MemberPrinc
         member_count: 1,
         is_member: true,
       }
-      if (idempotencyKey) await repo.rememberResponse(tx, principal.id, idempotencyKey, hash, 201, body)
+      if (idempotent) await rememberResponse(tx, idempotent, { statusCode: 201, body })
       return body
     })
     return { statusCode: 201, body: dto }
-  } catch (error) {
-    if (idempotencyKey && isIdempotencyConflict(error)) {
-      const remembered = await findRemembered(app, principal.id, idempotencyKey, hash)
-      if (remembered) return remembered
-    }
-    throw error
-  }
+  })
 }
 
 /** The caller's channels and DMs; for the workspace owner also every regular channel. */
@@ -207,4 +197,23 @@ export async function removeMember(app: FastifyInstance, principal: MemberPrinci
     if (count === 0) throw notFound('member')
     emit('member.left', channelId, { channel_id: channelId, member_id: memberId, member_type: row.memberType }, [memberId])
   })
+}
+
+// For the DM module (a DM is a channel): users and agents by id, read states, and members added
+// in the caller's transaction.
+export type { Actor, ReadState } from './repo.ts'
+
+/** Users and agents by id (a member id may name either). */
+export function findActors(app: FastifyInstance, ids: string[]): Promise<Map<string, repo.Actor>> {
+  return repo.findActors(app.db.prisma, ids)
+}
+
+/** The caller's unread count and last read message in each of these channels. */
+export function readStates(app: FastifyInstance, memberId: string, channelIds: string[]): Promise<Map<string, repo.ReadState>> {
+  return repo.readStates(app, memberId, channelIds)
+}
+
+/** Adds members inside the caller's transaction (no events: the caller emits them). */
+export async function addMembersIn(tx: Tx, rows: { channelId: string; memberId: string; memberType: 'AGENT' | 'HUMAN' }[]): Promise<void> {
+  await repo.addMembers(tx, rows)
 }

@@ -1,7 +1,7 @@
 // Direct messages (/api/v1/dm). Messages in a DM use the channel message endpoints.
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import type { FastifyInstance } from 'fastify'
-import { idempotencyKeyOf } from '../../lib/idempotency.ts'
+import { idempotencyKeyOf } from '../idempotency/service.ts'
 import type { MemberPrincipal } from '../../plugins/auth.ts'
 import { errors } from '../../schemas/common.ts'
 import { IdempotencyHeaders } from '../channels/routes.ts'

@@ -3,7 +3,7 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import type { FastifyInstance } from 'fastify'
 import { Type } from 'typebox'
-import { idempotencyKeyOf } from '../../lib/idempotency.ts'
+import { idempotencyKeyOf } from '../idempotency/service.ts'
 import { errors } from '../../schemas/common.ts'
 import { IdempotencyHeaders } from '../channels/routes.ts'
 import { LoopOrRateLimited, MessageSchema } from '../messages/schemas.ts'
