@@ -1,8 +1,6 @@
 // The instance row (one per workspace) and the workspace-wide lock that serialises bootstrap
 // against everything that creates users.
-import type { Prisma, PrismaClient } from '../../db/client.ts'
-
-export type Db = PrismaClient | Prisma.TransactionClient
+import type { Db, Prisma } from '../../db/client.ts'
 
 /** pg_advisory_xact_lock key ("ams\x01"): held by bootstrap and by user-creating transactions. */
 const WORKSPACE_LOCK = 1634562817
