@@ -106,10 +106,6 @@ export function listChannels(db: Db, memberId: string, includeAllRegular: boolea
   })
 }
 
-export function countMembers(db: Db, channelId: string) {
-  return db.channelMember.count({ where: { channelId } })
-}
-
 export function listMembers(db: Db, channelId: string) {
   return db.channelMember.findMany({ where: { channelId }, orderBy: [{ joinedAt: 'asc' }, { memberId: 'asc' }] })
 }

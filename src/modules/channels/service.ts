@@ -201,7 +201,6 @@ export async function removeMember(app: FastifyInstance, principal: MemberPrinci
 
 // For the DM module (a DM is a channel): users and agents by id, read states, and members added
 // in the caller's transaction.
-export type { Actor, ReadState } from './repo.ts'
 
 /** Users and agents by id (a member id may name either). */
 export function findActors(app: FastifyInstance, ids: string[]): Promise<Map<string, repo.Actor>> {

@@ -23,11 +23,6 @@ export async function readRateLimitSetting(db: Db): Promise<number | null> {
   return instance?.rateLimitPerMinute ?? null
 }
 
-export async function readRegistrationMode(db: Db): Promise<string | null> {
-  const instance = await db.instance.findFirst({ select: { registrationMode: true }, orderBy: { bootstrappedAt: 'asc' } })
-  return instance?.registrationMode ?? null
-}
-
 export interface InstanceSettingsPatch {
   rateLimitPerMinute?: number | null
   registrationMode?: string
