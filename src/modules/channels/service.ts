@@ -77,7 +77,7 @@ export async function listChannels(app: FastifyInstance, principal: MemberPrinci
   const dmIds = channels.filter((c) => c.type === 'dm').map((c) => c.id)
   const peers = await repo.dmPeers(app.db.prisma, dmIds, principal.id)
   const actors = peers.size ? await repo.findActors(app.db.prisma, [...new Set(peers.values())]) : new Map()
-  const reads = await repo.readStates(app, principal.id, channels.map((c) => c.id))
+  const reads = await repo.readStates(app.db.pool, principal.id, channels.map((c) => c.id))
   return channels.map((c) => ({
     id: c.id,
     name: c.type === 'dm' ? (actors.get(peers.get(c.id) ?? '')?.name ?? c.name) : c.name,
@@ -92,9 +92,9 @@ export async function listChannels(app: FastifyInstance, principal: MemberPrinci
 export async function markRead(app: FastifyInstance, principal: MemberPrincipal, channelId: string, messageId: string): Promise<ReadStateDto> {
   const access = await readableChannel(app, principal, channelId)
   if (!access.member) throw forbidden('only members keep a read marker; join the channel first')
-  const marked = await repo.markRead(app, channelId, principal.id, messageId)
+  const marked = await repo.markRead(app.db.pool, channelId, principal.id, messageId)
   if (!marked) throw notFound('message')
-  const state = (await repo.readStates(app, principal.id, [channelId])).get(channelId)
+  const state = (await repo.readStates(app.db.pool, principal.id, [channelId])).get(channelId)
   return { channel_id: channelId, last_read_message_id: marked, unread_count: state?.unreadCount ?? 0 }
 }
 
@@ -209,7 +209,7 @@ export function findActors(app: FastifyInstance, ids: string[]): Promise<Map<str
 
 /** The caller's unread count and last read message in each of these channels. */
 export function readStates(app: FastifyInstance, memberId: string, channelIds: string[]): Promise<Map<string, repo.ReadState>> {
-  return repo.readStates(app, memberId, channelIds)
+  return repo.readStates(app.db.pool, memberId, channelIds)
 }
 
 /** Adds members inside the caller's transaction (no events: the caller emits them). */
