@@ -2,10 +2,13 @@
 // queries of hot paths, so both count against the same connection budget.
 import { PrismaPg } from '@prisma/adapter-pg'
 import pg from 'pg'
-import { PrismaClient } from '../generated/prisma/client.ts'
+import { PrismaClient, type Prisma } from '../generated/prisma/client.ts'
 
 export type { PrismaClient }
 export type { Prisma } from '../generated/prisma/client.ts'
+
+/** The client or an open transaction: what a repo function runs its queries on. */
+export type Db = PrismaClient | Prisma.TransactionClient
 
 export interface Database {
   prisma: PrismaClient

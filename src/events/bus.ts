@@ -5,6 +5,7 @@
 import type { FastifyBaseLogger } from 'fastify'
 import { uuidv7 } from '../lib/ids.ts'
 import type { Prisma, PrismaClient } from '../db/client.ts'
+import { insertOutboxEvents } from './repo.ts'
 import type { ChannelIdOf, DomainEvent, DomainEventType, EventPayload } from './types.ts'
 
 export type EventHandler = (events: DomainEvent[]) => void | Promise<void>
@@ -85,15 +86,16 @@ export class DomainEventBus {
     const result = await this.prisma.$transaction(async (tx) => {
       const value = await fn(tx, emit)
       if (events.length) {
-        await tx.outboxEvent.createMany({
-          data: events.map((e) => ({
+        await insertOutboxEvents(
+          tx,
+          events.map((e) => ({
             eventId: e.id,
             type: e.type,
             channelId: e.channelId,
             payload: outboxPayload(e) as Prisma.InputJsonValue,
             occurredAt: new Date(e.occurredAt),
           })),
-        })
+        )
       }
       return value
     }, options)

@@ -9,8 +9,6 @@
 // id by then, so its transaction had `lagMs` to commit before that run looked. What a floor can
 // miss (a transaction open longer than the lag, rows another instance held locked and then rolled
 // back) is found by a full pass from id 0, every `fullPassMs` and on the first run.
-import type pg from 'pg'
-
 export interface FloorOptions {
   /** How long a transaction may take between taking its id and committing. */
   lagMs: number
@@ -23,12 +21,6 @@ export interface FloorRun {
   fromId: bigint
   startedAt: number
   full: boolean
-}
-
-/** The highest id the outbox's sequence has handed out (0 before the first). */
-export async function outboxHighWater(pool: pg.Pool): Promise<bigint> {
-  const { rows } = await pool.query<{ id: string }>('SELECT (CASE WHEN is_called THEN last_value ELSE 0 END)::text AS id FROM outbox_events_id_seq')
-  return BigInt(rows[0]!.id)
 }
 
 export class ScanFloor {

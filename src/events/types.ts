@@ -5,7 +5,7 @@
 // or integration body (src/workers/payloads.ts), each derived from the same entry.
 import type { Static } from 'typebox'
 import { EVENTS } from './catalog.ts'
-import type { EventCatalog, FrameTypeOf } from './define.ts'
+import type { EventCatalog } from './define.ts'
 
 type Catalog = typeof EVENTS
 
@@ -43,8 +43,6 @@ export type ClientEventType = TypesWith<'frame'>
 export type WebhookEventType = TypesWith<'webhook'>
 /** Events an integration may subscribe to (the spec's list). */
 export type IntegrationEventType = TypesWith<'integration'>
-
-export type EventFrameType = FrameTypeOf<ClientEventType>
 
 /** The event types of a catalog that leave the service this way, in catalog order. */
 export function typesWith<C extends EventCatalog>(catalog: C, part: 'frame' | 'webhook' | 'integration'): (keyof C & string)[] {

@@ -8,7 +8,9 @@ import type { FastifyInstance, FastifyRequest } from 'fastify'
 import fp from 'fastify-plugin'
 import { AppError, forbidden, unauthorized } from '../lib/errors.ts'
 import { API_KEY_PREFIX, INTEGRATION_KEY_PREFIX, safeEqual, sha256Hex } from '../lib/tokens.ts'
-import { agentKeyLookup } from '../modules/agents/repo.ts'
+import { userById } from '../modules/accounts/service.ts'
+import { agentKeyLookup } from '../modules/agents/service.ts'
+import { integrationByKeyHash } from '../modules/integrations/service.ts'
 import { registerKeyCache, type CachedKey } from './key-cache.ts'
 
 export type AuthPolicy =
@@ -105,7 +107,7 @@ async function authPlugin(app: FastifyInstance, opts: { jwtSecret: string; keyCa
 
   const { prisma, pool } = app.db
 
-  // Every agent request starts here: one batched prepared statement (the agents repo), and recent
+  // Every agent request starts here: one batched prepared statement (the agents module), and recent
   // keys cached without weakening revocation (src/plugins/key-cache.ts).
   const findAgentKey = agentKeyLookup(pool)
   const keyCache = registerKeyCache(app, opts.keyCacheTtlMs)
@@ -130,7 +132,7 @@ async function authPlugin(app: FastifyInstance, opts: { jwtSecret: string; keyCa
 
   async function authenticateIntegrationKey(key: string): Promise<Principal | null> {
     const hash = sha256Hex(key)
-    const row = await prisma.integration.findUnique({ where: { keyHash: hash }, select: { id: true, keyHash: true } })
+    const row = await integrationByKeyHash(prisma, hash)
     if (!row || !safeEqual(row.keyHash, hash)) return null
     return { kind: 'integration', id: row.id }
   }
@@ -145,7 +147,7 @@ async function authPlugin(app: FastifyInstance, opts: { jwtSecret: string; keyCa
     if (typeof claims.sub !== 'string' || claims.typ !== 'human') return null
     // A failed lookup (database down) propagates: it answers 503, never 401 (which a client
     // would take as "log out").
-    const user = await prisma.user.findUnique({ where: { id: claims.sub } })
+    const user = await userById(prisma, claims.sub)
     if (!user || user.status !== 'active') return null
     return { kind: 'human', id: user.id, email: user.email, displayName: user.displayName, role: user.role, isOwner: user.isOwner, awaitingApproval: user.awaitingApproval }
   }

@@ -10,6 +10,7 @@ import type { FastifyInstance, FastifyRequest } from 'fastify'
 import fp from 'fastify-plugin'
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client'
 import { AppError } from '../lib/errors.ts'
+import { backlog as readBacklog, type Backlog } from '../workers/repo.ts'
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -113,16 +114,9 @@ async function metricsPlugin(app: FastifyInstance): Promise<void> {
     },
   })
   // Workspace-wide backlogs, read from PostgreSQL when scraped (partial indexes keep them cheap).
-  const backlog = async (): Promise<{ unpublished: number; unplanned: number; due: number; scheduled: number } | null> => {
+  const backlog = async (): Promise<Backlog | null> => {
     try {
-      const { rows } = await app.db.pool.query<{ unpublished: string; unplanned: string; due: string; scheduled: string }>(
-        `SELECT (SELECT count(*) FROM outbox_events WHERE published_at IS NULL) AS unpublished,
-                (SELECT count(*) FROM outbox_events WHERE planned_at IS NULL) AS unplanned,
-                (SELECT count(*) FROM deliveries WHERE status = 'pending' AND next_attempt_at <= now()) AS due,
-                (SELECT count(*) FROM deliveries WHERE status = 'pending' AND next_attempt_at > now()) AS scheduled`,
-      )
-      const row = rows[0]!
-      return { unpublished: Number(row.unpublished), unplanned: Number(row.unplanned), due: Number(row.due), scheduled: Number(row.scheduled) }
+      return await readBacklog(app.db.pool)
     } catch {
       return null // the database is down: these gauges are left out of this scrape
     }

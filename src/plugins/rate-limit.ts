@@ -14,7 +14,7 @@ import rateLimit from '@fastify/rate-limit'
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import fp from 'fastify-plugin'
 import { AppError } from '../lib/errors.ts'
-import { readRateLimitSetting } from '../modules/workspace/repo.ts'
+import { rateLimitSetting } from '../modules/workspace/service.ts'
 
 /** How long a server trusts its copy of the workspace setting (other servers see a change after at most this). */
 export const SETTINGS_TTL_MS = 5_000
@@ -47,7 +47,7 @@ async function rateLimitPlugin(app: FastifyInstance): Promise<void> {
 
   const load = async (): Promise<number> => {
     try {
-      const setting = await readRateLimitSetting(app.db.prisma)
+      const setting = await rateLimitSetting(app.db.prisma)
       const value = setting ?? app.config.rateLimitPerMinute
       cached = { value, until: Date.now() + SETTINGS_TTL_MS }
       return value

@@ -5,7 +5,6 @@
 export type Cursor = string
 
 export const CURSOR_PATTERN = '^[0-9]{1,16}-[0-9]{1,16}$'
-const CURSOR_RE = new RegExp(CURSOR_PATTERN)
 
 /**
  * What a client may send as `since`: a cursor, or a bare millisecond count N meaning `N-0` (so
@@ -18,10 +17,6 @@ export const sinceCursor = (since: string): Cursor => (since.includes('-') ? sin
 
 /** The cursor before every event: reading after it reads the whole log. */
 export const ORIGIN: Cursor = '0-0'
-
-export function isCursor(value: unknown): value is Cursor {
-  return typeof value === 'string' && CURSOR_RE.test(value)
-}
 
 function parts(cursor: Cursor): [number, number] {
   const dash = cursor.indexOf('-')

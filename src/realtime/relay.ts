@@ -11,7 +11,8 @@
 // crash between publish and mark): events carry their id and clients de-duplicate on it.
 import type { FastifyBaseLogger } from 'fastify'
 import type pg from 'pg'
-import { outboxHighWater, ScanFloor } from '../events/outbox-floor.ts'
+import { ScanFloor } from '../events/outbox-floor.ts'
+import { outboxHighWater } from '../events/repo.ts'
 import type { DomainEvent } from '../events/types.ts'
 import type { PublishedMarks } from '../workers/deliveries.ts'
 import type { Broker } from './broker.ts'

@@ -1,6 +1,6 @@
 // Schemas shared by many routes. Those with an $id are registered once (src/plugins/openapi.ts)
 // and become OpenAPI components; routes refer to them with Type.Ref / { $ref: 'Name#' }.
-import { Type, type Static } from 'typebox'
+import { Type } from 'typebox'
 import { ERROR_CODES, type ErrorCode } from '../lib/errors.ts'
 
 export const ERROR_COMPONENT_DESCRIPTION = 'Every error response: a message for people and a code for programs.'
@@ -27,8 +27,6 @@ export const Timestamp = Type.String({ format: 'date-time', description: 'ISO 86
 export const IdParams = Type.Object({ id: Uuid }, { additionalProperties: false })
 
 export const SHARED_SCHEMAS = [ErrorSchema]
-
-export type ErrorBody = Static<typeof ErrorSchema>
 
 /** Standard error responses to spread into a route's `response`. */
 export const errors = (...statuses: number[]): Record<number, typeof ErrorRef> =>

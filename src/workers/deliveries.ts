@@ -10,7 +10,8 @@
 //    or fail, and disable an endpoint that keeps failing. Never on a request's path.
 import { setTimeout as sleep } from 'node:timers/promises'
 import type { FastifyBaseLogger, FastifyInstance } from 'fastify'
-import { outboxHighWater, ScanFloor } from '../events/outbox-floor.ts'
+import { ScanFloor } from '../events/outbox-floor.ts'
+import { outboxHighWater } from '../events/repo.ts'
 import { memberIds } from '../modules/channels/access.ts'
 import { deliveryHeaders } from '../lib/signing.ts'
 import type { AddressPolicy } from '../lib/ssrf.ts'

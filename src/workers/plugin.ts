@@ -1,11 +1,13 @@
-// Background delivery of webhooks and integrations (src/workers/deliveries.ts), and the search
-// index's pending-list flush (src/workers/search-index.ts). Starts only when
+// Background delivery of webhooks and integrations (src/workers/deliveries.ts), the search
+// index's pending-list flush (src/workers/search-index.ts) and the sweep of expired
+// Idempotency-Key responses (src/workers/idempotency-sweeper.ts). Starts only when
 // app.background is true; on close it stops planning, lets attempts in flight finish and hands
 // back deliveries it had claimed but not started, so another instance (or the next start) sends
 // them at once.
 import type { FastifyInstance } from 'fastify'
 import fp from 'fastify-plugin'
 import { DeliveryEngine } from './deliveries.ts'
+import { IdempotencySweeper } from './idempotency-sweeper.ts'
 import { MemoryQueue, RedisQueue, type DeliveryQueue } from './queue.ts'
 import { releaseClaims } from './repo.ts'
 import { SearchIndexFlusher } from './search-index.ts'
@@ -36,6 +38,7 @@ async function workersPlugin(app: FastifyInstance): Promise<void> {
   app.decorate('deliveries', engine)
   const searchIndex = new SearchIndexFlusher(app.db.pool, config.searchIndexFlushMs, app.log)
   app.decorate('searchIndex', searchIndex)
+  const idempotencySweeper = new IdempotencySweeper(app.db.pool, app.log)
 
   const running = engine
   let timer: NodeJS.Timeout | null = null
@@ -55,12 +58,14 @@ async function workersPlugin(app: FastifyInstance): Promise<void> {
     }
     tick()
     searchIndex.start()
+    idempotencySweeper.start()
   })
 
   app.addHook('onClose', async () => {
     stopped = true
     unsubscribe?.()
     if (timer) clearTimeout(timer)
+    idempotencySweeper.stop()
     running.stop()
     await Promise.all([running.planner.idle(), running.scheduler.idle(), searchIndex.stop()])
     const unstarted = [...(await queue.stop()), ...running.takeParked()]

@@ -340,3 +340,35 @@ export async function failUnsendable(pool: pg.Pool, row: AttemptRow, reason: str
     [row.id, row.attempt, reason],
   )
 }
+
+/**
+ * Merges the messages' full-text index pending list into the index (./search-index.ts);
+ * returns how many pages it held.
+ */
+export async function flushSearchPendingList(pool: pg.Pool): Promise<number> {
+  const { rows } = await pool.query<{ pages: number }>("SELECT gin_clean_pending_list('messages_search_idx'::regclass)::int AS pages")
+  return rows[0]?.pages ?? 0
+}
+
+export interface Backlog {
+  /** Outbox rows not yet published to the broker. */
+  unpublished: number
+  /** Outbox rows not yet planned into deliveries. */
+  unplanned: number
+  /** Pending deliveries due now. */
+  due: number
+  /** Pending deliveries scheduled later. */
+  scheduled: number
+}
+
+/** The workspace-wide backlogs of the outbox and the deliveries (metrics; partial indexes keep it cheap). */
+export async function backlog(pool: pg.Pool): Promise<Backlog> {
+  const { rows } = await pool.query<{ unpublished: string; unplanned: string; due: string; scheduled: string }>(
+    `SELECT (SELECT count(*) FROM outbox_events WHERE published_at IS NULL) AS unpublished,
+            (SELECT count(*) FROM outbox_events WHERE planned_at IS NULL) AS unplanned,
+            (SELECT count(*) FROM deliveries WHERE status = 'pending' AND next_attempt_at <= now()) AS due,
+            (SELECT count(*) FROM deliveries WHERE status = 'pending' AND next_attempt_at > now()) AS scheduled`,
+  )
+  const row = rows[0]!
+  return { unpublished: Number(row.unpublished), unplanned: Number(row.unplanned), due: Number(row.due), scheduled: Number(row.scheduled) }
+}

@@ -17,6 +17,3 @@ export function nextAttemptAt(attemptsMade: number, schedule: number[], now = Da
   const factor = 1 - JITTER + 2 * JITTER * random()
   return new Date(now + Math.round(base * 1000 * factor))
 }
-
-/** Attempts in all: the first plus one per schedule entry. */
-export const maxAttempts = (schedule: number[]): number => schedule.length + 1

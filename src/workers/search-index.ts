@@ -8,6 +8,7 @@
 // skip theirs, PostgreSQL's ginInsertCleanup), and searches read a short list.
 import type { FastifyBaseLogger } from 'fastify'
 import type pg from 'pg'
+import { flushSearchPendingList } from './repo.ts'
 
 export class SearchIndexFlusher {
   /** Pending-list pages merged into the index so far. */
@@ -37,8 +38,7 @@ export class SearchIndexFlusher {
   /** Merges the pending list into the index; returns how many pages it held. */
   async flush(): Promise<number> {
     try {
-      const { rows } = await this.pool.query<{ pages: number }>("SELECT gin_clean_pending_list('messages_search_idx'::regclass)::int AS pages")
-      const pages = rows[0]?.pages ?? 0
+      const pages = await flushSearchPendingList(this.pool)
       this.pagesFlushed += pages
       if (this.failing) this.log.info('search index flush works again')
       this.failing = false

@@ -1,6 +1,5 @@
 // Users (humans): lookups and the register insert.
-import type { Prisma } from '../../db/client.ts'
-import type { Db } from '../workspace/repo.ts'
+import type { Db, Prisma } from '../../db/client.ts'
 
 export function findUserByEmail(db: Db, email: string) {
   return db.user.findUnique({ where: { email } })

@@ -2,12 +2,13 @@
 // e-mail is known: unknown, not-yet-activated and wrong-password cases give the same answer after
 // the same bcrypt work), and "who am I".
 import type { FastifyInstance } from 'fastify'
+import type { Db, Prisma } from '../../db/client.ts'
 import { AppError, forbidden, notFound, unauthorized } from '../../lib/errors.ts'
 import { uuidv7 } from '../../lib/ids.ts'
 import { hashPassword, verifyAgainstDummy, verifyPassword } from '../../lib/password.ts'
 import type { Principal } from '../../plugins/auth.ts'
-import { findInstance } from '../workspace/repo.ts'
-import { approveUser, createUser, deleteAwaitingUser, findUserByEmail, listActiveUsers, listAwaitingApproval } from './repo.ts'
+import { workspaceInstance } from '../workspace/service.ts'
+import { approveUser, countUsers, createUser, deleteAwaitingUser, findUserByEmail, findUserById, listActiveUsers, listAwaitingApproval } from './repo.ts'
 import { assertPassword, normalizeEmail } from './rules.ts'
 import type { LoginBody, Me, Person, RegisterBody, RegisteredUser, RegistrationList, Session } from './schemas.ts'
 
@@ -28,7 +29,7 @@ export async function register(app: FastifyInstance, body: RegisterBody): Promis
   assertPassword(body.password)
   const email = normalizeEmail(body.email)
   const prisma = app.db.prisma
-  const instance = await findInstance(prisma)
+  const instance = await workspaceInstance(prisma)
   if (!instance) {
     throw forbidden('registration opens once the workspace is bootstrapped (POST /api/v1/bootstrap)')
   }
@@ -137,4 +138,25 @@ export function describeCaller(principal: Principal): Me {
     return { type: 'AGENT', id: principal.id, name: principal.name, display_name: principal.displayName, key_id: principal.keyId }
   }
   throw forbidden('integration keys have no account')
+}
+
+// For other modules (bootstrap, invites) and the auth plugin: users by id or e-mail, in the
+// caller's transaction when it passes one.
+
+/** The user with this id (any status), or null. */
+export function userById(db: Db, id: string) {
+  return findUserById(db, id)
+}
+
+/** The user with this (normalised) e-mail, or null. */
+export function userByEmail(db: Db, email: string) {
+  return findUserByEmail(db, email)
+}
+
+export function userCount(db: Db): Promise<number> {
+  return countUsers(db)
+}
+
+export function insertUser(db: Db, data: Prisma.UserUncheckedCreateInput) {
+  return createUser(db, data)
 }

@@ -1,9 +1,8 @@
 // Agents, their API keys, and the agent's channel memberships (removed with the agent).
 import type pg from 'pg'
-import type { Prisma } from '../../db/client.ts'
+import type { Db, Prisma } from '../../db/client.ts'
 import { Prisma as PrismaValues } from '../../generated/prisma/client.ts'
 import { Batcher } from '../../lib/batcher.ts'
-import type { Db } from '../workspace/repo.ts'
 
 /** pg_advisory_xact_lock key ("ams\x02"): serialises agent name checks (names are unique ignoring case). */
 const AGENT_NAMES_LOCK = 1634562818

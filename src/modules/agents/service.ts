@@ -2,7 +2,8 @@
 // creates or revokes keys; an agent may edit its own profile (not its name) and list its own
 // keys; every authenticated caller may list and read agents.
 import type { FastifyInstance } from 'fastify'
-import type { Prisma } from '../../db/client.ts'
+import type pg from 'pg'
+import type { Db, Prisma } from '../../db/client.ts'
 import type { Agent, ApiKey } from '../../generated/prisma/client.ts'
 import { AppError, forbidden, notFound } from '../../lib/errors.ts'
 import { uuidv7 } from '../../lib/ids.ts'
@@ -156,4 +157,16 @@ export async function revokeKey(app: FastifyInstance, agentId: string, keyId: st
   if (!key) throw notFound('API key')
   await repo.revokeApiKey(app.db.prisma, keyId)
   await app.forgetAgentKeys(agentId)
+}
+
+// For bootstrap and the auth plugin.
+
+/** Agents whose name is one of these, ignoring case. */
+export function agentsNamed(db: Db, names: string[]) {
+  return repo.findAgentsNamed(db, names)
+}
+
+/** The batched, prepared API-key lookup every agent request starts with (src/plugins/auth.ts). */
+export function agentKeyLookup(pool: pg.Pool): (keyHash: string) => Promise<repo.AgentKeyRecord | undefined> {
+  return repo.agentKeyLookup(pool)
 }

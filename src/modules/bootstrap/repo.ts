@@ -1,7 +1,6 @@
 // The default channel and its memberships, written by bootstrap (users, agents, keys and
 // invites go through their own modules' repositories, inside the same transaction).
-import type { Prisma } from '../../db/client.ts'
-import type { Db } from '../workspace/repo.ts'
+import type { Db, Prisma } from '../../db/client.ts'
 
 export function createChannel(db: Db, data: Prisma.ChannelUncheckedCreateInput) {
   return db.channel.create({ data })

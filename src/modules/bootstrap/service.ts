@@ -8,12 +8,11 @@ import { channelCreated } from '../../events/builders.ts'
 import { AppError } from '../../lib/errors.ts'
 import { uuidv7 } from '../../lib/ids.ts'
 import { hashPassword } from '../../lib/password.ts'
-import { countUsers, createUser } from '../accounts/repo.ts'
 import { assertMetadata, assertPassword, normalizeEmail } from '../accounts/rules.ts'
-import { findAgentsNamed } from '../agents/repo.ts'
-import { newApiKey } from '../agents/service.ts'
+import { insertUser, userCount } from '../accounts/service.ts'
+import { agentsNamed, newApiKey } from '../agents/service.ts'
 import { displayNameFromEmail, inviteUrl, newInvite } from '../invites/service.ts'
-import { createInstance, lockWorkspace } from '../workspace/repo.ts'
+import { createWorkspaceInstance, lockWorkspaceIn } from '../workspace/service.ts'
 import * as repo from './repo.ts'
 import type { BootstrapBody, BootstrapResult } from './schemas.ts'
 
@@ -59,22 +58,22 @@ export async function bootstrap(app: FastifyInstance, body: BootstrapBody): Prom
   checkInput(body)
   // Cheap early answer for the common repeat call, before the bcrypt work; the answer that
   // counts is the one under the lock below.
-  if ((await countUsers(app.db.prisma)) > 0) throw alreadyBootstrapped()
+  if ((await userCount(app.db.prisma)) > 0) throw alreadyBootstrapped()
   const passwordHash = await hashPassword(body.primary_agent.password)
 
   try {
     return await app.events.transaction(async (tx, emit) => {
-      await lockWorkspace(tx)
-      if ((await countUsers(tx)) > 0) throw alreadyBootstrapped()
+      await lockWorkspaceIn(tx)
+      if ((await userCount(tx)) > 0) throw alreadyBootstrapped()
       const profiles = [body.primary_agent.agent_profile, ...(body.agents ?? [])]
-      const taken = await findAgentsNamed(tx, profiles.map((p) => p.name))
+      const taken = await agentsNamed(tx, profiles.map((p) => p.name))
       if (taken.length) throw duplicate(`an agent named '${taken[0]!.name}' already exists`)
 
       const now = new Date()
       const instanceId = uuidv7()
-      await createInstance(tx, instanceId)
+      await createWorkspaceInstance(tx, instanceId)
 
-      const owner = await createUser(tx, {
+      const owner = await insertUser(tx, {
         id: uuidv7(),
         email: normalizeEmail(body.primary_agent.email),
         displayName: body.primary_agent.agent_profile.display_name.trim(),

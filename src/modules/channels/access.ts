@@ -9,12 +9,12 @@ import type { ChannelRow } from './repo.ts'
 
 /** Whether `memberId` (a user or an agent) belongs to the channel. */
 export function isMember(app: FastifyInstance, channelId: string, memberId: string): Promise<boolean> {
-  return repo.isMember(app, channelId, memberId)
+  return repo.isMember(app.db.pool, channelId, memberId)
 }
 
 /** Ids of the channel's members (users and agents). */
 export function memberIds(app: FastifyInstance, channelId: string): Promise<string[]> {
-  return repo.memberIds(app, channelId)
+  return repo.memberIds(app.db.pool, channelId)
 }
 
 /**
@@ -22,7 +22,7 @@ export function memberIds(app: FastifyInstance, channelId: string): Promise<stri
  * is not membership: realtime delivery follows membership only.
  */
 export function channelIdsOf(app: FastifyInstance, memberId: string): Promise<string[]> {
-  return repo.channelIdsOf(app, memberId)
+  return repo.channelIdsOf(app.db.pool, memberId)
 }
 
 export interface ChannelAccess {
@@ -41,7 +41,7 @@ export function canRead(principal: MemberPrincipal, channel: ChannelRow, member:
 
 /** The channel if the caller may read it; otherwise 404, as for an unknown id. */
 export async function readableChannel(app: FastifyInstance, principal: MemberPrincipal, channelId: string): Promise<ChannelAccess> {
-  const found = await repo.findChannelFor(app, channelId, principal.id)
+  const found = await repo.findChannelFor(app.db.pool, channelId, principal.id)
   if (!found || !canRead(principal, found.channel, found.member)) throw notFound('channel')
   return found
 }

@@ -1,6 +1,6 @@
 // Channels and memberships. Hot lookups (membership checks made on every post and by realtime
 // delivery) go through the shared pg pool; everything else through Prisma.
-import type { FastifyInstance } from 'fastify'
+import type pg from 'pg'
 import type { Prisma, PrismaClient } from '../../db/client.ts'
 
 type Db = PrismaClient | Prisma.TransactionClient
@@ -21,24 +21,24 @@ export interface ChannelRow {
   updatedAt: Date
 }
 
-export async function isMember(app: FastifyInstance, channelId: string, memberId: string): Promise<boolean> {
-  const { rowCount } = await app.db.pool.query('SELECT 1 FROM channel_members WHERE channel_id = $1 AND member_id = $2', [channelId, memberId])
+export async function isMember(pool: pg.Pool, channelId: string, memberId: string): Promise<boolean> {
+  const { rowCount } = await pool.query('SELECT 1 FROM channel_members WHERE channel_id = $1 AND member_id = $2', [channelId, memberId])
   return (rowCount ?? 0) > 0
 }
 
-export async function memberIds(app: FastifyInstance, channelId: string): Promise<string[]> {
-  const { rows } = await app.db.pool.query<{ member_id: string }>('SELECT member_id FROM channel_members WHERE channel_id = $1 ORDER BY joined_at, member_id', [channelId])
+export async function memberIds(pool: pg.Pool, channelId: string): Promise<string[]> {
+  const { rows } = await pool.query<{ member_id: string }>('SELECT member_id FROM channel_members WHERE channel_id = $1 ORDER BY joined_at, member_id', [channelId])
   return rows.map((r) => r.member_id)
 }
 
-export async function channelIdsOf(app: FastifyInstance, memberId: string): Promise<string[]> {
-  const { rows } = await app.db.pool.query<{ channel_id: string }>('SELECT channel_id FROM channel_members WHERE member_id = $1', [memberId])
+export async function channelIdsOf(pool: pg.Pool, memberId: string): Promise<string[]> {
+  const { rows } = await pool.query<{ channel_id: string }>('SELECT channel_id FROM channel_members WHERE member_id = $1', [memberId])
   return rows.map((r) => r.channel_id)
 }
 
 /** The channel and whether `memberId` belongs to it (null: no such channel). */
-export async function findChannelFor(app: FastifyInstance, channelId: string, memberId: string): Promise<{ channel: ChannelRow; member: boolean } | null> {
-  const { rows } = await app.db.pool.query(
+export async function findChannelFor(pool: pg.Pool, channelId: string, memberId: string): Promise<{ channel: ChannelRow; member: boolean } | null> {
+  const { rows } = await pool.query(
     `SELECT c.id, c.name, c.description, c.topic, c.type, c.dm_key, c.created_by_id, c.created_at, c.updated_at,
             EXISTS (SELECT 1 FROM channel_members m WHERE m.channel_id = c.id AND m.member_id = $2) AS is_member
        FROM channels c WHERE c.id = $1`,
@@ -106,10 +106,6 @@ export function listChannels(db: Db, memberId: string, includeAllRegular: boolea
   })
 }
 
-export function countMembers(db: Db, channelId: string) {
-  return db.channelMember.count({ where: { channelId } })
-}
-
 export function listMembers(db: Db, channelId: string) {
   return db.channelMember.findMany({ where: { channelId }, orderBy: [{ joinedAt: 'asc' }, { memberId: 'asc' }] })
 }
@@ -150,11 +146,6 @@ export async function findActors(db: Db, ids: string[]): Promise<Map<string, Act
   return out
 }
 
-/** Remembers a create's response for its Idempotency-Key, in the create's own transaction. */
-export function rememberResponse(tx: Prisma.TransactionClient, principalId: string, key: string, hash: string, statusCode: number, body: unknown) {
-  return tx.idempotencyKey.create({ data: { principalId, key, requestHash: hash, statusCode, responseBody: body as Prisma.InputJsonValue } })
-}
-
 /** For each DM, the participant other than `me`. */
 export async function dmPeers(db: Db, channelIds: string[], me: string): Promise<Map<string, string>> {
   if (!channelIds.length) return new Map()
@@ -175,9 +166,9 @@ export interface ReadState {
  * it was a filter instead, and every message of every channel was read (5 s for 200 channels of
  * 5,000 messages; docs/performance.md, "Search at a million messages").
  */
-export async function readStates(app: FastifyInstance, memberId: string, channelIds: string[]): Promise<Map<string, ReadState>> {
+export async function readStates(pool: pg.Pool, memberId: string, channelIds: string[]): Promise<Map<string, ReadState>> {
   if (!channelIds.length) return new Map()
-  const { rows } = await app.db.pool.query<{ channel_id: string; last_read_message_id: string | null; unread: string }>(
+  const { rows } = await pool.query<{ channel_id: string; last_read_message_id: string | null; unread: string }>(
     `SELECT cm.channel_id, cm.last_read_message_id,
             (SELECT count(*) FROM messages m
               WHERE m.channel_id = cm.channel_id AND m.author_id <> cm.member_id
@@ -193,8 +184,8 @@ export async function readStates(app: FastifyInstance, memberId: string, channel
  * Moves the member's read marker to a message of the channel, never backwards. Null when the
  * message is not in this channel (or the member is not one).
  */
-export async function markRead(app: FastifyInstance, channelId: string, memberId: string, messageId: string): Promise<string | null> {
-  const { rows } = await app.db.pool.query<{ last_read_message_id: string }>(
+export async function markRead(pool: pg.Pool, channelId: string, memberId: string, messageId: string): Promise<string | null> {
+  const { rows } = await pool.query<{ last_read_message_id: string }>(
     `UPDATE channel_members
         SET last_read_message_id = CASE WHEN last_read_message_id IS NULL OR last_read_message_id < $3::uuid THEN $3::uuid ELSE last_read_message_id END
       WHERE channel_id = $1 AND member_id = $2

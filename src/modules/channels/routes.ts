@@ -2,9 +2,10 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import type { FastifyInstance, FastifyRequest } from 'fastify'
 import { Type } from 'typebox'
-import { idempotencyKeyOf, IDEMPOTENCY_HEADER } from '../../lib/idempotency.ts'
 import type { MemberPrincipal } from '../../plugins/auth.ts'
 import { errors, IdParams } from '../../schemas/common.ts'
+import { IdempotencyHeaders } from '../idempotency/schemas.ts'
+import { idempotencyKeyOf } from '../idempotency/service.ts'
 import {
   AddedMemberSchema,
   AddMemberBody,
@@ -22,15 +23,6 @@ import * as channels from './service.ts'
 
 const NoContent = Type.Null({ description: 'Done; no body.' })
 const member = (request: FastifyRequest): MemberPrincipal => request.principal as MemberPrincipal
-
-export const IdempotencyHeaders = Type.Object(
-  {
-    [IDEMPOTENCY_HEADER]: Type.Optional(
-      Type.String({ minLength: 1, maxLength: 255, description: 'A retry with the same key and body within 24 h returns the original response; another body: 409 `IDEMPOTENCY_KEY_REUSED`.' }),
-    ),
-  },
-  { additionalProperties: true },
-)
 
 export default async function channelsRoutes(fastify: FastifyInstance): Promise<void> {
   const app = fastify.withTypeProvider<TypeBoxTypeProvider>()

@@ -2,10 +2,11 @@
 // applies them and records the changes with their domain events (channel.*, member.*).
 import type { FastifyInstance } from 'fastify'
 import { channelCreated, eventChannel } from '../../events/builders.ts'
+import type { Tx } from '../../events/bus.ts'
 import { AppError, forbidden, notFound } from '../../lib/errors.ts'
 import { uuidv7 } from '../../lib/ids.ts'
-import { findRemembered, isIdempotencyConflict, requestHash, type StoredResponse } from '../../lib/idempotency.ts'
 import type { MemberPrincipal } from '../../plugins/auth.ts'
+import { rememberResponse, requestHash, withIdempotency, type StoredResponse } from '../idempotency/service.ts'
 import { removeFiles } from '../messages/files.ts'
 import { assertCanAddMember, assertCanManage, assertCanRemoveMember, isObserver, readableChannel } from './access.ts'
 import * as repo from './repo.ts'
@@ -35,12 +36,7 @@ export async function toChannelDto(app: FastifyInstance, c: ChannelRow, isMember
 export async function createChannel(app: FastifyInstance, principal: MemberPrincipal, input: CreateChannelInput, idempotencyKey?: string): Promise<StoredResponse> {
   if (isObserver(principal)) throw forbidden('observers cannot create channels')
   const name = input.name.trim()
-  const hash = idempotencyKey ? requestHash('POST /channels', input) : ''
-  if (idempotencyKey) {
-    const remembered = await findRemembered(app, principal.id, idempotencyKey, hash)
-    if (remembered) return remembered
-  }
-  try {
+  return withIdempotency(app.db.pool, principal.id, idempotencyKey, () => requestHash('POST /channels', input), async (idempotent) => {
     const dto = await app.events.transaction(async (tx, emit) => {
       await repo.lockChannelNames(tx)
       if (await repo.findChannelNamed(tx, name)) throw nameTaken(name)
@@ -67,17 +63,11 @@ export async function createChannel(app: FastifyInstance, principal: MemberPrinc
         member_count: 1,
         is_member: true,
       }
-      if (idempotencyKey) await repo.rememberResponse(tx, principal.id, idempotencyKey, hash, 201, body)
+      if (idempotent) await rememberResponse(tx, idempotent, { statusCode: 201, body })
       return body
     })
     return { statusCode: 201, body: dto }
-  } catch (error) {
-    if (idempotencyKey && isIdempotencyConflict(error)) {
-      const remembered = await findRemembered(app, principal.id, idempotencyKey, hash)
-      if (remembered) return remembered
-    }
-    throw error
-  }
+  })
 }
 
 /** The caller's channels and DMs; for the workspace owner also every regular channel. */
@@ -87,7 +77,7 @@ export async function listChannels(app: FastifyInstance, principal: MemberPrinci
   const dmIds = channels.filter((c) => c.type === 'dm').map((c) => c.id)
   const peers = await repo.dmPeers(app.db.prisma, dmIds, principal.id)
   const actors = peers.size ? await repo.findActors(app.db.prisma, [...new Set(peers.values())]) : new Map()
-  const reads = await repo.readStates(app, principal.id, channels.map((c) => c.id))
+  const reads = await repo.readStates(app.db.pool, principal.id, channels.map((c) => c.id))
   return channels.map((c) => ({
     id: c.id,
     name: c.type === 'dm' ? (actors.get(peers.get(c.id) ?? '')?.name ?? c.name) : c.name,
@@ -102,9 +92,9 @@ export async function listChannels(app: FastifyInstance, principal: MemberPrinci
 export async function markRead(app: FastifyInstance, principal: MemberPrincipal, channelId: string, messageId: string): Promise<ReadStateDto> {
   const access = await readableChannel(app, principal, channelId)
   if (!access.member) throw forbidden('only members keep a read marker; join the channel first')
-  const marked = await repo.markRead(app, channelId, principal.id, messageId)
+  const marked = await repo.markRead(app.db.pool, channelId, principal.id, messageId)
   if (!marked) throw notFound('message')
-  const state = (await repo.readStates(app, principal.id, [channelId])).get(channelId)
+  const state = (await repo.readStates(app.db.pool, principal.id, [channelId])).get(channelId)
   return { channel_id: channelId, last_read_message_id: marked, unread_count: state?.unreadCount ?? 0 }
 }
 
@@ -207,4 +197,22 @@ export async function removeMember(app: FastifyInstance, principal: MemberPrinci
     if (count === 0) throw notFound('member')
     emit('member.left', channelId, { channel_id: channelId, member_id: memberId, member_type: row.memberType }, [memberId])
   })
+}
+
+// For the DM module (a DM is a channel): users and agents by id, read states, and members added
+// in the caller's transaction.
+
+/** Users and agents by id (a member id may name either). */
+export function findActors(app: FastifyInstance, ids: string[]): Promise<Map<string, repo.Actor>> {
+  return repo.findActors(app.db.prisma, ids)
+}
+
+/** The caller's unread count and last read message in each of these channels. */
+export function readStates(app: FastifyInstance, memberId: string, channelIds: string[]): Promise<Map<string, repo.ReadState>> {
+  return repo.readStates(app.db.pool, memberId, channelIds)
+}
+
+/** Adds members inside the caller's transaction (no events: the caller emits them). */
+export async function addMembersIn(tx: Tx, rows: { channelId: string; memberId: string; memberType: 'AGENT' | 'HUMAN' }[]): Promise<void> {
+  await repo.addMembers(tx, rows)
 }

@@ -1,10 +1,10 @@
 // Direct messages (/api/v1/dm). Messages in a DM use the channel message endpoints.
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import type { FastifyInstance } from 'fastify'
-import { idempotencyKeyOf } from '../../lib/idempotency.ts'
 import type { MemberPrincipal } from '../../plugins/auth.ts'
 import { errors } from '../../schemas/common.ts'
-import { IdempotencyHeaders } from '../channels/routes.ts'
+import { IdempotencyHeaders } from '../idempotency/schemas.ts'
+import { idempotencyKeyOf } from '../idempotency/service.ts'
 import { CreateDmBody, DmListSchema, DmSchema, type DmDto } from './schemas.ts'
 import * as dm from './service.ts'
 

@@ -4,10 +4,10 @@ import type { FastifyInstance } from 'fastify'
 import { channelCreated } from '../../events/builders.ts'
 import { AppError, forbidden, notFound } from '../../lib/errors.ts'
 import { uuidv7 } from '../../lib/ids.ts'
-import { findRemembered, isIdempotencyConflict, requestHash, type StoredResponse } from '../../lib/idempotency.ts'
 import type { MemberPrincipal } from '../../plugins/auth.ts'
 import { isObserver } from '../channels/access.ts'
-import * as channelsRepo from '../channels/repo.ts'
+import { addMembersIn, findActors, readStates } from '../channels/service.ts'
+import { rememberResponse, requestHash, withIdempotency, type StoredResponse } from '../idempotency/service.ts'
 import * as repo from './repo.ts'
 import type { DmDto, DmListItemDto } from './schemas.ts'
 
@@ -15,30 +15,25 @@ import type { DmDto, DmListItemDto } from './schemas.ts'
 export async function openDm(app: FastifyInstance, principal: MemberPrincipal, participantId: string, idempotencyKey?: string): Promise<StoredResponse> {
   if (participantId === principal.id) throw new AppError('SELF_DM', 'a DM needs another participant than yourself')
   if (isObserver(principal)) throw forbidden('observers cannot start DMs')
-  const hash = idempotencyKey ? requestHash('POST /dm', participantId) : ''
-  if (idempotencyKey) {
-    const remembered = await findRemembered(app, principal.id, idempotencyKey, hash)
-    if (remembered) return remembered
-  }
-  const actors = await channelsRepo.findActors(app.db.prisma, [participantId, principal.id])
-  const peer = actors.get(participantId)
-  if (!peer) throw notFound('user or agent')
-  const me = { id: principal.id, type: principal.kind === 'agent' ? ('AGENT' as const) : ('HUMAN' as const), name: principal.displayName }
-  const dmKey = repo.dmKeyOf(principal.id, participantId)
-  const participants = [principal.id, participantId].sort()
-  const dto = (id: string, createdAt: Date): DmDto => ({
-    id,
-    type: 'dm',
-    participants,
-    participant: { id: peer.id, name: peer.name, type: peer.type },
-    created_at: createdAt.toISOString(),
-  })
-  try {
-    return await app.events.transaction(async (tx, emit) => {
+  return withIdempotency(app.db.pool, principal.id, idempotencyKey, () => requestHash('POST /dm', participantId), async (idempotent) => {
+    const actors = await findActors(app, [participantId, principal.id])
+    const peer = actors.get(participantId)
+    if (!peer) throw notFound('user or agent')
+    const me = { id: principal.id, type: principal.kind === 'agent' ? ('AGENT' as const) : ('HUMAN' as const), name: principal.displayName }
+    const dmKey = repo.dmKeyOf(principal.id, participantId)
+    const participants = [principal.id, participantId].sort()
+    const dto = (id: string, createdAt: Date): DmDto => ({
+      id,
+      type: 'dm',
+      participants,
+      participant: { id: peer.id, name: peer.name, type: peer.type },
+      created_at: createdAt.toISOString(),
+    })
+    return app.events.transaction(async (tx, emit) => {
       const created = await repo.insertDm(tx, { id: uuidv7(), dmKey, createdById: principal.id })
       let result: StoredResponse
       if (created) {
-        await channelsRepo.addMembers(tx, [
+        await addMembersIn(tx, [
           { channelId: created.id, memberId: me.id, memberType: me.type },
           { channelId: created.id, memberId: peer.id, memberType: peer.type },
         ])
@@ -50,23 +45,17 @@ export async function openDm(app: FastifyInstance, principal: MemberPrincipal, p
         if (!existing) throw new AppError('CONFLICT', 'the DM was deleted while it was being opened; retry')
         result = { statusCode: 200, body: dto(existing.id, existing.createdAt) }
       }
-      if (idempotencyKey) await channelsRepo.rememberResponse(tx, principal.id, idempotencyKey, hash, result.statusCode, result.body)
+      if (idempotent) await rememberResponse(tx, idempotent, result)
       return result
     })
-  } catch (error) {
-    if (idempotencyKey && isIdempotencyConflict(error)) {
-      const remembered = await findRemembered(app, principal.id, idempotencyKey, hash)
-      if (remembered) return remembered
-    }
-    throw error
-  }
+  })
 }
 
 export async function listDms(app: FastifyInstance, principal: MemberPrincipal): Promise<DmListItemDto[]> {
   const dms = await repo.listDmsOf(app.db.prisma, principal.id)
-  const reads = await channelsRepo.readStates(app, principal.id, dms.map((d) => d.id))
+  const reads = await readStates(app, principal.id, dms.map((d) => d.id))
   const peerIds = dms.map((d) => d.members.find((m) => m.memberId !== principal.id)?.memberId).filter((id): id is string => Boolean(id))
-  const actors = await channelsRepo.findActors(app.db.prisma, [...new Set(peerIds)])
+  const actors = await findActors(app, [...new Set(peerIds)])
   return dms.map((d) => {
     const peer = d.members.find((m) => m.memberId !== principal.id)
     const actor = peer ? actors.get(peer.memberId) : undefined

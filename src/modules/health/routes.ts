@@ -7,6 +7,7 @@ import type { FastifyInstance } from 'fastify'
 import { Type } from 'typebox'
 import { withTimeout } from '../../lib/timeout.ts'
 import { ErrorRef } from '../../schemas/common.ts'
+import { pingDatabase } from './repo.ts'
 
 const CHECK_TIMEOUT_MS = 1_000
 
@@ -44,7 +45,7 @@ interface Checks {
 export default async function healthRoutes(app: FastifyInstance): Promise<void> {
   const check = async (): Promise<Checks> => {
     const [database, redis] = await Promise.all([
-      withTimeout(app.db.pool.query('SELECT 1'), CHECK_TIMEOUT_MS).then(
+      withTimeout(pingDatabase(app.db.pool), CHECK_TIMEOUT_MS).then(
         () => 'connected' as const,
         () => 'disconnected' as const,
       ),

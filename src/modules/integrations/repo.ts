@@ -67,3 +67,8 @@ export async function actingAgent(db: Db, integrationId: string, agentId: string
   if (!integration.allAgents) return { restricted: true, agent: integration.agents[0]?.agent ?? null }
   return { restricted: false, agent: await db.agent.findUnique({ where: { id: agentId }, select: agentFields }) }
 }
+
+/** The integration whose key hashes to `keyHash` (authentication), or null. */
+export function findByKeyHash(db: Db, keyHash: string): Promise<{ id: string; keyHash: string } | null> {
+  return db.integration.findUnique({ where: { keyHash }, select: { id: true, keyHash: true } })
+}

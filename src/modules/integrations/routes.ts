@@ -3,9 +3,9 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import type { FastifyInstance } from 'fastify'
 import { Type } from 'typebox'
-import { idempotencyKeyOf } from '../../lib/idempotency.ts'
 import { errors } from '../../schemas/common.ts'
-import { IdempotencyHeaders } from '../channels/routes.ts'
+import { IdempotencyHeaders } from '../idempotency/schemas.ts'
+import { idempotencyKeyOf } from '../idempotency/service.ts'
 import { LoopOrRateLimited, MessageSchema } from '../messages/schemas.ts'
 import { DELIVERY_PAGE_DEFAULT, DeliveryListQuery, DeliveryPageSchema, DeliverySchema } from '../webhooks/schemas.ts'
 import {

@@ -3,6 +3,7 @@
 // as one of the agents it may act for (any agent when its `agent_ids` is empty), through the same
 // service as REST (same validation, access rules and events).
 import type { FastifyInstance } from 'fastify'
+import type { PrismaClient } from '../../db/client.ts'
 import { AppError, forbidden, notFound } from '../../lib/errors.ts'
 import { uuidv7 } from '../../lib/ids.ts'
 import { INTEGRATION_KEY_PREFIX, maskSecret, newSecret, sha256Hex, WEBHOOK_SECRET_PREFIX } from '../../lib/tokens.ts'
@@ -156,4 +157,9 @@ export async function inbound(app: FastifyInstance, principal: Principal, integr
   const key = idempotencyKey === undefined ? undefined : `integration:${integrationId}:${idempotencyKey}`
   const result = await createMessage(app, author, input.channel_id, { text: input.text, idempotencyKey: key, inReplyToEvent: input.in_reply_to_event })
   return result.body as MessageDto
+}
+
+/** The integration whose key hashes to `keyHash`, or null (src/plugins/auth.ts). */
+export function integrationByKeyHash(prisma: PrismaClient, keyHash: string): Promise<{ id: string; keyHash: string } | null> {
+  return repo.findByKeyHash(prisma, keyHash)
 }

@@ -1,6 +1,5 @@
 // Invite tokens (stored as SHA-256) and the activation of the invited user.
-import type { Prisma } from '../../db/client.ts'
-import type { Db } from '../workspace/repo.ts'
+import type { Db, Prisma } from '../../db/client.ts'
 
 export function findInviteByHash(db: Db, tokenHash: string) {
   return db.invite.findUnique({ where: { tokenHash }, include: { user: true } })

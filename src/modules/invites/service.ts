@@ -7,10 +7,9 @@ import { AppError } from '../../lib/errors.ts'
 import { uuidv7 } from '../../lib/ids.ts'
 import { hashPassword } from '../../lib/password.ts'
 import { INVITE_TOKEN_PREFIX, newSecret, sha256Hex } from '../../lib/tokens.ts'
-import { findUserByEmail, createUser } from '../accounts/repo.ts'
 import { assertPassword, normalizeEmail } from '../accounts/rules.ts'
 import type { Session } from '../accounts/schemas.ts'
-import { emailTaken, sessionFor } from '../accounts/service.ts'
+import { emailTaken, insertUser, sessionFor, userByEmail } from '../accounts/service.ts'
 import * as repo from './repo.ts'
 import type { AcceptInviteInput, CreatedInvite, CreateInviteInput, InviteDetails, PendingInvite } from './schemas.ts'
 
@@ -90,13 +89,13 @@ export async function createInvite(app: FastifyInstance, input: CreateInviteInpu
   const role = input.role ?? 'member'
   try {
     return await app.events.transaction(async (tx) => {
-      let user = await findUserByEmail(tx, email)
+      let user = await userByEmail(tx, email)
       if (user && user.status === 'active') throw emailTaken()
       if (user) {
         await repo.deleteOpenInvites(tx, user.id)
         user = await repo.updateInvitedUser(tx, user.id, { displayName: input.display_name?.trim() ?? user.displayName, role })
       } else {
-        user = await createUser(tx, {
+        user = await insertUser(tx, {
           id: uuidv7(),
           email,
           displayName: input.display_name?.trim() ?? displayNameFromEmail(email),

@@ -4,7 +4,7 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import type { FastifyInstance, FastifyRequest } from 'fastify'
 import { Type } from 'typebox'
 import { AppError, badRequest } from '../../lib/errors.ts'
-import { idempotencyKeyOf, IDEMPOTENCY_HEADER, sweepExpired } from '../../lib/idempotency.ts'
+import { idempotencyKeyOf, IDEMPOTENCY_HEADER } from '../idempotency/service.ts'
 import { assertStorable } from '../../lib/input-guard.ts'
 import type { MemberPrincipal } from '../../plugins/auth.ts'
 import { errors, IdParams } from '../../schemas/common.ts'
@@ -94,12 +94,6 @@ async function readMultipart(fastify: FastifyInstance, request: FastifyRequest):
 export default async function messagesRoutes(fastify: FastifyInstance): Promise<void> {
   const app = fastify.withTypeProvider<TypeBoxTypeProvider>()
   await ensureUploadDir(fastify.config.uploadDir)
-  if (fastify.background) {
-    // Remembered Idempotency-Key responses live 24 h; drop the expired ones now and then.
-    const timer = setInterval(() => sweepExpired(fastify).catch((err: unknown) => fastify.log.warn({ err }, 'idempotency sweep failed')), 60 * 60 * 1000)
-    timer.unref()
-    fastify.addHook('onClose', async () => clearInterval(timer))
-  }
   await app.register(multipart, {
     throwFileSizeLimit: true,
     limits: {

@@ -39,11 +39,8 @@ export const MessageSchema = Type.Object(
   { title: 'Message', additionalProperties: false },
 )
 
-export type AttachmentDto = Static<typeof AttachmentSchema>
 export type MessageDto = Static<typeof MessageSchema>
 
-/** The same schema under an $id, registered once by the messages routes (an OpenAPI component). */
-export const MessageComponent = { ...MessageSchema, $id: 'Message' }
 export const MessageRef = Type.Unsafe<MessageDto>(Type.Ref('Message'))
 
 /** A message row as repositories return it (Prisma or raw SQL), with its attachment if any. */
@@ -119,7 +116,6 @@ export const PostMessageBody = Type.Object(
   },
   { additionalProperties: false },
 )
-export type PostMessageInput = Static<typeof PostMessageBody>
 
 /**
  * Multipart form. The parts are streamed to disk, not parsed into a body: the route sets the body

@@ -6,10 +6,10 @@ import type { FastifyInstance } from 'fastify'
 import { newEvent } from '../../events/bus.ts'
 import { AppError, badRequest, forbidden, notFound } from '../../lib/errors.ts'
 import { uuidv7 } from '../../lib/ids.ts'
-import { findRemembered, isIdempotencyConflict, requestHash, type StoredResponse } from '../../lib/idempotency.ts'
 import type { MemberPrincipal } from '../../plugins/auth.ts'
 import { assertCanPost, isAdmin, isObserver, joinsOnPost, readableChannel } from '../channels/access.ts'
 import { joinOnPost } from '../channels/service.ts'
+import { requestHash, withIdempotency, type StoredResponse } from '../idempotency/service.ts'
 import { loopGuardSettings, type LoopGuardSettings } from '../workspace/settings.ts'
 import { openFile, removeFiles } from './files.ts'
 import * as loopGuard from './loop-guard.ts'
@@ -62,18 +62,13 @@ export async function createMessage(
   input: { text: string; file?: UploadedFile; idempotencyKey?: string; inReplyToEvent?: string },
 ): Promise<StoredResponse> {
   const { text, file, idempotencyKey, inReplyToEvent } = input
-  let admission: Admission | null = null
+  let admission = null as Admission | null // (set in the callback below: not narrowed to null)
   let stored = false
   try {
     validateText(app, text, Boolean(file))
-    const hash = idempotencyKey ? postHash(channelId, text, file, inReplyToEvent) : ''
-    if (idempotencyKey) {
-      const remembered = await findRemembered(app, author.id, idempotencyKey, hash)
-      if (remembered) {
-        if (file) await removeFiles(app.config.uploadDir, [file.storageName])
-        return remembered
-      }
-    }
+    const postHashOf = (): string => postHash(channelId, text, file, inReplyToEvent)
+    const dropFile = file ? () => removeFiles(app.config.uploadDir, [file.storageName]) : undefined
+    return await withIdempotency(app.db.pool, author.id, idempotencyKey, postHashOf, async (idempotent) => {
     // Observers are refused before anything is written (404 if they cannot even see the channel).
     if (isObserver(author)) assertCanPost(author, await readableChannel(app, author, channelId))
 
@@ -116,7 +111,7 @@ export async function createMessage(
       inReplyToEvent: inReplyToEvent ?? null,
       chainDepth,
       attachment,
-      idempotency: idempotencyKey ? { key: idempotencyKey, hash, body: dto } : undefined,
+      idempotency: idempotent ? { key: idempotent.key, hash: idempotent.hash, body: dto } : undefined,
       event,
     }
     let inserted: boolean
@@ -131,14 +126,7 @@ export async function createMessage(
         inserted = await repo.insertMessage(app, row)
       }
     } catch (error) {
-      if (idempotencyKey && isIdempotencyConflict(error)) {
-        // A concurrent twin with the same key committed first: answer as it did.
-        const remembered = await findRemembered(app, author.id, idempotencyKey, hash)
-        if (remembered) {
-          if (file) await removeFiles(app.config.uploadDir, [file.storageName])
-          return remembered
-        }
-      }
+      // (A concurrent twin with the same key committed first: withIdempotency answers as it did.)
       if ((error as { code?: string }).code === '23503') throw notFound('channel') // deleted meanwhile
       throw error
     }
@@ -147,6 +135,7 @@ export async function createMessage(
     app.events.publish([event])
     await loopGuard.humanSpoke(app, author, conversation).catch((err: unknown) => app.log.warn({ err }, 'could not reset the loop guard'))
     return { statusCode: 201, body: dto }
+    }, dropFile)
   } catch (error) {
     if (file) await removeFiles(app.config.uploadDir, [file.storageName]).catch(() => {})
     throw error

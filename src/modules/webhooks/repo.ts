@@ -44,10 +44,6 @@ export function listDeliveries(
   })
 }
 
-export function findDelivery(db: Db, target: DeliveryTarget, deliveryId: string): Promise<Delivery | null> {
-  return db.delivery.findFirst({ where: { id: deliveryId, ...target } })
-}
-
 /** Puts a delivery back in the queue, due now (the scheduler picks it up within a tick). */
 export async function requeueDelivery(db: Db, target: DeliveryTarget, deliveryId: string): Promise<Delivery | null> {
   const { count } = await db.delivery.updateMany({

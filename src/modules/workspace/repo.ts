@@ -1,8 +1,6 @@
 // The instance row (one per workspace) and the workspace-wide lock that serialises bootstrap
 // against everything that creates users.
-import type { Prisma, PrismaClient } from '../../db/client.ts'
-
-export type Db = PrismaClient | Prisma.TransactionClient
+import type { Db, Prisma } from '../../db/client.ts'
 
 /** pg_advisory_xact_lock key ("ams\x01"): held by bootstrap and by user-creating transactions. */
 const WORKSPACE_LOCK = 1634562817
@@ -23,11 +21,6 @@ export function createInstance(db: Db, id: string) {
 export async function readRateLimitSetting(db: Db): Promise<number | null> {
   const instance = await db.instance.findFirst({ select: { rateLimitPerMinute: true }, orderBy: { bootstrappedAt: 'asc' } })
   return instance?.rateLimitPerMinute ?? null
-}
-
-export async function readRegistrationMode(db: Db): Promise<string | null> {
-  const instance = await db.instance.findFirst({ select: { registrationMode: true }, orderBy: { bootstrappedAt: 'asc' } })
-  return instance?.registrationMode ?? null
 }
 
 export interface InstanceSettingsPatch {

@@ -1,8 +1,9 @@
 // Workspace settings. The rate limit and the loop guard take effect at once on this server and
 // within the settings caches' lifetime on the others (src/plugins/rate-limit.ts, settings.ts).
 import type { FastifyInstance } from 'fastify'
+import type { Db, Prisma } from '../../db/client.ts'
 import { notFound } from '../../lib/errors.ts'
-import { findInstance, updateInstance, type InstanceSettingsPatch } from './repo.ts'
+import { createInstance, findInstance, lockWorkspace, readRateLimitSetting, updateInstance, type InstanceSettingsPatch } from './repo.ts'
 import { forgetLoopGuardSettings } from './settings.ts'
 import type { RegistrationMode, WorkspaceDto, WorkspacePatch } from './schemas.ts'
 
@@ -34,4 +35,26 @@ export async function updateWorkspace(app: FastifyInstance, patch: WorkspacePatc
   app.rateLimitSettings.invalidate()
   forgetLoopGuardSettings(app)
   return getWorkspace(app)
+}
+
+// For other modules and plugins: the instance row, the workspace lock, the rate-limit setting.
+
+/** The workspace's instance row (null before bootstrap). */
+export function workspaceInstance(db: Db) {
+  return findInstance(db)
+}
+
+/** Creates the instance row (bootstrap, in its transaction). */
+export function createWorkspaceInstance(tx: Prisma.TransactionClient, id: string) {
+  return createInstance(tx, id)
+}
+
+/** Takes the workspace lock until the end of the transaction (bootstrap against user creation). */
+export function lockWorkspaceIn(tx: Prisma.TransactionClient): Promise<void> {
+  return lockWorkspace(tx)
+}
+
+/** The workspace's rate limit per minute (null: the configured default). */
+export function rateLimitSetting(db: Db): Promise<number | null> {
+  return readRateLimitSetting(db)
 }
