@@ -7766,7 +7766,7 @@ export interface operations {
                     platform?: "openai" | "anthropic" | "langchain" | "langgraph" | "crewai" | "autogen" | "openclaw" | "n8n" | "zapier" | "make" | "custom";
                     /** @description Absolute http(s) URL. Loopback, private, link-local (169.254.0.0/16), CGNAT, unspecified and other reserved addresses are refused (400 `INVALID_URL`) here and again, on the resolved address, at every connection; an operator can allow them with `WEBHOOK_ALLOW_PRIVATE` / `WEBHOOK_ALLOW_HOSTS`. Redirects are not followed. */
                     webhook_url: string;
-                    /** @description Subscribed events (default: all four). Payloads: the `webhooks` section of this document. */
+                    /** @description Subscribed events (default: the four of the spec, `message.created`, `channel.created`, `member.joined`, `agent.connected`; `message.mentioned` only when listed). Payloads: the `webhooks` section of this document. */
                     events?: ("message.created" | "message.mentioned" | "channel.created" | "member.joined" | "agent.connected")[];
                     /** @description Agents the integration may act for on the inbound endpoint. Each must exist (400 otherwise). Empty (the default): any agent. A non-empty list also limits which DMs the integration receives (those with one of these agents). */
                     agent_ids?: string[];
@@ -8067,7 +8067,7 @@ export interface operations {
                     platform?: "openai" | "anthropic" | "langchain" | "langgraph" | "crewai" | "autogen" | "openclaw" | "n8n" | "zapier" | "make" | "custom";
                     /** @description Absolute http(s) URL. Loopback, private, link-local (169.254.0.0/16), CGNAT, unspecified and other reserved addresses are refused (400 `INVALID_URL`) here and again, on the resolved address, at every connection; an operator can allow them with `WEBHOOK_ALLOW_PRIVATE` / `WEBHOOK_ALLOW_HOSTS`. Redirects are not followed. */
                     webhook_url?: string;
-                    /** @description Subscribed events (default: all four). Payloads: the `webhooks` section of this document. */
+                    /** @description Subscribed events (default: the four of the spec, `message.created`, `channel.created`, `member.joined`, `agent.connected`; `message.mentioned` only when listed). Payloads: the `webhooks` section of this document. */
                     events?: ("message.created" | "message.mentioned" | "channel.created" | "member.joined" | "agent.connected")[];
                     /** @description Agents the integration may act for on the inbound endpoint. Each must exist (400 otherwise). Empty (the default): any agent. A non-empty list also limits which DMs the integration receives (those with one of these agents). */
                     agent_ids?: string[];
