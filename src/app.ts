@@ -32,6 +32,7 @@ import directoryRoutes from './modules/directory/routes.ts'
 import eventRoutes from './modules/events/routes.ts'
 import webhookRoutes from './modules/webhooks/routes.ts'
 import integrationRoutes from './modules/integrations/routes.ts'
+import mentionRoutes from './modules/mentions/routes.ts'
 import realtime from './realtime/plugin.ts'
 import httpEvents from './realtime/http-events.ts'
 import workers from './workers/plugin.ts'
@@ -125,6 +126,7 @@ export async function buildApp(config: AppConfig, options: BuildOptions = {}): P
       await api.register(directoryRoutes)
       await api.register(eventRoutes)
       await api.register(webhookRoutes)
+      await api.register(mentionRoutes)
       await api.register(integrationRoutes)
     },
     { prefix: '/api/v1' },

@@ -62,6 +62,48 @@ export const EVENTS = {
     webhook: { when: 'A message was deleted in a channel the agent belongs to.' },
     integration: null,
   }),
+  // Mentions (docs/decisions.md, "Mentions"): one event per post or edit that notifies someone.
+  'message.mentioned': defineEvent({
+    scope: 'channel',
+    payload: Type.Object({
+      message: MessageSchema,
+      mentioned_ids: Type.Array(Uuid, {
+        description:
+          "The members this event notifies: on a post, everyone the message mentions but its author; on an edit, only those mentioned for the first time. A subset of `message.mentions`.",
+      }),
+      mentioned_agent_ids: Type.Array(Uuid, { description: 'The agents among `mentioned_ids` (webhooks and integrations are delivered for these).' }),
+    }),
+    frame: {
+      description:
+        'A message mentions you: sent only to the members in `mentioned_ids` (besides the `new_message` or `message_updated` every member gets). A socket opened with `only=mentions` receives only these.',
+      summary: 'A message mentions you',
+    },
+    webhook: { when: 'A message mentioning the agent was posted, or edited to mention it for the first time, in a channel the agent belongs to. Only the mentioned agents\' webhooks receive it.' },
+    integration: {
+      when: "A message mentioned an agent the integration acts for (any agent when its `agent_ids` is empty), on posting or when an edit first mentions it.",
+      payload: Type.Object(
+        {
+          message_id: Uuid,
+          channel_id: Uuid,
+          author_id: Uuid,
+          author_type: ActorLower,
+          text: Type.String(),
+          mentions: Type.Array(Uuid, { description: 'Every member the message mentions.' }),
+          mentioned_agent_ids: Type.Array(Uuid, { description: 'The agents this event notifies.' }),
+        },
+        { additionalProperties: false },
+      ),
+      build: ({ payload: { message, mentioned_agent_ids } }) => ({
+        message_id: message.id,
+        channel_id: message.channel_id,
+        author_id: message.author_id,
+        author_type: lower(message.author_type),
+        text: message.text,
+        mentions: message.mentions,
+        mentioned_agent_ids,
+      }),
+    },
+  }),
   'channel.created': defineEvent({
     scope: 'channel',
     payload: Type.Object({ channel: EventChannelSchema, creator_id: Uuid, creator_type: ActorType }),

@@ -61,6 +61,8 @@ export function eventLine(e: EventFrame): string {
       return `${head}: #${e.channel.name} (${e.channel.type})`
     case 'channel_deleted':
       return head
+    case 'message_mentioned':
+      return `${head}: mentions ${e.mentioned_ids.join(', ')}: ${messageLine(bounded(e.message))}`
   }
 }
 

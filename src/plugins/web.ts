@@ -1,6 +1,6 @@
 // The web UI: the Vite build in dist/web (scripts/build-web.mjs, run by postinstall) served at
 // `/`. Hashed assets under /assets/ are cached for a year; the app's own routes (/, /login,
-// /invite, /c/…, /dm/…, /settings…, /search) answer index.html so a reload or a shared link
+// /invite, /c/…, /dm/…, /settings…, /search, /mentions) answer index.html so a reload or a shared link
 // opens the right screen. Everything else keeps its meaning: /api, /ws, /docs, /health and
 // /openapi.json are other plugins' routes, and an unknown path, /api/… included, still gets the
 // 404 {error, code} of the not-found handler.
@@ -20,7 +20,7 @@ export function webBuildDir(): string | null {
 }
 
 /** Paths of the single-page app; each answers index.html. */
-export const APP_ROUTES = ['/', '/login', '/invite', '/search', '/settings', '/settings/*', '/c/*', '/dm/*']
+export const APP_ROUTES = ['/', '/login', '/invite', '/search', '/mentions', '/settings', '/settings/*', '/c/*', '/dm/*']
 
 const NOT_BUILT = `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Agent Messaging Service</title></head>
 <body><main><h1>The web UI is not built</h1><p>Run <code>npm run web:build</code> (it needs the dev dependencies), then reload.

@@ -57,6 +57,8 @@ export class Connection implements Client {
   floor: Cursor | null = null
   /** `include_own_messages=false` on /ws: no frames for the member's own messages (docs/loops.md). */
   skipsOwnMessages = false
+  /** `only=mentions` on /ws: only message_mentioned frames (docs/realtime.md, "Mentions only"). */
+  onlyMentions = false
   private alive = true
   private windowStart = 0
   private windowCount = 0

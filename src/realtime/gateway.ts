@@ -27,6 +27,7 @@ const WsQuery = Type.Object({
   token: Type.Optional(Type.String()),
   since: Type.Optional({ ...SinceSchema, description: `Resume after this cursor. ${SINCE_INTEGER_NOTE}` }),
   include_own_messages: Type.Optional(Type.Boolean({ description: "false: no new_message / message_updated frames for the caller's own messages (docs/loops.md)." })),
+  only: Type.Optional(Type.Literal('mentions', { description: '`mentions`: only message_mentioned frames, i.e. the messages that mention the caller (docs/realtime.md).' })),
 })
 
 const credentials = new WeakMap<FastifyRequest, Credential>()
@@ -105,7 +106,7 @@ export async function gateway(app: FastifyInstance, { broker, hub }: GatewayOpti
     })
   }
 
-  app.get<{ Querystring: { token?: string; since?: string; include_own_messages?: boolean } }>(
+  app.get<{ Querystring: { token?: string; since?: string; include_own_messages?: boolean; only?: 'mentions' } }>(
     '/ws',
     {
       websocket: true,
@@ -132,6 +133,7 @@ export async function gateway(app: FastifyInstance, { broker, hub }: GatewayOpti
       }
       const conn = new Connection(socket, tcp, credential, limits, (c) => app.log.warn({ memberId: c.memberId }, 'websocket client too slow; disconnected'))
       conn.skipsOwnMessages = request.query.include_own_messages === false
+      conn.onlyMentions = request.query.only === 'mentions'
       connections.add(conn)
       socket.on('message', (data, isBinary) => onFrame(conn, data, isBinary))
       socket.on('close', () => {

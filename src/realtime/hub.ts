@@ -21,6 +21,19 @@ export interface Client {
   floor: Cursor | null
   /** Opted out of the member's own messages (`include_own_messages=false`; docs/loops.md). */
   readonly skipsOwnMessages?: boolean
+  /** Asked for mentions only (`only=mentions`): message_mentioned frames and nothing else. */
+  readonly onlyMentions?: boolean
+}
+
+/** A message.mentioned event goes only to the members it notifies (docs/decisions.md, "Mentions"). */
+function addressedTo(memberId: string, event: DomainEvent): boolean {
+  return event.type !== 'message.mentioned' || event.payload.mentioned_ids.includes(memberId)
+}
+
+/** Whether this socket asked to leave this event out (its own messages, or all but its mentions). */
+function optedOut(client: Client, event: DomainEvent): boolean {
+  if (client.onlyMentions && event.type !== 'message.mentioned') return true
+  return Boolean(client.skipsOwnMessages && ownMessage(client.memberId, event))
 }
 
 /** A new or edited message written by this member. */
@@ -40,7 +53,7 @@ interface MemberState {
 
 /** Whether a member with these channels may see the event (current membership, or its audience). */
 export function visibleTo(memberId: string, channels: ReadonlySet<string>, event: DomainEvent): boolean {
-  if (!isClientEvent(event)) return false
+  if (!isClientEvent(event) || !addressedTo(memberId, event)) return false
   return channels.has(event.channelId!) || (event.audience?.includes(memberId) ?? false)
 }
 
@@ -104,7 +117,7 @@ export class Hub {
 
   /** Whether this socket gets the event: its member may see it, and it did not opt out of it. */
   wants(client: Client, event: DomainEvent): boolean {
-    return this.mayReceive(client.memberId, event) && !(client.skipsOwnMessages && ownMessage(client.memberId, event))
+    return this.mayReceive(client.memberId, event) && !optedOut(client, event)
   }
 
   /**
@@ -175,11 +188,11 @@ export class Hub {
     let frame: Buffer | null = null
     for (const memberId of recipients) {
       const state = this.members.get(memberId)
-      if (!state) continue
+      if (!state || !addressedTo(memberId, event)) continue
       for (const client of state.clients) {
         if (client.pending) continue // catching up: it has the entry in its buffer
         if (client.floor && compareCursors(entry.cursor, client.floor) <= 0) continue
-        if (client.skipsOwnMessages && ownMessage(memberId, event)) continue
+        if (optedOut(client, event)) continue
         frame ??= encodeFrame(toEventFrame(entry))
         client.floor = entry.cursor
         client.send(frame)

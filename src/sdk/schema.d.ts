@@ -518,7 +518,7 @@ export interface paths {
         put?: never;
         /**
          * Post a message (JSON text, or multipart text + one file)
-         * @description Members only (observers: 403); the workspace owner may post in any regular channel, and its first post there makes it a member. JSON `{text}`, or `multipart/form-data` with `text` and `file` (one file, at most 10 MiB, streamed to disk; larger: 413 `PAYLOAD_TOO_LARGE` and nothing stored). With a file the text may be empty. Emits `message.created`. Send `Idempotency-Key` to make retries safe. Loop protection (docs/loops.md): a post by an agent answers 429 `LOOP_DETECTED` with `Retry-After` when agents alone posted the workspace setting `loop_guard_max_messages` here within `loop_guard_window_seconds`, or when its `in_reply_to_event` chain would exceed `loop_guard_max_depth`.
+         * @description Members only (observers: 403); the workspace owner may post in any regular channel, and its first post there makes it a member. JSON `{text}` (optionally `mentions`: member ids to mention besides the `@name` tokens of the text; non-members are ignored), or `multipart/form-data` with `text` and `file` (one file, at most 10 MiB, streamed to disk; larger: 413 `PAYLOAD_TOO_LARGE` and nothing stored). With a file the text may be empty. Emits `message.created`, and `message.mentioned` when it mentions members other than its author. Send `Idempotency-Key` to make retries safe. Loop protection (docs/loops.md): a post by an agent answers 429 `LOOP_DETECTED` with `Retry-After` when agents alone posted the workspace setting `loop_guard_max_messages` here within `loop_guard_window_seconds`, or when its `in_reply_to_event` chain would exceed `loop_guard_max_depth`.
          */
         post: operations["postMessage"];
         delete?: never;
@@ -547,7 +547,7 @@ export interface paths {
         head?: never;
         /**
          * Edit a message (its author only)
-         * @description Sets `edited_at`. Emits `message.updated`.
+         * @description Sets `edited_at`. Emits `message.updated`. Mentions are resolved again from the new text; members mentioned for the first time get `message.mentioned`.
          */
         patch: operations["editMessage"];
         trace?: never;
@@ -787,6 +787,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/mentions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The caller's mentions, newest first
+         * @description Messages whose `mentions` include the caller, in the channels and DMs the caller may read now (a channel one has left no longer counts), newest first. Page with `cursor` = `next_cursor` while `has_more`; `since` keeps only messages posted after a time.
+         */
+        get: operations["listMentions"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/integrations": {
         parameters: {
             query?: never;
@@ -992,6 +1012,26 @@ export interface webhooks {
         patch?: never;
         trace?: never;
     };
+    "agent-webhook.message.mentioned": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * message.mentioned → agent webhook
+         * @description A message mentioning the agent was posted, or edited to mention it for the first time, in a channel the agent belongs to. Only the mentioned agents' webhooks receive it. POSTed to the webhook `url` with `Content-Type: application/json`; the body is byte-identical on every attempt.
+         */
+        post: operations["agentWebhookMessageMentioned"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "agent-webhook.channel.created": {
         parameters: {
             query?: never;
@@ -1112,6 +1152,26 @@ export interface webhooks {
         patch?: never;
         trace?: never;
     };
+    "integration.message.mentioned": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * message.mentioned → integration webhook_url
+         * @description A message mentioned an agent the integration acts for (any agent when its `agent_ids` is empty), on posting or when an edit first mentions it. POSTed to the integration's `webhook_url` with `Content-Type: application/json`; the body is byte-identical on every attempt.
+         */
+        post: operations["integrationMessageMentioned"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "integration.channel.created": {
         parameters: {
             query?: never;
@@ -1221,6 +1281,8 @@ export interface components {
             in_reply_to_event: string | null;
             /** @description The message's place in a chain of agent messages: 0 for a human's message; for an agent's, one more than the message its `in_reply_to_event` is about (1 when it names none, or an event that is not about a message). The loop guard caps it (`loop_guard_max_depth`). */
             chain_depth: number;
+            /** @description Ids of the channel members (users or agents) the message mentions, in order, without repeats: the `@name` tokens of its text that name a member (an agent's `name`; a human's handle, the display name in lower case with hyphens for spaces), then the ids given in `mentions` when posting that are members. Resolved again when the text is edited. Non-members are never listed. */
+            mentions: string[];
             attachment?: {
                 /** Format: uuid */
                 id: string;
@@ -1281,6 +1343,8 @@ export interface components {
             in_reply_to_event: string | null;
             /** @description The message's place in a chain of agent messages: 0 for a human's message; for an agent's, one more than the message its `in_reply_to_event` is about (1 when it names none, or an event that is not about a message). The loop guard caps it (`loop_guard_max_depth`). */
             chain_depth: number;
+            /** @description Ids of the channel members (users or agents) the message mentions, in order, without repeats: the `@name` tokens of its text that name a member (an agent's `name`; a human's handle, the display name in lower case with hyphens for spaces), then the ids given in `mentions` when posting that are members. Resolved again when the text is edited. Non-members are never listed. */
+            mentions: string[];
             attachment?: {
                 /** Format: uuid */
                 id: string;
@@ -1847,6 +1911,31 @@ export interface components {
             channel_id: string;
             /** Format: uuid */
             message_id: string;
+        } | {
+            /** @enum {string} */
+            type: "message_mentioned";
+            /**
+             * Format: uuid
+             * @description Unique per event; a client that sees an id twice drops the repeat.
+             */
+            event_id: string;
+            /**
+             * @description Position in the event log ("<milliseconds>-<sequence>"); larger is later. Opaque to clients: store it, send it back as `since`.
+             * @example 1764000000000-0
+             */
+            cursor: string;
+            /**
+             * Format: date-time
+             * @description ISO 8601 UTC timestamp.
+             */
+            occurred_at: string;
+            /** Format: uuid */
+            channel_id: string;
+            message: components["schemas"]["Message"];
+            /** @description The members this event notifies: on a post, everyone the message mentions but its author; on an edit, only those mentioned for the first time. A subset of `message.mentions`. */
+            mentioned_ids: string[];
+            /** @description The agents among `mentioned_ids` (webhooks and integrations are delivered for these). */
+            mentioned_agent_ids: string[];
         } | {
             /** @enum {string} */
             type: "channel_created";
@@ -5250,7 +5339,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /** @example 01a20b48-b362-70b3-8450-d3e957de791c */
+                /** @example 01a20bad-142d-71fd-bc43-283e58f63c6d */
                 id: string;
             };
             cookie?: never;
@@ -5377,9 +5466,9 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /** @example 01a20a8e-e47b-70db-abb7-84fdbb8e381f */
+                /** @example 01a20bad-6dc0-7153-8f10-34a5235a81c1 */
                 id: string;
-                /** @example 01a20a8e-e3be-70f0-9619-a3eb56c17b1c */
+                /** @example 01a20bad-6d0b-7005-8d25-afb0b02461a9 */
                 user_id: string;
             };
             cookie?: never;
@@ -5474,7 +5563,7 @@ export interface operations {
             };
             header?: never;
             path: {
-                /** @example 01a20b48-c7c0-7042-93d5-b092cca3037d */
+                /** @example 01a20bad-142d-71fd-bc43-283e58f63c6d */
                 id: string;
             };
             cookie?: never;
@@ -5567,7 +5656,7 @@ export interface operations {
                 "idempotency-key"?: string;
             };
             path: {
-                /** @example 01a20b48-c7c0-7042-93d5-b092cca3037d */
+                /** @example 01a20bad-142d-71fd-bc43-283e58f63c6d */
                 id: string;
             };
             cookie?: never;
@@ -5582,6 +5671,8 @@ export interface operations {
                      * @description Optional: the id of the event this message reacts to, e.g. `event_id` of the webhook delivery (or `X-Service-Event-Id` of an integration delivery, `event_id` of a WebSocket frame). For `message.created` that is the message's id. An agent's message then gets `chain_depth` one more than that message's, and a chain deeper than the workspace's `loop_guard_max_depth` is refused with 429 `LOOP_DETECTED`. An id the service does not know starts a new chain. docs/loops.md.
                      */
                     in_reply_to_event?: string;
+                    /** @description Optional: ids of channel members (users or agents) to mention, besides the `@name` tokens of the text (at most 100). Repeats are dropped; ids that are not members of the channel are ignored silently, whether or not they exist. */
+                    mentions?: string[];
                 };
                 "multipart/form-data": {
                     /** @description Message text; optional when a file is sent, and may then be empty. */
@@ -5591,6 +5682,8 @@ export interface operations {
                      * @description Optional: the id of the event this message reacts to, e.g. `event_id` of the webhook delivery (or `X-Service-Event-Id` of an integration delivery, `event_id` of a WebSocket frame). For `message.created` that is the message's id. An agent's message then gets `chain_depth` one more than that message's, and a chain deeper than the workspace's `loop_guard_max_depth` is refused with 429 `LOOP_DETECTED`. An id the service does not know starts a new chain. docs/loops.md.
                      */
                     in_reply_to_event?: string;
+                    /** @description Optional: member ids to mention, comma-separated (the field may also repeat); same rules as `mentions` in JSON. */
+                    mentions?: string;
                     /**
                      * Format: binary
                      * @description One file, at most 10 MiB (10,485,760 bytes); its part carries the file name and media type.
@@ -5710,9 +5803,9 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /** @example 01a20b42-baf4-70c9-ada9-6438acd9ccdb */
+                /** @example 01a20bad-142d-71fd-bc43-283e58f63c6d */
                 id: string;
-                /** @example 01a20b42-c0d2-7162-91b5-ed7bc6837d64 */
+                /** @example 01a20bad-18f9-7082-8215-35cd928d5dd2 */
                 message_id: string;
             };
             cookie?: never;
@@ -5892,9 +5985,9 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /** @example 01a20b43-6df2-7097-a280-87e885787972 */
+                /** @example 01a20bad-5f57-71c5-aac1-b62f19fc6b69 */
                 id: string;
-                /** @example 01a20b43-6f69-716b-ba51-bf5a18424bfe */
+                /** @example 01a20bad-6038-71fc-a30b-767546b906f3 */
                 message_id: string;
             };
             cookie?: never;
@@ -5904,6 +5997,8 @@ export interface operations {
                 "application/json": {
                     /** @description The new text (same rules as on posting; may be empty only if the message has a file). */
                     text: string;
+                    /** @description Optional: replaces the ids mentioned explicitly when posting. Omitted: those still members stay mentioned. The `@name` tokens of the new text are resolved again either way; members mentioned for the first time are notified (`message.mentioned`). */
+                    mentions?: string[];
                 };
             };
         };
@@ -6751,7 +6846,7 @@ export interface operations {
                 "application/json": {
                     /** @description Absolute http(s) URL. Loopback, private, link-local (169.254.0.0/16), CGNAT, unspecified and other reserved addresses are refused (400 `INVALID_URL`) here and again, on the resolved address, at every connection; an operator can allow them with `WEBHOOK_ALLOW_PRIVATE` / `WEBHOOK_ALLOW_HOSTS`. Redirects are not followed. */
                     url: string;
-                    events: ("message.created" | "message.updated" | "message.deleted" | "channel.created" | "channel.updated" | "channel.deleted" | "member.joined" | "member.left")[];
+                    events: ("message.created" | "message.updated" | "message.deleted" | "message.mentioned" | "channel.created" | "channel.updated" | "channel.deleted" | "member.joined" | "member.left")[];
                     /** @description Optional: your own signing secret, 16 to 256 characters (the HMAC key is this whole string, UTF-8). Omit it to let the server generate one (`whsec_` + 32 random bytes, base64), which is better unless you need to reuse an existing secret. Shown back only in the creation response. */
                     secret?: string;
                     /** @description Whether `message.created` and `message.updated` deliveries include the agent's own messages: true (the default, the spec's "a new message in any channel the agent belongs to"), or false so that an agent does not hear itself, the first step against echo loops (docs/loops.md). */
@@ -7055,7 +7150,7 @@ export interface operations {
                 "application/json": {
                     /** @description Absolute http(s) URL. Loopback, private, link-local (169.254.0.0/16), CGNAT, unspecified and other reserved addresses are refused (400 `INVALID_URL`) here and again, on the resolved address, at every connection; an operator can allow them with `WEBHOOK_ALLOW_PRIVATE` / `WEBHOOK_ALLOW_HOSTS`. Redirects are not followed. */
                     url?: string;
-                    events?: ("message.created" | "message.updated" | "message.deleted" | "channel.created" | "channel.updated" | "channel.deleted" | "member.joined" | "member.left")[];
+                    events?: ("message.created" | "message.updated" | "message.deleted" | "message.mentioned" | "channel.created" | "channel.updated" | "channel.deleted" | "member.joined" | "member.left")[];
                     /** @description Whether `message.created` and `message.updated` deliveries include the agent's own messages: true (the default, the spec's "a new message in any channel the agent belongs to"), or false so that an agent does not hear itself, the first step against echo loops (docs/loops.md). */
                     include_own_messages?: boolean;
                     /** @description true re-enables a disabled webhook (its failure streak is reset); false pauses it. */
@@ -7490,6 +7585,98 @@ export interface operations {
             };
         };
     };
+    listMentions: {
+        parameters: {
+            query?: {
+                /** @description Only messages posted after this time (ISO 8601). */
+                since?: string;
+                /** @description Page size, 1 to 100 (default 50); above 100 is a 400. */
+                limit?: number;
+                /** @description The `next_cursor` of the previous page: only messages older than it. */
+                cursor?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The caller's mentions, newest first: done. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Messages that mention the caller, newest first, in the channels the caller may read now. */
+                        messages: components["schemas"]["Message"][];
+                        /** @description Older mentions exist beyond this page. */
+                        has_more: boolean;
+                        /** @description Id of the oldest message on the page: pass as `cursor` for the next page. Null when the page is empty. */
+                        next_cursor: string | null;
+                    };
+                };
+            };
+            /** @description Bad input (`VALIDATION_ERROR` or another 400 code of docs/errors.md); nothing was changed. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing, invalid, expired or revoked credentials (`UNAUTHORIZED`). */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The caller may see the resource but not do this (`FORBIDDEN`), e.g. a role or an owner-only action. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limited (only when a limit is configured). `Retry-After` gives the seconds to wait. */
+            429: {
+                headers: {
+                    /** @description Seconds until the budget has room again. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unexpected server failure (`INTERNAL_ERROR`); nothing is leaked. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The database is unreachable or not answering, or the server is shutting down (`SERVICE_UNAVAILABLE`); retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
     listIntegrations: {
         parameters: {
             query?: never;
@@ -7579,8 +7766,8 @@ export interface operations {
                     platform?: "openai" | "anthropic" | "langchain" | "langgraph" | "crewai" | "autogen" | "openclaw" | "n8n" | "zapier" | "make" | "custom";
                     /** @description Absolute http(s) URL. Loopback, private, link-local (169.254.0.0/16), CGNAT, unspecified and other reserved addresses are refused (400 `INVALID_URL`) here and again, on the resolved address, at every connection; an operator can allow them with `WEBHOOK_ALLOW_PRIVATE` / `WEBHOOK_ALLOW_HOSTS`. Redirects are not followed. */
                     webhook_url: string;
-                    /** @description Subscribed events (default: all four). Payloads: the `webhooks` section of this document. */
-                    events?: ("message.created" | "channel.created" | "member.joined" | "agent.connected")[];
+                    /** @description Subscribed events (default: the four of the spec, `message.created`, `channel.created`, `member.joined`, `agent.connected`; `message.mentioned` only when listed). Payloads: the `webhooks` section of this document. */
+                    events?: ("message.created" | "message.mentioned" | "channel.created" | "member.joined" | "agent.connected")[];
                     /** @description Agents the integration may act for on the inbound endpoint. Each must exist (400 otherwise). Empty (the default): any agent. A non-empty list also limits which DMs the integration receives (those with one of these agents). */
                     agent_ids?: string[];
                     /** @description A UUID: shorthand for `agent_ids: [agent_id]` (both may be given: the union is used). Each must exist (400 otherwise). */
@@ -7880,8 +8067,8 @@ export interface operations {
                     platform?: "openai" | "anthropic" | "langchain" | "langgraph" | "crewai" | "autogen" | "openclaw" | "n8n" | "zapier" | "make" | "custom";
                     /** @description Absolute http(s) URL. Loopback, private, link-local (169.254.0.0/16), CGNAT, unspecified and other reserved addresses are refused (400 `INVALID_URL`) here and again, on the resolved address, at every connection; an operator can allow them with `WEBHOOK_ALLOW_PRIVATE` / `WEBHOOK_ALLOW_HOSTS`. Redirects are not followed. */
                     webhook_url?: string;
-                    /** @description Subscribed events (default: all four). Payloads: the `webhooks` section of this document. */
-                    events?: ("message.created" | "channel.created" | "member.joined" | "agent.connected")[];
+                    /** @description Subscribed events (default: the four of the spec, `message.created`, `channel.created`, `member.joined`, `agent.connected`; `message.mentioned` only when listed). Payloads: the `webhooks` section of this document. */
+                    events?: ("message.created" | "message.mentioned" | "channel.created" | "member.joined" | "agent.connected")[];
                     /** @description Agents the integration may act for on the inbound endpoint. Each must exist (400 otherwise). Empty (the default): any agent. A non-empty list also limits which DMs the integration receives (those with one of these agents). */
                     agent_ids?: string[];
                     /** @description Whether `message.created` deliveries include messages authored by the agents this integration acts for (its `agent_ids`; with `all_agents`, every agent): true (the default, the spec's "any message is sent to a channel"), or false so that an integration does not hear its own agents' messages, the first step against echo loops (docs/loops.md). With `all_agents` and false it receives only humans' messages. */
@@ -8450,6 +8637,8 @@ export interface operations {
                      * @description Optional: the id of the event this message reacts to, e.g. `event_id` of the webhook delivery (or `X-Service-Event-Id` of an integration delivery, `event_id` of a WebSocket frame). For `message.created` that is the message's id. An agent's message then gets `chain_depth` one more than that message's, and a chain deeper than the workspace's `loop_guard_max_depth` is refused with 429 `LOOP_DETECTED`. An id the service does not know starts a new chain. docs/loops.md.
                      */
                     in_reply_to_event?: string;
+                    /** @description Optional: ids of channel members (users or agents) to mention, besides the `@name` tokens of the text (at most 100). Repeats are dropped; ids that are not members of the channel are ignored silently, whether or not they exist. */
+                    mentions?: string[];
                 };
             };
         };
@@ -8636,6 +8825,8 @@ export interface operations {
                             in_reply_to_event: string | null;
                             /** @description The message's place in a chain of agent messages: 0 for a human's message; for an agent's, one more than the message its `in_reply_to_event` is about (1 when it names none, or an event that is not about a message). The loop guard caps it (`loop_guard_max_depth`). */
                             chain_depth: number;
+                            /** @description Ids of the channel members (users or agents) the message mentions, in order, without repeats: the `@name` tokens of its text that name a member (an agent's `name`; a human's handle, the display name in lower case with hyphens for spaces), then the ids given in `mentions` when posting that are members. Resolved again when the text is edited. Non-members are never listed. */
+                            mentions: string[];
                             attachment?: {
                                 /** Format: uuid */
                                 id: string;
@@ -8747,6 +8938,8 @@ export interface operations {
                             in_reply_to_event: string | null;
                             /** @description The message's place in a chain of agent messages: 0 for a human's message; for an agent's, one more than the message its `in_reply_to_event` is about (1 when it names none, or an event that is not about a message). The loop guard caps it (`loop_guard_max_depth`). */
                             chain_depth: number;
+                            /** @description Ids of the channel members (users or agents) the message mentions, in order, without repeats: the `@name` tokens of its text that name a member (an agent's `name`; a human's handle, the display name in lower case with hyphens for spaces), then the ids given in `mentions` when posting that are members. Resolved again when the text is edited. Non-members are never listed. */
+                            mentions: string[];
                             attachment?: {
                                 /** Format: uuid */
                                 id: string;
@@ -8832,6 +9025,123 @@ export interface operations {
                         message_id: string;
                         /** Format: uuid */
                         channel_id: string;
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description Signature mismatch (the receiver should answer 401). Like every non-2xx answer, timeout or network error, the delivery is retried with backoff (docs/webhooks.md). */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Received. Any 2xx within the timeout (10 s by default) counts as delivered; the body is ignored. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    agentWebhookMessageMentioned: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description `sha256=` + hex HMAC-SHA256 of the raw body, keyed with the webhook secret (the whole `whsec_…` string, UTF-8). */
+                "X-Webhook-Signature": string;
+                /** @description Unix time (seconds) of this attempt. */
+                "X-Webhook-Timestamp": string;
+                /** @description `sha256=` + hex HMAC-SHA256 of `<X-Webhook-Timestamp>.<raw body>`: reject it when the timestamp is more than 5 minutes off (replay protection). */
+                "X-Webhook-Timestamp-Signature": string;
+                /** @description Delivery id, the same on every attempt of this delivery: de-duplicate on it. */
+                "X-Webhook-Delivery-ID": string;
+                /** @description Event type, as in the body. */
+                "X-Webhook-Event": string;
+                /** @description Event id, as in the body. */
+                "X-Webhook-Event-ID": string;
+                /** @description The webhook this delivery is for. */
+                "X-Webhook-ID": string;
+                /** @description Attempt number, 1 for the first. */
+                "X-Webhook-Attempt": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /**
+                     * Format: uuid
+                     * @description Unique per event; the same for every webhook receiving it.
+                     */
+                    event_id: string;
+                    /** @constant */
+                    event_type: "message.mentioned";
+                    /**
+                     * Format: date-time
+                     * @description ISO 8601 UTC timestamp.
+                     */
+                    occurred_at: string;
+                    /** Format: uuid */
+                    webhook_id: string;
+                    /**
+                     * Format: uuid
+                     * @description The agent the webhook belongs to.
+                     */
+                    agent_id: string;
+                    payload: {
+                        /** Message */
+                        message: {
+                            /**
+                             * Format: uuid
+                             * @description UUIDv7; ids sort in posting order and serve as pagination cursors.
+                             */
+                            id: string;
+                            /** Format: uuid */
+                            channel_id: string;
+                            /**
+                             * Format: uuid
+                             * @description Id of the author user or agent.
+                             */
+                            author_id: string;
+                            /** @description The author's display name when the message was posted. */
+                            author_name: string;
+                            /** @description `AGENT` or `HUMAN`. */
+                            author_type: "AGENT" | "HUMAN";
+                            text: string;
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601 UTC timestamp.
+                             */
+                            created_at: string;
+                            /** @description When the text was last edited; null if never. */
+                            edited_at: string | null;
+                            /** @description The event the poster said it was reacting to (`in_reply_to_event` when posting), as given; null if none. docs/loops.md. */
+                            in_reply_to_event: string | null;
+                            /** @description The message's place in a chain of agent messages: 0 for a human's message; for an agent's, one more than the message its `in_reply_to_event` is about (1 when it names none, or an event that is not about a message). The loop guard caps it (`loop_guard_max_depth`). */
+                            chain_depth: number;
+                            /** @description Ids of the channel members (users or agents) the message mentions, in order, without repeats: the `@name` tokens of its text that name a member (an agent's `name`; a human's handle, the display name in lower case with hyphens for spaces), then the ids given in `mentions` when posting that are members. Resolved again when the text is edited. Non-members are never listed. */
+                            mentions: string[];
+                            attachment?: {
+                                /** Format: uuid */
+                                id: string;
+                                /** @description The uploader's file name, without any directory part. */
+                                file_name: string;
+                                /** @description Media type the uploader declared (informative; downloads are served as application/octet-stream). */
+                                content_type: string;
+                                /** @description Bytes. */
+                                size: number;
+                                /** @description Absolute URL of `GET /api/v1/attachments/{id}` (members of the channel only, with credentials). */
+                                download_url: string;
+                            };
+                        };
+                        /** @description The members this event notifies: on a post, everyone the message mentions but its author; on an edit, only those mentioned for the first time. A subset of `message.mentions`. */
+                        mentioned_ids: string[];
+                        /** @description The agents among `mentioned_ids` (webhooks and integrations are delivered for these). */
+                        mentioned_agent_ids: string[];
                     };
                 };
             };
@@ -9284,6 +9594,80 @@ export interface operations {
                          */
                         author_type: "agent" | "human";
                         text: string;
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description Signature mismatch (the receiver should answer 401). Like every non-2xx answer, timeout or network error, the delivery is retried with backoff (docs/webhooks.md). */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Received. Any 2xx within the timeout (10 s by default) counts as delivered; the body is ignored. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    integrationMessageMentioned: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description Event type. */
+                "X-Service-Event": string;
+                /** @description The integration id. */
+                "X-Service-Integration-ID": string;
+                /** @description `sha256=` + hex HMAC-SHA256 of the raw body, keyed with the integration's HMAC secret (the whole `whsec_…` string, UTF-8). */
+                "X-Service-Signature": string;
+                /** @description Unix time (seconds) of this attempt. */
+                "X-Service-Timestamp": string;
+                /** @description `sha256=` + hex HMAC-SHA256 of `<X-Service-Timestamp>.<raw body>` (replay protection). */
+                "X-Service-Timestamp-Signature": string;
+                /** @description Delivery id, the same on every attempt of this delivery. */
+                "X-Service-Delivery-ID": string;
+                /** @description Event id (the same for every integration receiving this event). */
+                "X-Service-Event-ID": string;
+                /** @description Attempt number, 1 for the first. */
+                "X-Service-Attempt": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @constant */
+                    event_type: "message.mentioned";
+                    /** Format: uuid */
+                    integration_id: string;
+                    /**
+                     * Format: date-time
+                     * @description ISO 8601 UTC timestamp.
+                     */
+                    occurred_at: string;
+                    payload: {
+                        /** Format: uuid */
+                        message_id: string;
+                        /** Format: uuid */
+                        channel_id: string;
+                        /** Format: uuid */
+                        author_id: string;
+                        /**
+                         * @description Lower case.
+                         * @enum {unknown}
+                         */
+                        author_type: "agent" | "human";
+                        text: string;
+                        /** @description Every member the message mentions. */
+                        mentions: string[];
+                        /** @description The agents this event notifies. */
+                        mentioned_agent_ids: string[];
                     };
                 };
             };

@@ -76,6 +76,11 @@ export class Kicker {
   }
 }
 
+/** The agents a message.mentioned event notifies; null for other events (docs/decisions.md, "Mentions"). */
+function mentionedAgents(event: DomainEvent): string[] | null {
+  return event.type === 'message.mentioned' ? (event.payload as EventPayload<'message.mentioned'>).mentioned_agent_ids : null
+}
+
 /** The author of a message event (created or updated); null for other events. */
 function messageAuthor(event: DomainEvent): { id: string; type: string } | null {
   if (event.type !== 'message.created' && event.type !== 'message.updated') return null
@@ -207,8 +212,10 @@ export class DeliveryEngine {
       // Agent webhooks: events of channels the agent belongs to (or was just removed from),
       // without the agent's own messages when it opted out (docs/loops.md).
       const author = messageAuthor(event)
+      const mentioned = mentionedAgents(event)
       for (const w of webhooks) {
         if (!audience.has(w.agentId)) continue
+        if (mentioned && !mentioned.includes(w.agentId)) continue
         if (!w.includeOwnMessages && author?.id === w.agentId) continue
         out.push({ webhookId: w.id, integrationId: null, eventId: event.id, eventType: event.type, body: webhookBody(w.id, w.agentId, event) })
       }
@@ -223,6 +230,7 @@ export class DeliveryEngine {
         author !== null && author.type === 'AGENT' && (i.allAgents || i.agentIds.includes(author.id))
       for (const i of integrations) {
         if (dm && !seesDm(i)) continue
+        if (mentioned && !(i.allAgents ? mentioned.length > 0 : i.agentIds.some((a) => mentioned.includes(a)))) continue
         if (!i.includeOwnMessages && ownOf(i)) continue
         const body = integrationBody(i.id, event)
         if (body) out.push({ webhookId: null, integrationId: i.id, eventId: event.id, eventType: event.type, body })

@@ -95,14 +95,15 @@ t.test('the published documents are what the derivation gives for the service ca
 
 t.test('one list of event types, and one documented mapping of names', async (t) => {
   t.same(DOMAIN_EVENT_TYPES, Object.keys(EVENTS))
-  t.same(WEBHOOK_EVENTS, ['message.created', 'message.updated', 'message.deleted', 'channel.created', 'channel.updated', 'channel.deleted', 'member.joined', 'member.left'])
-  t.same(INTEGRATION_EVENTS, ['message.created', 'channel.created', 'member.joined', 'agent.connected'])
+  t.same(WEBHOOK_EVENTS, ['message.created', 'message.updated', 'message.deleted', 'message.mentioned', 'channel.created', 'channel.updated', 'channel.deleted', 'member.joined', 'member.left'])
+  t.same(INTEGRATION_EVENTS, ['message.created', 'message.mentioned', 'channel.created', 'member.joined', 'agent.connected'])
   // Published names: the frame of message.created is the spec's `new_message`; every other frame
   // type is the event type with `_` for `.` (docs/decisions.md, "One event catalog").
   t.same(Object.fromEntries(CLIENT_EVENTS.map((type) => [type, frameTypeOf(type)])), {
     'message.created': 'new_message',
     'message.updated': 'message_updated',
     'message.deleted': 'message_deleted',
+    'message.mentioned': 'message_mentioned',
     'channel.created': 'channel_created',
     'channel.updated': 'channel_updated',
     'channel.deleted': 'channel_deleted',
@@ -115,12 +116,13 @@ t.test('one list of event types, and one documented mapping of names', async (t)
 const channelId = uuidv7()
 const actorId = uuidv7()
 const at = new Date().toISOString()
-const message = { id: uuidv7(), channel_id: channelId, author_id: actorId, author_name: 'Ada', author_type: 'AGENT' as const, text: 'hello', created_at: at, edited_at: null, in_reply_to_event: null, chain_depth: 1 }
+const message = { id: uuidv7(), channel_id: channelId, author_id: actorId, author_name: 'Ada', author_type: 'AGENT' as const, text: 'hello', created_at: at, edited_at: null, in_reply_to_event: null, chain_depth: 1, mentions: [] as string[] }
 const channel = { id: channelId, name: 'general', description: '', topic: null, type: 'channel' as const, created_at: at }
 const samples: { [T in keyof typeof EVENTS]: EventPayload<T> } = {
   'message.created': { message },
   'message.updated': { message: { ...message, edited_at: at } },
   'message.deleted': { message_id: message.id, channel_id: channelId },
+  'message.mentioned': { message: { ...message, mentions: [actorId] }, mentioned_ids: [actorId], mentioned_agent_ids: [actorId] },
   'channel.created': { channel, creator_id: actorId, creator_type: 'HUMAN' },
   'channel.updated': { channel: { ...channel, topic: 'news' } },
   'channel.deleted': { channel_id: channelId },

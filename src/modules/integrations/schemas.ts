@@ -2,7 +2,7 @@
 import { Type, type Static } from 'typebox'
 import { Timestamp, Uuid } from '../../schemas/common.ts'
 import { INTEGRATION_EVENTS } from '../../events/types.ts'
-import { InReplyToEventField } from '../messages/schemas.ts'
+import { InReplyToEventField, MentionsField } from '../messages/schemas.ts'
 import { ChosenSecretField, TargetUrlField } from '../webhooks/schemas.ts'
 
 // Closed list; `langgraph` and `openclaw` are values a public implementation of the same spec uses.
@@ -16,7 +16,7 @@ export const PlatformField = Type.Enum([...PLATFORMS], PLATFORM_DOC)
 
 export const IntegrationEventsField = Type.Array(
   Type.Enum([...INTEGRATION_EVENTS]),
-  { minItems: 1, maxItems: INTEGRATION_EVENTS.length, uniqueItems: true, description: 'Subscribed events (default: all four). Payloads: the `webhooks` section of this document.' },
+  { minItems: 1, maxItems: INTEGRATION_EVENTS.length, uniqueItems: true, description: 'Subscribed events (default: the four of the spec, `message.created`, `channel.created`, `member.joined`, `agent.connected`; `message.mentioned` only when listed). Payloads: the `webhooks` section of this document.' },
 )
 
 export const AgentIdsField = Type.Array(Uuid, {
@@ -132,6 +132,7 @@ export const InboundSchema = Type.Object(
     }),
     text: Type.String({ description: 'Message text (same rules as `POST /api/v1/channels/{id}/messages`).' }),
     in_reply_to_event: Type.Optional(InReplyToEventField),
+    mentions: Type.Optional(MentionsField),
   },
   { additionalProperties: false },
 )

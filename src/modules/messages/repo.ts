@@ -25,19 +25,23 @@ export interface NewMessage {
   attachment?: { id: string; fileName: string; contentType: string; size: number; storageName: string }
   idempotency?: { key: string; hash: string; body: unknown }
   event: DomainEvent<'message.created'>
+  /** Mentioned member ids and the message.mentioned event, when it mentions anyone (not batched). */
+  mentions?: { ids: string[]; event: DomainEvent<'message.mentioned'> | null }
 }
 
 const sqlCache = new Map<string, string>()
 
-function insertSql(withAttachment: boolean, withIdempotency: boolean): string {
-  const cacheKey = `${withAttachment}:${withIdempotency}`
+function insertSql(withAttachment: boolean, withIdempotency: boolean, withMentions = 0): string {
+  const cacheKey = `${withAttachment}:${withIdempotency}:${withMentions}`
   let sql = sqlCache.get(cacheKey)
   if (sql) return sql
-  // $1..$9 message, $10..$14 outbox, $15..$19 attachment, $20..$22 idempotency
+  // $1..$9 message, $10..$14 outbox, $15..$19 attachment, $20..$22 idempotency, then mentions:
+  // the ids, and (withMentions 2) the message.mentioned outbox row.
+  const m = 15 + (withAttachment ? 5 : 0) + (withIdempotency ? 3 : 0)
   const parts = [
     `WITH msg AS (
-       INSERT INTO messages (id, channel_id, author_id, author_type, author_name, text, created_at, in_reply_to_event, chain_depth)
-       SELECT $1, $2, $3, $4::actor_type, $5, $6, $7, $8::uuid, $9::int
+       INSERT INTO messages (id, channel_id, author_id, author_type, author_name, text, created_at, in_reply_to_event, chain_depth${withMentions ? ', mentions' : ''})
+       SELECT $1, $2, $3, $4::actor_type, $5, $6, $7, $8::uuid, $9::int${withMentions ? `, $${m}::uuid[]` : ''}
         WHERE EXISTS (SELECT 1 FROM channel_members WHERE channel_id = $2 AND member_id = $3)
        RETURNING id
      ), ob AS (
@@ -58,6 +62,13 @@ function insertSql(withAttachment: boolean, withIdempotency: boolean): string {
     parts.push(`, idem AS (
        INSERT INTO idempotency_keys (principal_id, key, request_hash, status_code, response_body, created_at)
        SELECT $3, $${n}, $${n + 1}, 201, $${n + 2}::jsonb, $7 FROM msg
+       RETURNING 1
+     )`)
+  }
+  if (withMentions === 2) {
+    parts.push(`, mentioned AS (
+       INSERT INTO outbox_events (event_id, type, channel_id, payload, occurred_at)
+       SELECT $${m + 1}, $${m + 2}, $${m + 3}, $${m + 4}::jsonb, $${m + 5} FROM msg
        RETURNING 1
      )`)
   }
@@ -120,7 +131,7 @@ const batchers = new WeakMap<pg.Pool, Batcher<NewMessage, InsertOutcome>>()
  */
 export async function insertMessage(app: FastifyInstance, m: NewMessage): Promise<boolean> {
   const pool = app.db.pool
-  if (m.attachment || m.idempotency) return insertOne(pool, m)
+  if (m.attachment || m.idempotency || m.mentions) return insertOne(pool, m)
   let batcher = batchers.get(pool)
   if (!batcher) {
     batcher = new Batcher((rows) => insertPlainMessages(pool, rows), { maxInFlight: 1, maxBatch: 200 })
@@ -135,11 +146,14 @@ async function insertOne(pool: pg.Pool, m: NewMessage): Promise<boolean> {
   const values: unknown[] = [m.id, m.channelId, m.authorId, m.authorType, m.authorName, m.text, m.createdAt, m.inReplyToEvent, m.chainDepth, ...outboxRow(m.event)]
   if (m.attachment) values.push(m.attachment.id, m.attachment.fileName, m.attachment.contentType, m.attachment.size, m.attachment.storageName)
   if (m.idempotency) values.push(m.idempotency.key, m.idempotency.hash, JSON.stringify(m.idempotency.body))
+  const withMentions = m.mentions ? (m.mentions.event ? 2 : 1) : 0
+  if (m.mentions) values.push(m.mentions.ids)
+  if (m.mentions?.event) values.push(...outboxRow(m.mentions.event))
   const withAttachment = Boolean(m.attachment)
   const withIdempotency = Boolean(m.idempotency)
   const { rows } = await pool.query<{ inserted: number }>({
-    name: `post-message-${withAttachment}-${withIdempotency}`,
-    text: insertSql(withAttachment, withIdempotency),
+    name: `post-message-${withAttachment}-${withIdempotency}-${withMentions}`,
+    text: insertSql(withAttachment, withIdempotency, withMentions),
     values,
   })
   return rows[0]!.inserted === 1
@@ -155,8 +169,8 @@ export function findMessage(db: Db, channelId: string, messageId: string) {
 // through Prisma it was two queries and their mapping, about half of the server's time for a page
 // (docs/performance.md, "Search at a million messages"). Each cursor shape has its own text so
 // that every bound is an index condition on (channel_id, id).
-const PAGE_COLUMNS = `m.id, m.channel_id, m.author_id, m.author_type, m.author_name, m.text, m.created_at, m.edited_at,
-       m.in_reply_to_event, m.chain_depth,
+export const PAGE_COLUMNS = `m.id, m.channel_id, m.author_id, m.author_type, m.author_name, m.text, m.created_at, m.edited_at,
+       m.in_reply_to_event, m.chain_depth, m.mentions::text[] AS mentions,
        a.id AS att_id, a.file_name AS att_file_name, a.content_type AS att_content_type, a.size AS att_size`
 const PAGE_SQL = {
   newest: `SELECT ${PAGE_COLUMNS} FROM messages m LEFT JOIN attachments a ON a.message_id = m.id
@@ -180,6 +194,7 @@ interface MessageRow {
   edited_at: Date | null
   in_reply_to_event: string | null
   chain_depth: number
+  mentions: string[]
   att_id: string | null
   att_file_name: string | null
   att_content_type: string | null
@@ -199,6 +214,7 @@ export function messageRecord(r: MessageRow): MessageRecord {
     editedAt: r.edited_at,
     inReplyToEvent: r.in_reply_to_event,
     chainDepth: r.chain_depth,
+    mentions: r.mentions,
     attachment: r.att_id ? { id: r.att_id, fileName: r.att_file_name!, contentType: r.att_content_type!, size: r.att_size! } : null,
   }
 }
@@ -215,8 +231,8 @@ export async function listMessages(app: FastifyInstance, channelId: string, take
   return rows.map(messageRecord)
 }
 
-export function updateText(db: Db, id: string, text: string, editedAt: Date) {
-  return db.message.update({ where: { id }, data: { text, editedAt }, include: withAttachment })
+export function updateText(db: Db, id: string, text: string, editedAt: Date, mentions?: string[]) {
+  return db.message.update({ where: { id }, data: { text, editedAt, ...(mentions ? { mentions } : {}) }, include: withAttachment })
 }
 
 export function deleteMessage(db: Db, id: string) {
@@ -295,7 +311,7 @@ const SEARCH_SQL = `
     ) matches
     LIMIT $6)
   SELECT m.id, m.channel_id, m.author_id, m.author_type, m.author_name, m.text, m.created_at, m.edited_at,
-         m.in_reply_to_event, m.chain_depth,
+         m.in_reply_to_event, m.chain_depth, m.mentions::text[] AS mentions,
          a.id AS att_id, a.file_name AS att_file_name, a.content_type AS att_content_type, a.size AS att_size,
          n.rank,
          ts_headline('english',

@@ -15,6 +15,7 @@ import {
   EditMessageBody,
   ListMessagesQuery,
   LoopOrRateLimited,
+  MAX_EXPLICIT_MENTIONS,
   MESSAGE_PAGE_DEFAULT,
   MessagePageSchema,
   MessageRef,
@@ -60,9 +61,10 @@ function malformedMultipart(error: unknown): unknown {
 const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
 
 /** Reads a multipart post: the `text` field and at most one `file`, streamed to disk as it arrives. */
-async function readMultipart(fastify: FastifyInstance, request: FastifyRequest): Promise<{ text: string; file?: UploadedFile; inReplyToEvent?: string }> {
+async function readMultipart(fastify: FastifyInstance, request: FastifyRequest): Promise<{ text: string; file?: UploadedFile; inReplyToEvent?: string; mentions?: string[] }> {
   let text: string | undefined
   let inReplyToEvent: string | undefined
+  let mentions: string[] | undefined
   let file: UploadedFile | undefined
   try {
     for await (const part of request.parts()) {
@@ -76,8 +78,10 @@ async function readMultipart(fastify: FastifyInstance, request: FastifyRequest):
       } else if (part.fieldname === 'in_reply_to_event' && inReplyToEvent === undefined) {
         inReplyToEvent = String(part.value)
         if (!UUID_RE.test(inReplyToEvent)) throw badRequest("form field 'in_reply_to_event' must be an event id (a UUID)")
+      } else if (part.fieldname === 'mentions') {
+        mentions = [...(mentions ?? []), ...mentionIds(String(part.value))]
       } else {
-        if (part.fieldname !== 'text' || text !== undefined) throw badRequest(`unexpected form field '${part.fieldname}' (fields: text, file, in_reply_to_event)`)
+        if (part.fieldname !== 'text' || text !== undefined) throw badRequest(`unexpected form field '${part.fieldname}' (fields: text, file, in_reply_to_event, mentions)`)
         if (part.valueTruncated) throw badRequest(`'text' is longer than ${fastify.config.maxMessageLength} characters`)
         text = String(part.value)
         assertStorable(text, "form field 'text' ")
@@ -88,7 +92,14 @@ async function readMultipart(fastify: FastifyInstance, request: FastifyRequest):
     throw malformedMultipart(error)
   }
   if (text === undefined && !file) throw badRequest("the form needs a 'text' field, a 'file', or both")
-  return { text: text ?? '', file, inReplyToEvent }
+  return { text: text ?? '', file, inReplyToEvent, mentions }
+}
+
+/** The ids of a multipart `mentions` field: comma-separated UUIDs (at most MAX_EXPLICIT_MENTIONS in all). */
+function mentionIds(value: string): string[] {
+  const ids = value.split(',').map((id) => id.trim()).filter(Boolean)
+  if (ids.some((id) => !UUID_RE.test(id))) throw badRequest("form field 'mentions' must be comma-separated member ids (UUIDs)")
+  return ids
 }
 
 export default async function messagesRoutes(fastify: FastifyInstance): Promise<void> {
@@ -99,8 +110,9 @@ export default async function messagesRoutes(fastify: FastifyInstance): Promise<
     limits: {
       fileSize: fastify.config.maxFileBytes,
       files: 1,
-      fields: 3,
-      parts: 4,
+      // text, in_reply_to_event, and `mentions` (which may repeat).
+      fields: 3 + MAX_EXPLICIT_MENTIONS,
+      parts: 4 + MAX_EXPLICIT_MENTIONS,
       // Bytes: a character takes at most 4 in UTF-8.
       fieldSize: fastify.config.maxMessageLength * 4,
       headerPairs: 100,
@@ -116,7 +128,7 @@ export default async function messagesRoutes(fastify: FastifyInstance): Promise<
         tags: ['messages'],
         summary: 'Post a message (JSON text, or multipart text + one file)',
         description:
-          'Members only (observers: 403); the workspace owner may post in any regular channel, and its first post there makes it a member. JSON `{text}`, or `multipart/form-data` with `text` and `file` (one file, at most 10 MiB, streamed to disk; larger: 413 `PAYLOAD_TOO_LARGE` and nothing stored). With a file the text may be empty. Emits `message.created`. Send `Idempotency-Key` to make retries safe. Loop protection (docs/loops.md): a post by an agent answers 429 `LOOP_DETECTED` with `Retry-After` when agents alone posted the workspace setting `loop_guard_max_messages` here within `loop_guard_window_seconds`, or when its `in_reply_to_event` chain would exceed `loop_guard_max_depth`.',
+          'Members only (observers: 403); the workspace owner may post in any regular channel, and its first post there makes it a member. JSON `{text}` (optionally `mentions`: member ids to mention besides the `@name` tokens of the text; non-members are ignored), or `multipart/form-data` with `text` and `file` (one file, at most 10 MiB, streamed to disk; larger: 413 `PAYLOAD_TOO_LARGE` and nothing stored). With a file the text may be empty. Emits `message.created`, and `message.mentioned` when it mentions members other than its author. Send `Idempotency-Key` to make retries safe. Loop protection (docs/loops.md): a post by an agent answers 429 `LOOP_DETECTED` with `Retry-After` when agents alone posted the workspace setting `loop_guard_max_messages` here within `loop_guard_window_seconds`, or when its `in_reply_to_event` chain would exceed `loop_guard_max_depth`.',
         params: IdParams,
         headers: IdempotencyHeaders,
         body: {
@@ -134,8 +146,9 @@ export default async function messagesRoutes(fastify: FastifyInstance): Promise<
     },
     async (request, reply) => {
       const key = idempotencyKeyOf(request)
-      const body = request.body as { text: string; in_reply_to_event?: string }
-      const input = request.isMultipart() ? await readMultipart(fastify, request) : { text: body.text, inReplyToEvent: body.in_reply_to_event }
+      const body = request.body as { text: string; in_reply_to_event?: string; mentions?: string[] }
+      const input = request.isMultipart() ? await readMultipart(fastify, request) : { text: body.text, inReplyToEvent: body.in_reply_to_event, mentions: body.mentions }
+      if ((input.mentions?.length ?? 0) > MAX_EXPLICIT_MENTIONS) throw badRequest(`at most ${MAX_EXPLICIT_MENTIONS} ids in 'mentions'`)
       const result = await messages.createMessage(fastify, member(request), request.params.id, { ...input, idempotencyKey: key })
       // A replay answers with the remembered status (always the original 201) and body.
       return reply.code(result.statusCode as 201).send(result.body as MessageDto)
@@ -183,13 +196,13 @@ export default async function messagesRoutes(fastify: FastifyInstance): Promise<
         operationId: 'editMessage',
         tags: ['messages'],
         summary: 'Edit a message (its author only)',
-        description: 'Sets `edited_at`. Emits `message.updated`.',
+        description: 'Sets `edited_at`. Emits `message.updated`. Mentions are resolved again from the new text; members mentioned for the first time get `message.mentioned`.',
         params: ChannelMessageParams,
         body: EditMessageBody,
         response: { 200: MessageRef, ...errors(400, 403, 404) },
       },
     },
-    async (request) => messages.editMessage(fastify, member(request), request.params.id, request.params.message_id, request.body.text),
+    async (request) => messages.editMessage(fastify, member(request), request.params.id, request.params.message_id, request.body.text, request.body.mentions),
   )
 
   app.delete(

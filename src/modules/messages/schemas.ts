@@ -34,6 +34,11 @@ export const MessageSchema = Type.Object(
       description:
         "The message's place in a chain of agent messages: 0 for a human's message; for an agent's, one more than the message its `in_reply_to_event` is about (1 when it names none, or an event that is not about a message). The loop guard caps it (`loop_guard_max_depth`).",
     }),
+    // Mentions (docs/decisions.md, "Mentions").
+    mentions: Type.Array(Uuid, {
+      description:
+        "Ids of the channel members (users or agents) the message mentions, in order, without repeats: the `@name` tokens of its text that name a member (an agent's `name`; a human's handle, the display name in lower case with hyphens for spaces), then the ids given in `mentions` when posting that are members. Resolved again when the text is edited. Non-members are never listed.",
+    }),
     attachment: Type.Optional(AttachmentSchema),
   },
   { title: 'Message', additionalProperties: false },
@@ -55,6 +60,8 @@ export interface MessageRecord {
   editedAt: Date | null
   inReplyToEvent: string | null
   chainDepth: number
+  /** Mentioned member ids (absent: none). */
+  mentions?: string[]
   attachment?: AttachmentRecord | null
 }
 
@@ -81,6 +88,7 @@ export function toMessageDto(m: MessageRecord, publicUrl: string): MessageDto {
     edited_at: m.editedAt ? m.editedAt.toISOString() : null,
     in_reply_to_event: m.inReplyToEvent,
     chain_depth: m.chainDepth,
+    mentions: m.mentions ?? [],
   }
   if (m.attachment) {
     dto.attachment = {
@@ -109,10 +117,19 @@ export const LoopOrRateLimited = {
   content: { 'application/json': { schema: { $ref: 'Error#' } } },
 }
 
+/** Mentions without parsing: every way of posting takes it (REST, multipart, WebSocket, integrations). */
+export const MAX_EXPLICIT_MENTIONS = 100
+export const MentionsField = Type.Array(Uuid, {
+  maxItems: MAX_EXPLICIT_MENTIONS,
+  description:
+    'Optional: ids of channel members (users or agents) to mention, besides the `@name` tokens of the text (at most 100). Repeats are dropped; ids that are not members of the channel are ignored silently, whether or not they exist.',
+})
+
 export const PostMessageBody = Type.Object(
   {
     text: Type.String({ description: 'Message text: at least one non-space character, at most MAX_MESSAGE_LENGTH (default 40,000) characters.' }),
     in_reply_to_event: Type.Optional(InReplyToEventField),
+    mentions: Type.Optional(MentionsField),
   },
   { additionalProperties: false },
 )
@@ -126,6 +143,9 @@ export const PostMessageMultipart = Type.Object(
   {
     text: Type.Optional(Type.String({ description: 'Message text; optional when a file is sent, and may then be empty.' })),
     in_reply_to_event: Type.Optional(InReplyToEventField),
+    mentions: Type.Optional(
+      Type.String({ description: 'Optional: member ids to mention, comma-separated (the field may also repeat); same rules as `mentions` in JSON.' }),
+    ),
     file: Type.Optional(
       Type.Unsafe<Blob>({
         type: 'string',
@@ -135,11 +155,18 @@ export const PostMessageMultipart = Type.Object(
       }),
     ),
   },
-  { description: 'Fields `text` and `file` (at least one of them), and optionally `in_reply_to_event`.' },
+  { description: 'Fields `text` and `file` (at least one of them), and optionally `in_reply_to_event` and `mentions`.' },
 )
 
 export const EditMessageBody = Type.Object(
-  { text: Type.String({ description: 'The new text (same rules as on posting; may be empty only if the message has a file).' }) },
+  {
+    text: Type.String({ description: 'The new text (same rules as on posting; may be empty only if the message has a file).' }),
+    mentions: Type.Optional({
+      ...MentionsField,
+      description:
+        'Optional: replaces the ids mentioned explicitly when posting. Omitted: those still members stay mentioned. The `@name` tokens of the new text are resolved again either way; members mentioned for the first time are notified (`message.mentioned`).',
+    }),
+  },
   { additionalProperties: false },
 )
 

@@ -10,6 +10,7 @@ import type { MemberPrincipal } from '../../plugins/auth.ts'
 import { assertCanPost, isAdmin, isObserver, joinsOnPost, readableChannel } from '../channels/access.ts'
 import { joinOnPost } from '../channels/service.ts'
 import { requestHash, withIdempotency, type StoredResponse } from '../idempotency/service.ts'
+import { mentionsForEdit, mentionsForPost } from '../mentions/service.ts'
 import { loopGuardSettings, type LoopGuardSettings } from '../workspace/settings.ts'
 import { openFile, removeFiles } from './files.ts'
 import * as loopGuard from './loop-guard.ts'
@@ -45,7 +46,7 @@ export function validateText(app: FastifyInstance, text: string, hasFile: boolea
 
 
 /** Posts a message as `author` (REST JSON, WebSocket, integrations). */
-export async function postMessage(app: FastifyInstance, author: MemberPrincipal, channelId: string, input: { text: string; inReplyToEvent?: string }): Promise<MessageDto> {
+export async function postMessage(app: FastifyInstance, author: MemberPrincipal, channelId: string, input: { text: string; inReplyToEvent?: string; mentions?: string[] }): Promise<MessageDto> {
   const result = await createMessage(app, author, channelId, input)
   return result.body as MessageDto
 }
@@ -59,14 +60,14 @@ export async function createMessage(
   app: FastifyInstance,
   author: MemberPrincipal,
   channelId: string,
-  input: { text: string; file?: UploadedFile; idempotencyKey?: string; inReplyToEvent?: string },
+  input: { text: string; file?: UploadedFile; idempotencyKey?: string; inReplyToEvent?: string; mentions?: string[] },
 ): Promise<StoredResponse> {
   const { text, file, idempotencyKey, inReplyToEvent } = input
   let admission = null as Admission | null // (set in the callback below: not narrowed to null)
   let stored = false
   try {
     validateText(app, text, Boolean(file))
-    const postHashOf = (): string => postHash(channelId, text, file, inReplyToEvent)
+    const postHashOf = (): string => postHash(channelId, text, file, inReplyToEvent, input.mentions)
     const dropFile = file ? () => removeFiles(app.config.uploadDir, [file.storageName]) : undefined
     return await withIdempotency(app.db.pool, author.id, idempotencyKey, postHashOf, async (idempotent) => {
     // Observers are refused before anything is written (404 if they cannot even see the channel).
@@ -79,6 +80,7 @@ export async function createMessage(
     const id = uuidv7()
     const createdAt = new Date()
     admission = await admitOrExplain(app, author, conversation, createdAt, guard)
+    const mentioned = await mentionsForPost(app, channelId, author.id, text, input.mentions)
 
     const attachment = file ? { id: uuidv7(), fileName: file.fileName, contentType: file.contentType, size: file.size, storageName: file.storageName } : undefined
     const dto = toMessageDto(
@@ -93,6 +95,7 @@ export async function createMessage(
         editedAt: null,
         inReplyToEvent: inReplyToEvent ?? null,
         chainDepth,
+        mentions: mentioned.ids,
         attachment,
       },
       app.config.publicUrl,
@@ -100,6 +103,9 @@ export async function createMessage(
     // The message.created event carries the message's own id, so that `in_reply_to_event` of a
     // reply resolves to the message for as long as the message exists (the outbox is pruned).
     const event = { ...newEvent('message.created', channelId, { message: dto }), id }
+    const mentionEvent = mentioned.notify.length
+      ? newEvent('message.mentioned', channelId, { message: dto, mentioned_ids: mentioned.notify, mentioned_agent_ids: mentioned.notifyAgents })
+      : null
     const row: repo.NewMessage = {
       id,
       channelId,
@@ -113,6 +119,7 @@ export async function createMessage(
       attachment,
       idempotency: idempotent ? { key: idempotent.key, hash: idempotent.hash, body: dto } : undefined,
       event,
+      mentions: mentioned.ids.length ? { ids: mentioned.ids, event: mentionEvent } : undefined,
     }
     let inserted: boolean
     try {
@@ -132,7 +139,7 @@ export async function createMessage(
     }
     if (!inserted) throw notFound('channel') // removed or deleted in between
     stored = true
-    app.events.publish([event])
+    app.events.publish(mentionEvent ? [event, mentionEvent] : [event])
     await loopGuard.humanSpoke(app, author, conversation).catch((err: unknown) => app.log.warn({ err }, 'could not reset the loop guard'))
     return { statusCode: 201, body: dto }
     }, dropFile)
@@ -145,8 +152,9 @@ export async function createMessage(
 }
 
 /** The Idempotency-Key fingerprint of a post (without a cause, the same as before causes existed). */
-function postHash(channelId: string, text: string, file: UploadedFile | undefined, inReplyToEvent: string | undefined): string {
+function postHash(channelId: string, text: string, file: UploadedFile | undefined, inReplyToEvent: string | undefined, mentions?: string[]): string {
   const fileRef = file ? { name: file.fileName, type: file.contentType, sha256: file.sha256 } : null
+  if (mentions !== undefined) return requestHash('POST /channels/:id/messages', channelId, text, fileRef, inReplyToEvent ?? null, mentions)
   return inReplyToEvent === undefined
     ? requestHash('POST /channels/:id/messages', channelId, text, fileRef)
     : requestHash('POST /channels/:id/messages', channelId, text, fileRef, inReplyToEvent)
@@ -194,15 +202,20 @@ export async function getMessage(app: FastifyInstance, principal: MemberPrincipa
   return toMessageDto(message, app.config.publicUrl)
 }
 
-/** Only the author edits; the text may be blank only when the message carries a file. */
-export async function editMessage(app: FastifyInstance, principal: MemberPrincipal, channelId: string, messageId: string, text: string): Promise<MessageDto> {
+/**
+ * Only the author edits; the text may be blank only when the message carries a file. Mentions
+ * are resolved again; members mentioned for the first time are notified (message.mentioned).
+ */
+export async function editMessage(app: FastifyInstance, principal: MemberPrincipal, channelId: string, messageId: string, text: string, mentions?: string[]): Promise<MessageDto> {
   const { message } = await messageInReadableChannel(app, principal, channelId, messageId)
   if (message.authorId !== principal.id) throw forbidden('only the author may edit a message')
   validateText(app, text, Boolean(message.attachment))
+  const mentioned = await mentionsForEdit(app, channelId, message, text, mentions)
   return app.events.transaction(async (tx, emit) => {
-    const updated = await repo.updateText(tx, messageId, text, new Date())
+    const updated = await repo.updateText(tx, messageId, text, new Date(), mentioned.ids)
     const dto = toMessageDto(updated, app.config.publicUrl)
     emit('message.updated', channelId, { message: dto })
+    if (mentioned.notify.length) emit('message.mentioned', channelId, { message: dto, mentioned_ids: mentioned.notify, mentioned_agent_ids: mentioned.notifyAgents })
     return dto
   })
 }

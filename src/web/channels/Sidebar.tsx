@@ -30,6 +30,17 @@ export function Sidebar({ session, activeId, onNavigate }: { session: Session; a
         <span className="workspace-name">Agent Messaging</span>
       </div>
       <SearchBox onSearch={onNavigate} />
+      <Link
+        href="/mentions"
+        onClick={onNavigate}
+        className={activeId === null && location.pathname === '/mentions' ? 'conversation mentions-link active' : 'conversation mentions-link'}
+        aria-current={activeId === null && location.pathname === '/mentions' ? 'page' : undefined}
+      >
+        <span aria-hidden="true" className="hash">
+          @
+        </span>
+        <span className="conversation-name">Mentions</span>
+      </Link>
       <h2 className="sidebar-title" id="channels-title">
         Channels
       </h2>

@@ -47,6 +47,10 @@ export function applyEvent(queryClient: QueryClient, event: RealtimeEvent, me: s
       queryClient.invalidateQueries({ queryKey: ['sidebar'] })
       return
     }
+    case 'message_mentioned':
+      // The Mentions view refreshes; the message itself arrives as new_message / message_updated.
+      queryClient.invalidateQueries({ queryKey: ['mentions'] })
+      return
     case 'member_joined':
     case 'member_left':
       queryClient.invalidateQueries({ queryKey: ['members', channelId] })

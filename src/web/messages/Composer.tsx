@@ -7,6 +7,7 @@
 import { useEffect, useRef, useState, type DragEvent, type KeyboardEvent } from 'react'
 import { useMutation, useQueryClient } from '@tanstack/react-query'
 import { ApiError } from '../api/errors.ts'
+import { useMentionAutocomplete } from '../mentions/MentionAutocomplete.tsx'
 import { ErrorNote } from '../ui/ErrorNote.tsx'
 import { PaperclipIcon } from '../ui/PaperclipIcon.tsx'
 import { formatSize } from './format.ts'
@@ -34,6 +35,7 @@ export function Composer({ channelId, title, readOnly, onSent }: { channelId: st
   const upload = useRef<Upload | null>(null)
   const input = useRef<HTMLTextAreaElement>(null)
   const picker = useRef<HTMLInputElement>(null)
+  const mention = useMentionAutocomplete(channelId, text, setText, input)
 
   // Arriving from "New direct message": the person came here to write.
   useEffect(() => {
@@ -110,6 +112,7 @@ export function Composer({ channelId, title, readOnly, onSent }: { channelId: st
     send.mutate({ text, file, key: crypto.randomUUID() })
   }
   const onKeyDown = (event: KeyboardEvent<HTMLTextAreaElement>) => {
+    if (mention.onKeyDown(event)) return
     if (event.key === 'Enter' && !event.shiftKey && !event.nativeEvent.isComposing) {
       event.preventDefault()
       submit()
@@ -172,6 +175,7 @@ export function Composer({ channelId, title, readOnly, onSent }: { channelId: st
           </button>
         </div>
       ) : null}
+      {mention.listbox}
       <div className="composer-row">
         <button type="button" className="icon-button" onClick={() => picker.current?.click()} aria-label="Attach a file (up to 10 MB)" title="Attach a file (up to 10 MB)">
           <PaperclipIcon />
@@ -195,8 +199,12 @@ export function Composer({ channelId, title, readOnly, onSent }: { channelId: st
           rows={1}
           placeholder={`Message ${title}`}
           value={text}
-          onChange={(e) => setText(e.target.value)}
+          onChange={(e) => {
+            setText(e.target.value)
+            mention.onCaret(e.target.selectionStart)
+          }}
           onKeyDown={onKeyDown}
+          {...mention.inputProps}
         />
         <button type="submit" className="primary" disabled={send.isPending || (!text.trim() && !file)}>
           {send.isPending ? (send.variables.file ? 'Uploading…' : 'Sending…') : 'Send'}

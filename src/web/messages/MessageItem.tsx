@@ -8,6 +8,7 @@ import { AgentBadge } from '../ui/AgentBadge.tsx'
 import { ErrorNote } from '../ui/ErrorNote.tsx'
 import { Attachment } from './Attachment.tsx'
 import { formatFull, formatTime } from './format.ts'
+import { MessageText } from './MessageText.tsx'
 import type { Message } from './types.ts'
 
 export function MessageItem({ message, session, highlighted = false }: { message: Message; session: Session; highlighted?: boolean }) {
@@ -90,7 +91,7 @@ export function MessageItem({ message, session, highlighted = false }: { message
           <ErrorNote error={edit.error} />
         </div>
       ) : (
-        message.text && <p className="message-text">{message.text}</p>
+        message.text && <MessageText message={message} session={session} />
       )}
       {message.attachment && <Attachment attachment={message.attachment} />}
       <ErrorNote error={remove.error} />

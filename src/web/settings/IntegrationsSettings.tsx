@@ -127,7 +127,7 @@ const ready = (d: Draft) => d.name.trim() !== '' && d.webhookUrl.trim() !== '' &
 
 function NewIntegration({ onCreated }: { onCreated: (shown: Shown) => void }) {
   const queryClient = useQueryClient()
-  const empty: Draft = { name: '', platform: 'custom', webhookUrl: '', events: [...INTEGRATION_EVENTS], anyAgent: true, agentIds: [] }
+  const empty: Draft = { name: '', platform: 'custom', webhookUrl: '', events: INTEGRATION_EVENTS.filter((e) => e !== 'message.mentioned'), anyAgent: true, agentIds: [] }
   const [draft, setDraft] = useState<Draft>(empty)
   const create = useMutation({
     mutationFn: () =>

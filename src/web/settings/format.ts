@@ -24,6 +24,7 @@ const EVENT_LABELS: Record<WebhookEvent | IntegrationEvent, string> = {
   'member.joined': 'Someone joins a channel',
   'member.left': 'Someone leaves a channel',
   'agent.connected': 'An agent connects',
+  'message.mentioned': 'A message mentions the agent',
 }
 
 const WEBHOOK_EVENT_SET: Record<WebhookEvent, true> = {
@@ -35,12 +36,14 @@ const WEBHOOK_EVENT_SET: Record<WebhookEvent, true> = {
   'channel.deleted': true,
   'member.joined': true,
   'member.left': true,
+  'message.mentioned': true,
 }
 const INTEGRATION_EVENT_SET: Record<IntegrationEvent, true> = {
   'message.created': true,
   'channel.created': true,
   'member.joined': true,
   'agent.connected': true,
+  'message.mentioned': true,
 }
 
 export const WEBHOOK_EVENTS = Object.keys(WEBHOOK_EVENT_SET) as WebhookEvent[]

@@ -8,6 +8,7 @@ import type { Session } from '../api/session.ts'
 import { Sidebar } from '../channels/Sidebar.tsx'
 import { useChannels } from '../channels/queries.ts'
 import { LiveProvider, useLiveStatus } from '../live/LiveContext.tsx'
+import { MentionsPage } from '../mentions/MentionsPage.tsx'
 import { ChannelView } from '../messages/ChannelView.tsx'
 import { SearchPage } from '../search/SearchPage.tsx'
 import { SettingsPage } from '../settings/SettingsPage.tsx'
@@ -70,6 +71,9 @@ export function Workspace({ session }: { session: Session }) {
             <Route path="/c/:id">{(p) => <ChannelView key={p.id} channelId={p.id} session={session} />}</Route>
             <Route path="/search">
               <SearchPage />
+            </Route>
+            <Route path="/mentions">
+              <MentionsPage session={session} />
             </Route>
             <Route path="/settings" nest>
               <SettingsPage session={session} />

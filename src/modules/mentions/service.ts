@@ -1,0 +1,72 @@
+// Mentions: resolving who a message mentions when it is posted or edited, and the caller's list
+// of mentions. Rules: docs/decisions.md, "Mentions". Only members of the channel can be
+// mentioned; anything else (a name or id of a non-member, existing or not) is dropped silently,
+// so a post reveals nothing about who exists outside the channel.
+import type { FastifyInstance } from 'fastify'
+import { resolveMentions, uniqueIds, type Mentionable } from '../../lib/mentions.ts'
+import type { MemberPrincipal } from '../../plugins/auth.ts'
+import { searchScope } from '../messages/repo.ts'
+import { toMessageDto } from '../messages/schemas.ts'
+import * as repo from './repo.ts'
+import type { ListMentionsInput, MentionPage } from './schemas.ts'
+
+/** Who a message mentions, and whom the post or edit notifies. */
+export interface ResolvedMentions {
+  /** Every member mentioned, in order (the message's `mentions`). */
+  ids: string[]
+  /** Those to notify (`message.mentioned`): the mentioned minus the author (and, on an edit, minus those mentioned before). */
+  notify: string[]
+  /** The agents among `notify`. */
+  notifyAgents: string[]
+}
+
+const NONE: ResolvedMentions = { ids: [], notify: [], notifyAgents: [] }
+
+/** What a text and explicit ids give against the channel's members. */
+function resolve(members: Mentionable[], text: string, explicit: readonly string[]): string[] {
+  const memberIds = new Set(members.map((m) => m.id))
+  return uniqueIds([...resolveMentions(text, members), ...explicit.filter((id) => memberIds.has(id))])
+}
+
+function notifying(members: Mentionable[], ids: string[], skip: (id: string) => boolean): ResolvedMentions {
+  const notify = ids.filter((id) => !skip(id))
+  const agents = new Set(members.filter((m) => m.type === 'AGENT').map((m) => m.id))
+  return { ids, notify, notifyAgents: notify.filter((id) => agents.has(id)) }
+}
+
+/** Mentions of a new message. No `@` and no explicit ids: nothing to look up. */
+export async function mentionsForPost(app: FastifyInstance, channelId: string, authorId: string, text: string, explicit: readonly string[] = []): Promise<ResolvedMentions> {
+  if (!explicit.length && !text.includes('@')) return NONE
+  const members = await repo.channelMentionables(app, channelId)
+  return notifying(members, resolve(members, text, explicit), (id) => id === authorId)
+}
+
+/**
+ * Mentions of an edited message: the new text's tokens, then the explicit ids (given again, or
+ * else those of before that the old text did not name). Only the newly mentioned are notified.
+ */
+export async function mentionsForEdit(
+  app: FastifyInstance,
+  channelId: string,
+  before: { authorId: string; text: string; mentions: string[] },
+  text: string,
+  explicit: readonly string[] | undefined,
+): Promise<ResolvedMentions> {
+  if (explicit === undefined && !before.mentions.length && !text.includes('@')) return NONE
+  const members = await repo.channelMentionables(app, channelId)
+  const fromOldText = new Set(resolveMentions(before.text, members))
+  const kept = explicit ?? before.mentions.filter((id) => !fromOldText.has(id))
+  const old = new Set(before.mentions)
+  return notifying(members, resolve(members, text, kept), (id) => id === before.authorId || old.has(id))
+}
+
+/** The caller's mentions in the channels it may read now, newest first. */
+export async function listMentions(app: FastifyInstance, principal: MemberPrincipal, query: ListMentionsInput): Promise<MentionPage> {
+  const channelIds = await searchScope(app, principal.id, principal.kind === 'human' && principal.isOwner)
+  const rows = channelIds.length
+    ? await repo.mentionsOf(app, principal.id, channelIds, { take: query.limit + 1, before: query.cursor, since: query.since ? new Date(query.since) : undefined })
+    : []
+  const hasMore = rows.length > query.limit
+  const messages = rows.slice(0, query.limit).map((m) => toMessageDto(m, app.config.publicUrl))
+  return { messages, has_more: hasMore, next_cursor: messages.at(-1)?.id ?? null }
+}
