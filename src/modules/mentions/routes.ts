@@ -4,7 +4,7 @@ import type { FastifyInstance } from 'fastify'
 import type { MemberPrincipal } from '../../plugins/auth.ts'
 import { errors } from '../../schemas/common.ts'
 import { ListMentionsQuery, MENTION_PAGE_DEFAULT, MentionPageSchema } from './schemas.ts'
-import { listMentions } from './service.ts'
+import { listMentions } from '../messages/service.ts'
 
 export default async function mentionRoutes(fastify: FastifyInstance): Promise<void> {
   const app = fastify.withTypeProvider<TypeBoxTypeProvider>()

@@ -5,10 +5,7 @@
 import type { FastifyInstance } from 'fastify'
 import { resolveMentions, uniqueIds, type Mentionable } from '../../lib/mentions.ts'
 import type { MemberPrincipal } from '../../plugins/auth.ts'
-import { searchScope } from '../messages/repo.ts'
-import { toMessageDto } from '../messages/schemas.ts'
 import * as repo from './repo.ts'
-import type { ListMentionsInput, MentionPage } from './schemas.ts'
 
 /** Who a message mentions, and whom the post or edit notifies. */
 export interface ResolvedMentions {
@@ -58,15 +55,4 @@ export async function mentionsForEdit(
   const kept = explicit ?? before.mentions.filter((id) => !fromOldText.has(id))
   const old = new Set(before.mentions)
   return notifying(members, resolve(members, text, kept), (id) => id === before.authorId || old.has(id))
-}
-
-/** The caller's mentions in the channels it may read now, newest first. */
-export async function listMentions(app: FastifyInstance, principal: MemberPrincipal, query: ListMentionsInput): Promise<MentionPage> {
-  const channelIds = await searchScope(app, principal.id, principal.kind === 'human' && principal.isOwner)
-  const rows = channelIds.length
-    ? await repo.mentionsOf(app, principal.id, channelIds, { take: query.limit + 1, before: query.cursor, since: query.since ? new Date(query.since) : undefined })
-    : []
-  const hasMore = rows.length > query.limit
-  const messages = rows.slice(0, query.limit).map((m) => toMessageDto(m, app.config.publicUrl))
-  return { messages, has_more: hasMore, next_cursor: messages.at(-1)?.id ?? null }
 }

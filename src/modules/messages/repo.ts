@@ -437,3 +437,27 @@ export async function chainDepthOfEvent(pool: pg.Pool, eventId: string): Promise
   })
   return rows[0]?.depth ?? null
 }
+
+// ---- mentions (GET /api/v1/mentions) ----
+
+/**
+ * The messages of `channelIds` that mention `memberId`, newest first: `take` of them older than
+ * the message `before` (when given) and posted after `since` (when given).
+ */
+export async function mentionsOf(
+  app: FastifyInstance,
+  memberId: string,
+  channelIds: string[],
+  page: { take: number; before?: string; since?: Date },
+): Promise<MessageRecord[]> {
+  const { rows } = await app.db.pool.query<Parameters<typeof messageRecord>[0]>({
+    name: 'mentions-of-member',
+    text: `SELECT ${PAGE_COLUMNS} FROM messages m LEFT JOIN attachments a ON a.message_id = m.id
+            WHERE m.mentions @> ARRAY[$1::uuid] AND m.channel_id = ANY($2::uuid[])
+              AND ($3::uuid IS NULL OR m.id < $3::uuid)
+              AND ($4::timestamptz IS NULL OR m.created_at > $4::timestamptz)
+            ORDER BY m.id DESC LIMIT $5`,
+    values: [memberId, channelIds, page.before ?? null, page.since ?? null, page.take],
+  })
+  return rows.map(messageRecord)
+}

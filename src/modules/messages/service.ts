@@ -10,6 +10,7 @@ import type { MemberPrincipal } from '../../plugins/auth.ts'
 import { assertCanPost, isAdmin, isObserver, joinsOnPost, readableChannel } from '../channels/access.ts'
 import { joinOnPost } from '../channels/service.ts'
 import { requestHash, withIdempotency, type StoredResponse } from '../idempotency/service.ts'
+import type { ListMentionsInput, MentionPage } from '../mentions/schemas.ts'
 import { mentionsForEdit, mentionsForPost } from '../mentions/service.ts'
 import { loopGuardSettings, type LoopGuardSettings } from '../workspace/settings.ts'
 import { openFile, removeFiles } from './files.ts'
@@ -265,4 +266,15 @@ export async function openAttachment(app: FastifyInstance, principal: MemberPrin
   const file = await openFile(app.config.uploadDir, attachment.storageName)
   if (!file) throw notFound('attachment')
   return { ...file, fileName: attachment.fileName }
+}
+
+/** The caller's mentions in the channels it may read now, newest first. */
+export async function listMentions(app: FastifyInstance, principal: MemberPrincipal, query: ListMentionsInput): Promise<MentionPage> {
+  const channelIds = await repo.searchScope(app, principal.id, principal.kind === 'human' && principal.isOwner)
+  const rows = channelIds.length
+    ? await repo.mentionsOf(app, principal.id, channelIds, { take: query.limit + 1, before: query.cursor, since: query.since ? new Date(query.since) : undefined })
+    : []
+  const hasMore = rows.length > query.limit
+  const messages = rows.slice(0, query.limit).map((m) => toMessageDto(m, app.config.publicUrl))
+  return { messages, has_more: hasMore, next_cursor: messages.at(-1)?.id ?? null }
 }
