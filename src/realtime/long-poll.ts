@@ -1,6 +1,6 @@
 // A parked long poll (GET /api/v1/events?wait=): a hub subscriber that only remembers the newest
 // cursor the hub delivered to it and wakes its request. The request then reads the log itself
-// (src/modules/events/service.ts), so the page it answers follows the REST reader's rules.
+// (src/realtime/event-log/service.ts), so the page it answers follows the REST reader's rules.
 import { compareCursors, type Cursor } from './cursor.ts'
 import type { Hub } from './hub.ts'
 import type { HeldCredential } from './http-events.ts'

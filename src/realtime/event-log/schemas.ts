@@ -1,6 +1,6 @@
 // GET /api/v1/events: the event log as a client may read it (the same frames as the WebSocket).
 import { Type, type Static } from 'typebox'
-import { CursorSchema, EventFrameSchema, SINCE_INTEGER_NOTE, SinceSchema } from '../../realtime/frames.ts'
+import { CursorSchema, EventFrameSchema, SINCE_INTEGER_NOTE, SinceSchema } from '../frames.ts'
 
 export const EVENT_PAGE_DEFAULT = 100
 export const EVENT_PAGE_MAX = 500

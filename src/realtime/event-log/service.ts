@@ -5,12 +5,12 @@
 import type { FastifyInstance } from 'fastify'
 import { AppError, unauthorized } from '../../lib/errors.ts'
 import type { MemberPrincipal } from '../../plugins/auth.ts'
-import { compareCursors, type Cursor } from '../../realtime/cursor.ts'
-import { toEventFrame, type EventFrame } from '../../realtime/frames.ts'
-import { visibleTo } from '../../realtime/hub.ts'
-import type { LogEntry, LogInfo } from '../../realtime/broker.ts'
-import type { HeldCredential } from '../../realtime/http-events.ts'
-import { channelIdsOf } from '../channels/access.ts'
+import { compareCursors, type Cursor } from '../cursor.ts'
+import { toEventFrame, type EventFrame } from '../frames.ts'
+import { visibleTo } from '../hub.ts'
+import type { LogEntry, LogInfo } from '../broker.ts'
+import type { HeldCredential } from '../http-events.ts'
+import { channelIdsOf } from '../../modules/channels/access.ts'
 import type { EventPage } from './schemas.ts'
 
 const SCAN_PAGE = 1_000

@@ -4,7 +4,7 @@
 import type { FastifyInstance } from 'fastify'
 import { Type } from 'typebox'
 import type { MemberPrincipal } from '../../plugins/auth.ts'
-import { sinceCursor } from '../../realtime/cursor.ts'
+import { sinceCursor } from '../cursor.ts'
 import { errors } from '../../schemas/common.ts'
 import {
   EVENT_PAGE_DEFAULT,
