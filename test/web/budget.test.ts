@@ -4,10 +4,9 @@
 // bounded number of message nodes and the view never jumps (the oldest message in view only ever
 // gets older on the way up).
 import t from 'tap'
-import { bearer } from '../helper.ts'
-import { seedWorkspace } from '../fixtures.ts'
 import { browserSkip, launch, openPage, signedInContext, startServer } from './browser.ts'
 import { seedMessages } from './seed.ts'
+import { bearer, seedWorkspace } from '../support/index.ts'
 
 const skip = browserSkip()
 const json = { 'content-type': 'application/json' }

@@ -6,9 +6,8 @@ import { writeFileSync, readFileSync, mkdtempSync } from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
 import t from 'tap'
-import { bearer } from '../helper.ts'
-import { seedWorkspace } from '../fixtures.ts'
 import { browserSkip, checkAccessibility, dropPosts, launch, openPage, POSTS, screenshot, signedInContext, startServer } from './browser.ts'
+import { bearer, seedWorkspace } from '../support/index.ts'
 
 const skip = browserSkip()
 const json = { 'content-type': 'application/json' }

@@ -6,9 +6,8 @@ import os from 'node:os'
 import path from 'node:path'
 import t, { type Test } from 'tap'
 import type { Page } from 'playwright-core'
-import { bearer } from '../helper.ts'
-import { seedWorkspace } from '../fixtures.ts'
 import { browserSkip, checkAccessibility, dropPosts, launch, openPage, POSTS, screenshot, signedInContext, startServer } from './browser.ts'
+import { bearer, seedWorkspace } from '../support/index.ts'
 
 const skip = browserSkip()
 const json = { 'content-type': 'application/json' }

@@ -4,10 +4,9 @@
 // back to where the person was.
 import t from 'tap'
 import type { Page } from 'playwright-core'
-import { bearer } from '../helper.ts'
-import { seedWorkspace } from '../fixtures.ts'
 import { browserSkip, launch, openPage, screenshot, signedInContext, startServer } from './browser.ts'
 import { seedMessages } from './seed.ts'
+import { bearer, seedWorkspace } from '../support/index.ts'
 
 const skip = browserSkip()
 const json = { 'content-type': 'application/json' }

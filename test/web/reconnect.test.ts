@@ -1,9 +1,9 @@
 // The server restarts under an open browser: the page says it is reconnecting, comes back by
 // itself, and shows the messages posted meanwhile exactly once.
 import t from 'tap'
-import { build, bearer } from '../helper.ts'
-import { seedWorkspace } from '../fixtures.ts'
+import { build } from '../helper.ts'
 import { browserSkip, launch, openPage, screenshot, signedInContext, startServer } from './browser.ts'
+import { bearer, seedWorkspace } from '../support/index.ts'
 
 const skip = browserSkip()
 const json = { 'content-type': 'application/json' }

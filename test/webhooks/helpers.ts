@@ -6,8 +6,8 @@ import type { AppConfig } from '../../src/app.ts'
 import { freePort, serverEnv, startServer as startProcess, type ServerProcess } from '../processes.ts'
 import http from 'node:http'
 import type { AddressInfo } from 'node:net'
-import type { InjectOptions, LightMyRequestResponse } from 'fastify'
 import type { Test } from 'tap'
+import { bearer, expectStatus, type Api } from '../support/index.ts'
 
 export const SAFETY_MS = 30_000
 
@@ -124,10 +124,6 @@ export function verifyTimestamped(secret: string, timestamp: string | string[] |
   return verifySignature(secret, `${timestamp}.${body}`, header)
 }
 
-export type Api = (opts: InjectOptions) => Promise<LightMyRequestResponse>
-
-export const auth = (token: string): Record<string, string> => ({ authorization: `Bearer ${token}` })
-
 export const FAST_ENV: Record<string, string> = {
   WEBHOOK_ALLOW_PRIVATE: 'true',
   WEBHOOK_POLL_INTERVAL_MS: '50',
@@ -139,24 +135,6 @@ export const FAST_ENV: Record<string, string> = {
   WEBHOOK_BREAKER_FAILURES: '1000',
 }
 
-export async function createChannel(api: Api, token: string, name: string, members: string[] = []): Promise<string> {
-  const res = await api({ method: 'POST', url: '/api/v1/channels', headers: auth(token), payload: { name, description: `${name} channel` } })
-  if (res.statusCode !== 201) throw new Error(`create channel: ${res.statusCode} ${res.body}`)
-  const id = res.json().id as string
-  for (const member of members) {
-    const add = await api({ method: 'POST', url: `/api/v1/channels/${id}/members`, headers: auth(token), payload: { user_id: member } })
-    if (add.statusCode >= 300) throw new Error(`add member: ${add.statusCode} ${add.body}`)
-  }
-  return id
-}
-
-// eslint-disable-next-line @typescript-eslint/no-explicit-any -- the REST message object, compared whole
-export async function postMessage(api: Api, token: string, channelId: string, text: string): Promise<Record<string, any>> {
-  const res = await api({ method: 'POST', url: `/api/v1/channels/${channelId}/messages`, headers: auth(token), payload: { text } })
-  if (res.statusCode !== 201) throw new Error(`post: ${res.statusCode} ${res.body}`)
-  return res.json()
-}
-
 export async function createWebhook(
   api: Api,
   token: string,
@@ -164,9 +142,8 @@ export async function createWebhook(
   url: string,
   events: string[] = ['message.created'],
 ): Promise<{ id: string; secret: string }> {
-  const res = await api({ method: 'POST', url: `/api/v1/agents/${agentId}/webhooks`, headers: auth(token), payload: { url, events } })
-  if (res.statusCode !== 201) throw new Error(`create webhook: ${res.statusCode} ${res.body}`)
-  return res.json()
+  const res = await api({ method: 'POST', url: `/api/v1/agents/${agentId}/webhooks`, headers: bearer(token), payload: { url, events } })
+  return expectStatus<{ id: string; secret: string }>(res, 201, 'create webhook')
 }
 
 // ---- real server processes (for the kill test) ----
