@@ -4,7 +4,7 @@
 import t from 'tap'
 import { needsRedis } from '../setup/services.ts'
 import { build, testConfig } from '../helper.ts'
-import { createWebhook, eventually, FAST_ENV, receiver, startServer, verifySignature } from './helpers.ts'
+import { createWebhook, eventually, FAST_ENV, heldReceiver, receiver, startServer, verifySignature } from './helpers.ts'
 import { bearer, createChannelId, disableLoopGuard, post, seedWorkspace } from '../support/index.ts'
 
 t.test('two instances with Redis: exactly one delivery per event', { skip: needsRedis() }, async (t) => {
@@ -44,13 +44,7 @@ t.test('an instance killed mid-delivery: every delivery completes, none under tw
   const ws = await seedWorkspace(app)
   const agent = ws.agents[0]!
 
-  let release!: () => void
-  const held = new Promise<void>((resolve) => (release = resolve))
-  t.teardown(() => release())
-  const rx = await receiver(t, async () => {
-    await held
-    return 200
-  })
+  const { rx, release } = await heldReceiver(t)
   const hook = await createWebhook(api, agent.key, agent.id, rx.url())
   const channel = await createChannelId(api, agent.key, 'crash')
 

@@ -3,7 +3,7 @@
 // with the same id and body.
 import t from 'tap'
 import { build } from '../helper.ts'
-import { createWebhook, eventually, FAST_ENV, receiver } from './helpers.ts'
+import { createWebhook, eventually, FAST_ENV, heldReceiver, receiver } from './helpers.ts'
 import { createChannelId, post, seedWorkspace } from '../support/index.ts'
 
 t.test('events committed with no worker running are delivered after a restart', async (t) => {
@@ -58,13 +58,7 @@ t.test('a delivery waiting for a retry when the server stops is sent by the next
 })
 
 t.test('a graceful stop hands back claimed deliveries it had not started', async (t) => {
-  let release!: () => void
-  const held = new Promise<void>((resolve) => (release = resolve))
-  t.teardown(() => release())
-  const rx = await receiver(t, async () => {
-    await held
-    return 200
-  })
+  const { rx, release } = await heldReceiver(t)
   const env = { ...FAST_ENV, WEBHOOK_CONCURRENCY: '1', WEBHOOK_CLAIM_TIMEOUT_MS: '600000', WEBHOOK_TIMEOUT_MS: '60000' }
   const first = await build(t, { env })
   const ws = await seedWorkspace(first.app)

@@ -100,6 +100,18 @@ export async function receiver(t: Test, responder?: Responder): Promise<Receiver
   return r.listen(t)
 }
 
+/** A receiver that holds every request until `release()` (then answers 200); released at teardown too. */
+export async function heldReceiver(t: Test): Promise<{ rx: Receiver; release: () => void }> {
+  let release!: () => void
+  const held = new Promise<void>((resolve) => (release = resolve))
+  t.teardown(() => release())
+  const rx = await receiver(t, async () => {
+    await held
+    return 200
+  })
+  return { rx, release }
+}
+
 /** Polls `fn` until it returns a truthy value (state in the database), with a safety deadline. */
 export async function eventually<T>(fn: () => Promise<T | null | undefined | false>, what: string, intervalMs = 25): Promise<T> {
   const deadline = Date.now() + SAFETY_MS

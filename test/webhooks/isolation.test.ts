@@ -5,17 +5,11 @@
 import t from 'tap'
 import { EndpointGate } from '../../src/workers/endpoints.ts'
 import { build } from '../helper.ts'
-import { createWebhook, eventually, FAST_ENV, receiver } from './helpers.ts'
+import { createWebhook, eventually, FAST_ENV, heldReceiver, receiver } from './helpers.ts'
 import { createChannelId, post, seedWorkspace } from '../support/index.ts'
 
 t.test('a hanging receiver does not hold up a healthy one', async (t) => {
-  let release!: () => void
-  const held = new Promise<void>((resolve) => (release = resolve))
-  t.teardown(() => release())
-  const hanging = await receiver(t, async () => {
-    await held
-    return 200
-  })
+  const { rx: hanging, release } = await heldReceiver(t)
   const healthy = await receiver(t)
   // Four shared slots, one per endpoint, and an attempt timeout longer than the test.
   const env = { ...FAST_ENV, WEBHOOK_CONCURRENCY: '4', WEBHOOK_ENDPOINT_CONCURRENCY: '1', WEBHOOK_TIMEOUT_MS: '120000', WEBHOOK_CLAIM_TIMEOUT_MS: '130000' }

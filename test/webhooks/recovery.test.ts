@@ -4,7 +4,7 @@
 // under one delivery id per event.
 import t from 'tap'
 import { build, testConfig } from '../helper.ts'
-import { createWebhook, eventually, receiver, startServer } from './helpers.ts'
+import { createWebhook, eventually, heldReceiver, startServer } from './helpers.ts'
 import { bearer, createChannelId, seedWorkspace } from '../support/index.ts'
 
 t.test('SIGKILL mid-burst: the restarted server resumes the dead one’s deliveries promptly', async (t) => {
@@ -14,13 +14,7 @@ t.test('SIGKILL mid-burst: the restarted server resumes the dead one’s deliver
   const agent = ws.agents[0]!
 
   // The receiver holds every request until the first server is dead.
-  let release!: () => void
-  const held = new Promise<void>((resolve) => (release = resolve))
-  t.teardown(() => release())
-  const rx = await receiver(t, async () => {
-    await held
-    return 200
-  })
+  const { rx, release } = await heldReceiver(t)
   await createWebhook(api, agent.key, agent.id, rx.url())
   const channel = await createChannelId(api, agent.key, 'burst')
 
