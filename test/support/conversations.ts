@@ -6,14 +6,16 @@ import type { Channel, MemberAdded, Message } from './types.ts'
 export interface CreateChannelOptions {
   /** Users or agents the creator adds after creating it (the creator is a member already). */
   members?: string[]
-  description?: string
+  /** Default `<name> channel`; null sends none (as the web UI's own form may). */
+  description?: string | null
   topic?: string
 }
 
 /** Creates a channel as `token` (who joins it), adds `members`, and returns the channel as created. */
 export async function createChannel(api: Api, token: string, name: string, options: CreateChannelOptions = {}): Promise<Channel> {
-  const { members = [], ...fields } = options
-  const res = await api({ method: 'POST', url: '/api/v1/channels', headers: bearer(token), payload: { name, description: `${name} channel`, ...fields } })
+  const { members = [], description = `${name} channel`, topic } = options
+  const payload = { name, ...(description === null ? {} : { description }), ...(topic === undefined ? {} : { topic }) }
+  const res = await api({ method: 'POST', url: '/api/v1/channels', headers: bearer(token), payload })
   const channel = expectStatus<Channel>(res, 201, 'create channel')
   for (const memberId of members) await addMember(api, token, channel.id, memberId)
   return channel
