@@ -15,6 +15,7 @@ import { createTestDatabase } from './setup/database.ts'
 import { services } from './setup/services.ts'
 import { captureExample } from './openapi-examples.ts'
 import { assertMatchesOpenApi } from './openapi-validator.ts'
+import type { Api } from './support/http.ts'
 
 /** TEST_REDIS_URL, or the private redis-server the run started (test/setup/services.ts). */
 export const TEST_REDIS_URL = services.redisUrl ?? process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379'
@@ -35,7 +36,7 @@ export interface TestApp {
   app: FastifyInstance
   config: AppConfig
   /** app.inject + OpenAPI validation of the response. */
-  api: (opts: InjectOptions) => Promise<LightMyRequestResponse>
+  api: Api
 }
 
 /** Removes the keys a test app left under its own prefix (streams, consumer groups, counters). */
@@ -118,4 +119,3 @@ export async function build(t: Test, options: BuildTestOptions = {}): Promise<Te
   return { app, config, api }
 }
 
-export const bearer = (token: string): Record<string, string> => ({ authorization: `Bearer ${token}` })

@@ -2,7 +2,8 @@
 // with type, display name, role, owner flag and status; no e-mail; the same for every caller.
 import t from 'tap'
 import { uuidv7 } from '../../src/lib/ids.ts'
-import { auth, setup } from './fixtures/support.ts'
+import { setup } from './fixtures/support.ts'
+import { bearer } from '../support/index.ts'
 
 t.test('GET /directory lists agents then humans, the same for every kind of caller', async (t) => {
   const c = await setup(t)
@@ -10,7 +11,7 @@ t.test('GET /directory lists agents then humans, the same for every kind of call
   const invited = await c.app.db.prisma.user.create({ data: { id: uuidv7(), email: 'zed@example.com', displayName: 'Zed', role: 'member', status: 'invited' } })
   await c.app.db.prisma.user.create({ data: { id: uuidv7(), email: 'pending@example.com', displayName: 'Pending', role: 'member', awaitingApproval: true } })
 
-  const res = await c.api({ method: 'GET', url: '/api/v1/directory', headers: auth(c.tok.member) })
+  const res = await c.api({ method: 'GET', url: '/api/v1/directory', headers: bearer(c.tok.member) })
   t.equal(res.statusCode, 200)
   const agent = (id: string, name: string, role: string) => ({ id, type: 'AGENT', name, handle: name, role, is_owner: false, status: 'active' })
   const human = (id: string, name: string, role: string, isOwner = false, status = 'active') => ({ id, type: 'HUMAN', name, handle: null, role, is_owner: isOwner, status })
@@ -25,7 +26,7 @@ t.test('GET /directory lists agents then humans, the same for every kind of call
   ])
   t.notMatch(res.body, /@example\.com/, 'no e-mail address in it')
   for (const token of [c.tok.owner, c.tok.observer, c.tok.primary, c.tok.a1]) {
-    const other = await c.api({ method: 'GET', url: '/api/v1/directory', headers: auth(token) })
+    const other = await c.api({ method: 'GET', url: '/api/v1/directory', headers: bearer(token) })
     t.equal(other.statusCode, 200)
     t.same(other.json(), res.json(), 'every caller sees the same directory')
   }
@@ -35,9 +36,9 @@ t.test('GET /directory: no credential 401, a bad one 401, an account awaiting ap
   const c = await setup(t)
   const none = await c.api({ method: 'GET', url: '/api/v1/directory' })
   t.same([none.statusCode, none.json().code], [401, 'UNAUTHORIZED'])
-  const bad = await c.api({ method: 'GET', url: '/api/v1/directory', headers: auth('svc_not-a-key') })
+  const bad = await c.api({ method: 'GET', url: '/api/v1/directory', headers: bearer('svc_not-a-key') })
   t.same([bad.statusCode, bad.json().code], [401, 'UNAUTHORIZED'])
   const pending = await c.app.db.prisma.user.create({ data: { id: uuidv7(), email: 'pending@example.com', displayName: 'Pending', role: 'member', awaitingApproval: true } })
-  const refused = await c.api({ method: 'GET', url: '/api/v1/directory', headers: auth(c.app.signUserToken(pending.id)) })
+  const refused = await c.api({ method: 'GET', url: '/api/v1/directory', headers: bearer(c.app.signUserToken(pending.id)) })
   t.same([refused.statusCode, refused.json().code], [403, 'APPROVAL_PENDING'])
 })

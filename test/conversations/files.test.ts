@@ -1,6 +1,7 @@
 import { readdir, readFile } from 'node:fs/promises'
 import t from 'tap'
-import { auth, createChannel, multipart, setup, UUID_RE } from './fixtures/support.ts'
+import { multipart, setup } from './fixtures/support.ts'
+import { bearer, createChannel, UUID_RE } from '../support/index.ts'
 
 const MiB = 1024 * 1024
 
@@ -13,7 +14,7 @@ t.test('multipart text + file: 201 with the attachment; the file is stored under
     { name: 'file', file: content, filename: '..\\..\\etc/Quarterly report é.pdf', type: 'application/pdf' },
   ])
   c.events.length = 0
-  const res = await c.api({ method: 'POST', url: `/api/v1/channels/${ch.id}/messages`, headers: { ...auth(c.tok.a1), ...form.headers }, payload: form.payload })
+  const res = await c.api({ method: 'POST', url: `/api/v1/channels/${ch.id}/messages`, headers: { ...bearer(c.tok.a1), ...form.headers }, payload: form.payload })
   t.equal(res.statusCode, 201, res.body)
   const m = res.json()
   t.equal(m.text, 'the report')
@@ -29,10 +30,10 @@ t.test('multipart text + file: 201 with the attachment; the file is stored under
   t.match(stored[0], UUID_RE, 'the stored name is ours, not the client\'s')
   t.same(await readFile(`${c.config.uploadDir}/${stored[0]}`), content)
 
-  const listed = await c.api({ method: 'GET', url: `/api/v1/channels/${ch.id}/messages`, headers: auth(c.tok.a1) })
+  const listed = await c.api({ method: 'GET', url: `/api/v1/channels/${ch.id}/messages`, headers: bearer(c.tok.a1) })
   t.same(listed.json().messages[0], m)
 
-  const dl = await c.api({ method: 'GET', url: `/api/v1/attachments/${m.attachment.id}`, headers: auth(c.tok.a1) })
+  const dl = await c.api({ method: 'GET', url: `/api/v1/attachments/${m.attachment.id}`, headers: bearer(c.tok.a1) })
   t.equal(dl.statusCode, 200)
   t.same(dl.rawPayload, content)
   t.equal(dl.headers['content-type'], 'application/octet-stream')
@@ -40,12 +41,12 @@ t.test('multipart text + file: 201 with the attachment; the file is stored under
   t.equal(dl.headers['x-content-type-options'], 'nosniff')
   t.equal(dl.headers['content-length'], String(content.length))
   for (const token of [c.tok.a2, c.tok.member, c.tok.observer]) {
-    const denied = await c.api({ method: 'GET', url: `/api/v1/attachments/${m.attachment.id}`, headers: auth(token) })
+    const denied = await c.api({ method: 'GET', url: `/api/v1/attachments/${m.attachment.id}`, headers: bearer(token) })
     t.equal(denied.statusCode, 404)
     t.equal(denied.json().code, 'NOT_FOUND')
   }
-  t.equal((await c.api({ method: 'GET', url: `/api/v1/attachments/${m.attachment.id}`, headers: auth(c.tok.owner) })).statusCode, 200, 'the owner reads any regular channel')
-  t.equal((await c.api({ method: 'GET', url: '/api/v1/attachments/not-a-uuid', headers: auth(c.tok.a1) })).statusCode, 404)
+  t.equal((await c.api({ method: 'GET', url: `/api/v1/attachments/${m.attachment.id}`, headers: bearer(c.tok.owner) })).statusCode, 200, 'the owner reads any regular channel')
+  t.equal((await c.api({ method: 'GET', url: '/api/v1/attachments/not-a-uuid', headers: bearer(c.tok.a1) })).statusCode, 404)
 })
 
 t.test('a file larger than 10 MiB: 413 PAYLOAD_TOO_LARGE, no file left on disk, nothing stored', async (t) => {
@@ -54,7 +55,7 @@ t.test('a file larger than 10 MiB: 413 PAYLOAD_TOO_LARGE, no file left on disk, 
   const url = `/api/v1/channels/${ch.id}/messages`
   const tooBig = multipart([{ name: 'text', value: 'too big' }, { name: 'file', file: Buffer.alloc(10 * MiB + 1, 7), filename: 'big.bin' }])
   c.events.length = 0
-  const res = await c.api({ method: 'POST', url, headers: { ...auth(c.tok.a1), ...tooBig.headers }, payload: tooBig.payload })
+  const res = await c.api({ method: 'POST', url, headers: { ...bearer(c.tok.a1), ...tooBig.headers }, payload: tooBig.payload })
   t.equal(res.statusCode, 413)
   t.equal(res.json().code, 'PAYLOAD_TOO_LARGE')
   t.same(await readdir(c.config.uploadDir), [], 'no partial file')
@@ -64,7 +65,7 @@ t.test('a file larger than 10 MiB: 413 PAYLOAD_TOO_LARGE, no file left on disk, 
 
   // Text after the file, and exactly 10 MiB: accepted.
   const exact = multipart([{ name: 'file', file: Buffer.alloc(10 * MiB, 7), filename: 'exact.bin' }, { name: 'text', value: 'just fits' }])
-  const ok = await c.api({ method: 'POST', url, headers: { ...auth(c.tok.a1), ...exact.headers }, payload: exact.payload })
+  const ok = await c.api({ method: 'POST', url, headers: { ...bearer(c.tok.a1), ...exact.headers }, payload: exact.payload })
   t.equal(ok.statusCode, 201, ok.body)
   t.equal(ok.json().attachment.size, 10 * MiB)
   t.equal(ok.json().text, 'just fits')
@@ -77,7 +78,7 @@ t.test('multipart rules: a file with empty or no text is fine; neither → 400; 
   const url = `/api/v1/channels/${ch.id}/messages`
   const send = (token: string, parts: Parameters<typeof multipart>[0]) => {
     const form = multipart(parts)
-    return c.api({ method: 'POST', url, headers: { ...auth(token), ...form.headers }, payload: form.payload })
+    return c.api({ method: 'POST', url, headers: { ...bearer(token), ...form.headers }, payload: form.payload })
   }
   const empty = await send(c.tok.a1, [{ name: 'text', value: '' }, { name: 'file', file: Buffer.from('a'), filename: 'a.txt', type: 'text/plain' }])
   t.equal(empty.statusCode, 201)
@@ -104,7 +105,7 @@ t.test('multipart rules: a file with empty or no text is fine; neither → 400; 
   const two = await send(c.tok.a1, [{ name: 'file', file: Buffer.from('c') }, { name: 'file', file: Buffer.from('d') }])
   t.ok(two.statusCode === 400 || two.statusCode === 413, 'a second file is refused')
   t.equal((await send(c.tok.a2, [{ name: 'text', value: 'x' }, { name: 'file', file: Buffer.from('c') }])).statusCode, 404)
-  await c.api({ method: 'POST', url: `/api/v1/channels/${ch.id}/members`, headers: auth(c.tok.a1), payload: { user_id: c.ws.observer.id } })
+  await c.api({ method: 'POST', url: `/api/v1/channels/${ch.id}/members`, headers: bearer(c.tok.a1), payload: { user_id: c.ws.observer.id } })
   t.equal((await send(c.tok.observer, [{ name: 'text', value: 'x' }, { name: 'file', file: Buffer.from('c') }])).statusCode, 403)
   t.equal((await readdir(c.config.uploadDir)).length, before, 'refused uploads leave no file')
   t.equal(await c.app.db.prisma.message.count(), 3)
@@ -116,16 +117,16 @@ t.test('deleting a message removes its file; deleting a channel removes its mess
   const url = `/api/v1/channels/${ch.id}/messages`
   const upload = async (name: string) => {
     const form = multipart([{ name: 'text', value: name }, { name: 'file', file: Buffer.from(name), filename: `${name}.txt` }])
-    return (await c.api({ method: 'POST', url, headers: { ...auth(c.tok.a1), ...form.headers }, payload: form.payload })).json()
+    return (await c.api({ method: 'POST', url, headers: { ...bearer(c.tok.a1), ...form.headers }, payload: form.payload })).json()
   }
   const a = await upload('a')
   await upload('b')
   await upload('c')
   t.equal((await readdir(c.config.uploadDir)).length, 3)
-  t.equal((await c.api({ method: 'DELETE', url: `${url}/${a.id}`, headers: auth(c.tok.a1) })).statusCode, 204)
+  t.equal((await c.api({ method: 'DELETE', url: `${url}/${a.id}`, headers: bearer(c.tok.a1) })).statusCode, 204)
   t.equal((await readdir(c.config.uploadDir)).length, 2)
-  t.equal((await c.api({ method: 'GET', url: `/api/v1/attachments/${a.attachment.id}`, headers: auth(c.tok.a1) })).statusCode, 404)
-  t.equal((await c.api({ method: 'DELETE', url: `/api/v1/channels/${ch.id}`, headers: auth(c.tok.a1) })).statusCode, 204)
+  t.equal((await c.api({ method: 'GET', url: `/api/v1/attachments/${a.attachment.id}`, headers: bearer(c.tok.a1) })).statusCode, 404)
+  t.equal((await c.api({ method: 'DELETE', url: `/api/v1/channels/${ch.id}`, headers: bearer(c.tok.a1) })).statusCode, 204)
   t.same(await readdir(c.config.uploadDir), [])
   t.equal(await c.app.db.prisma.attachment.count(), 0)
 })
@@ -134,7 +135,7 @@ t.test('Idempotency-Key with a file: one message, one stored file', async (t) =>
   const c = await setup(t)
   const ch = await createChannel(c.api, c.tok.a1, 'idem-files')
   const form = multipart([{ name: 'text', value: 'once' }, { name: 'file', file: Buffer.from('payload'), filename: 'p.txt' }])
-  const headers = { ...auth(c.tok.a1), ...form.headers, 'idempotency-key': 'file-1' }
+  const headers = { ...bearer(c.tok.a1), ...form.headers, 'idempotency-key': 'file-1' }
   const url = `/api/v1/channels/${ch.id}/messages`
   const first = await c.api({ method: 'POST', url, headers, payload: form.payload })
   const second = await c.api({ method: 'POST', url, headers, payload: form.payload })
@@ -143,7 +144,7 @@ t.test('Idempotency-Key with a file: one message, one stored file', async (t) =>
   t.equal(await c.app.db.prisma.message.count(), 1)
   t.equal((await readdir(c.config.uploadDir)).length, 1)
   const other = multipart([{ name: 'text', value: 'once' }, { name: 'file', file: Buffer.from('other payload'), filename: 'p.txt' }])
-  const conflict = await c.api({ method: 'POST', url, headers: { ...auth(c.tok.a1), ...other.headers, 'idempotency-key': 'file-1' }, payload: other.payload })
+  const conflict = await c.api({ method: 'POST', url, headers: { ...bearer(c.tok.a1), ...other.headers, 'idempotency-key': 'file-1' }, payload: other.payload })
   t.equal(conflict.statusCode, 409)
   t.equal((await readdir(c.config.uploadDir)).length, 1)
 })
@@ -157,7 +158,7 @@ t.test('over a real socket: an 11 MB upload gets 413 while streaming, and no fil
   const form = multipart([{ name: 'text', value: 'big' }, { name: 'file', file: Buffer.alloc(11 * 1000 * 1000, 1), filename: 'big.bin' }])
   const result = await new Promise<{ status: number; body: string }>((resolve, reject) => {
     const req = http.request(
-      { host: '127.0.0.1', port, method: 'POST', path: `/api/v1/channels/${ch.id}/messages`, headers: { ...auth(c.tok.a1), ...form.headers, 'content-length': form.payload.length } },
+      { host: '127.0.0.1', port, method: 'POST', path: `/api/v1/channels/${ch.id}/messages`, headers: { ...bearer(c.tok.a1), ...form.headers, 'content-length': form.payload.length } },
       (res) => {
         let body = ''
         res.setEncoding('utf8')

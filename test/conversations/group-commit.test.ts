@@ -6,7 +6,8 @@ import type pg from 'pg'
 import { newEvent } from '../../src/events/bus.ts'
 import { uuidv7 } from '../../src/lib/ids.ts'
 import { insertMessage, type NewMessage } from '../../src/modules/messages/repo.ts'
-import { addMember, auth, createChannel, setup } from './fixtures/support.ts'
+import { setup } from './fixtures/support.ts'
+import { addMember, bearer, createChannel } from '../support/index.ts'
 
 /** Records the largest parameter array sent with each named statement. */
 function spyStatements(pool: pg.Pool): Map<string, number> {
@@ -35,7 +36,7 @@ t.test('60 concurrent posts: members get 201 once each, non-members 404, a revok
   const url = `/api/v1/channels/${ch.id}/messages`
   const requests = Array.from({ length: 60 }, (_, i) => {
     const who = i % 3 === 0 ? 'a1' : i % 3 === 1 ? 'member' : 'a2'
-    return { i, who, promise: c.api({ method: 'POST', url, headers: auth(c.tok[who]), payload: { text: `n${i}` } }) }
+    return { i, who, promise: c.api({ method: 'POST', url, headers: bearer(c.tok[who]), payload: { text: `n${i}` } }) }
   })
   // a2 is not a member: its posts must fail one by one while the others' succeed.
   const answers = await Promise.all(requests.map(async (r) => ({ ...r, res: await r.promise })))
@@ -59,10 +60,10 @@ t.test('60 concurrent posts: members get 201 once each, non-members 404, a revok
   t.ok((statements.get('auth-agent-keys') ?? 0) > 1, 'several requests shared one key lookup')
 
   // A key revoked while its requests queue with others is refused; the others are not affected.
-  const revoke = await c.api({ method: 'DELETE', url: `/api/v1/agents/${revoked.id}/keys/${revoked.keyId}`, headers: auth(c.ws.owner.token) })
+  const revoke = await c.api({ method: 'DELETE', url: `/api/v1/agents/${revoked.id}/keys/${revoked.keyId}`, headers: bearer(c.ws.owner.token) })
   t.equal(revoke.statusCode, 204)
   const mixed = await Promise.all(
-    Array.from({ length: 20 }, (_, i) => c.api({ method: 'GET', url: `/api/v1/channels/${ch.id}`, headers: auth(i % 2 ? revoked.key : c.tok.a1) })),
+    Array.from({ length: 20 }, (_, i) => c.api({ method: 'GET', url: `/api/v1/channels/${ch.id}`, headers: bearer(i % 2 ? revoked.key : c.tok.a1) })),
   )
   mixed.forEach((res, i) => t.equal(res.statusCode, i % 2 ? 401 : 200, `lookup ${i}`))
 })

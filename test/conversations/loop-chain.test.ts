@@ -1,8 +1,9 @@
 // Loop protection (docs/loops.md), the chain cap: in_reply_to_event and chain_depth, and a human
 // and an agent alternating 200 times under the strictest settings without ever being blocked.
 import t from 'tap'
-import { auth, MISSING, post, setup } from './fixtures/support.ts'
+import { setup } from './fixtures/support.ts'
 import { assertLoopDetected, count, postAs, room, settings } from './fixtures/loops.ts'
+import { bearer, MISSING, post } from '../support/index.ts'
 
 t.test('chain depth: replies to agent messages deepen the chain up to the cap; a human starts over', async (t) => {
   const c = await setup(t)
@@ -26,7 +27,7 @@ t.test('chain depth: replies to agent messages deepen the chain up to the cap; a
   t.equal(created?.id, r3.json().id)
 
   // An edit's event (message.updated) resolves to the edited message while the log keeps it.
-  const edit = await c.api({ method: 'PATCH', url: `/api/v1/channels/${channel}/messages/${r3.json().id}`, headers: auth(c.tok.a1), payload: { text: 'reply 3, edited' } })
+  const edit = await c.api({ method: 'PATCH', url: `/api/v1/channels/${channel}/messages/${r3.json().id}`, headers: bearer(c.tok.a1), payload: { text: 'reply 3, edited' } })
   t.equal(edit.statusCode, 200)
   const updated = c.events.find((e) => e.type === 'message.updated')!
   assertLoopDetected(t, await postAs(c.api, c.tok.a2, channel, { text: 'to the edit', in_reply_to_event: updated.id }), 60)
@@ -42,7 +43,7 @@ t.test('chain depth: replies to agent messages deepen the chain up to the cap; a
   t.match((await postAs(c.api, c.tok.a1, channel, { text: 'unknown', in_reply_to_event: MISSING })).json(), { chain_depth: 1, in_reply_to_event: MISSING })
 
   // Listing shows the stored fields.
-  const list = await c.api({ method: 'GET', url: `/api/v1/channels/${channel}/messages?limit=100`, headers: auth(c.tok.a1) })
+  const list = await c.api({ method: 'GET', url: `/api/v1/channels/${channel}/messages?limit=100`, headers: bearer(c.tok.a1) })
   t.same(
     list.json().messages.map((m: { text: string; chain_depth: number }) => [m.text, m.chain_depth]).reverse(),
     [['start', 1], ['reply 2', 2], ['reply 3, edited', 3], ['human', 0], ['to the human', 1], ['welcome', 1], ['unknown', 1]],
@@ -64,7 +65,7 @@ t.test('chain depth: replies to agent messages deepen the chain up to the cap; a
 t.test('a human and an agent alternating 200 times are never blocked, even with the strictest settings', async (t) => {
   const c = await setup(t)
   await settings(c, { loop_guard_max_messages: 1, loop_guard_window_seconds: 86_400, loop_guard_max_depth: 1 })
-  const dm = await c.api({ method: 'POST', url: '/api/v1/dm', headers: auth(c.tok.member), payload: { participant_id: c.ws.agents[0]!.id } })
+  const dm = await c.api({ method: 'POST', url: '/api/v1/dm', headers: bearer(c.tok.member), payload: { participant_id: c.ws.agents[0]!.id } })
   const channel = dm.json().id as string
   const statuses: number[] = []
   let last: string | undefined

@@ -3,19 +3,20 @@
 // window passing, exactness under concurrency and across two servers, multipart posts.
 import t from 'tap'
 import { build } from '../helper.ts'
-import { auth, createChannel, multipart, post, setup } from './fixtures/support.ts'
+import { multipart, setup } from './fixtures/support.ts'
 import { assertLoopDetected, count, postAs, room, settings, WORKSPACE } from './fixtures/loops.ts'
+import { bearer, createChannel, post } from '../support/index.ts'
 
 t.test('the settings: safe defaults, owner-only changes, bad values are 400 and change nothing', async (t) => {
   const c = await setup(t)
-  const initial = await c.api({ method: 'GET', url: WORKSPACE, headers: auth(c.tok.a1) })
+  const initial = await c.api({ method: 'GET', url: WORKSPACE, headers: bearer(c.tok.a1) })
   t.equal(initial.statusCode, 200)
   t.match(initial.json(), { loop_guard_max_messages: 20, loop_guard_window_seconds: 60, loop_guard_max_depth: 20 })
 
-  const ok = await c.api({ method: 'PATCH', url: WORKSPACE, headers: auth(c.tok.owner), payload: { loop_guard_max_messages: 5, loop_guard_window_seconds: 30 } })
+  const ok = await c.api({ method: 'PATCH', url: WORKSPACE, headers: bearer(c.tok.owner), payload: { loop_guard_max_messages: 5, loop_guard_window_seconds: 30 } })
   t.equal(ok.statusCode, 200)
   t.match(ok.json(), { loop_guard_max_messages: 5, loop_guard_window_seconds: 30, loop_guard_max_depth: 20 })
-  const other = await c.api({ method: 'PATCH', url: WORKSPACE, headers: auth(c.tok.owner), payload: { registration_mode: 'open' } })
+  const other = await c.api({ method: 'PATCH', url: WORKSPACE, headers: bearer(c.tok.owner), payload: { registration_mode: 'open' } })
   t.match(other.json(), { loop_guard_max_messages: 5, loop_guard_window_seconds: 30, loop_guard_max_depth: 20 }, 'a PATCH of another setting leaves them alone')
   const before = other.json()
 
@@ -34,20 +35,20 @@ t.test('the settings: safe defaults, owner-only changes, bad values are 400 and 
     { loop_guard_max_depth: 4, loop_guard_extra: 1 },
   ]
   for (const payload of bad) {
-    const res = await c.api({ method: 'PATCH', url: WORKSPACE, headers: auth(c.tok.owner), payload })
+    const res = await c.api({ method: 'PATCH', url: WORKSPACE, headers: bearer(c.tok.owner), payload })
     t.equal(res.statusCode, 400, JSON.stringify(payload))
     t.same(Object.keys(res.json()).sort(), ['code', 'error'])
     t.equal(res.json().code, 'VALIDATION_ERROR')
   }
-  const after = await c.api({ method: 'GET', url: WORKSPACE, headers: auth(c.tok.owner) })
+  const after = await c.api({ method: 'GET', url: WORKSPACE, headers: bearer(c.tok.owner) })
   t.same(after.json(), before, 'nothing changed')
 
   for (const token of [c.tok.a1, c.tok.member]) {
-    const res = await c.api({ method: 'PATCH', url: WORKSPACE, headers: auth(token), payload: { loop_guard_max_messages: 0 } })
+    const res = await c.api({ method: 'PATCH', url: WORKSPACE, headers: bearer(token), payload: { loop_guard_max_messages: 0 } })
     t.equal(res.statusCode, 403, 'only the owner changes them')
   }
   t.equal((await c.api({ method: 'PATCH', url: WORKSPACE, payload: { loop_guard_max_messages: 0 } })).statusCode, 401)
-  t.match((await c.api({ method: 'GET', url: WORKSPACE, headers: auth(c.tok.owner) })).json(), { loop_guard_max_messages: 5 })
+  t.match((await c.api({ method: 'GET', url: WORKSPACE, headers: bearer(c.tok.owner) })).json(), { loop_guard_max_messages: 5 })
 })
 
 t.test('agents alone get N messages in a conversation, then 429 LOOP_DETECTED until a human speaks there', async (t) => {
@@ -156,7 +157,7 @@ t.test('a refused post with a file stores neither message nor file; multipart ta
     { name: 'in_reply_to_event', value: first.id },
     { name: 'file', file: Buffer.from('hello'), filename: 'a.txt', type: 'text/plain' },
   ])
-  const refused = await c.api({ method: 'POST', url: `/api/v1/channels/${channel}/messages`, headers: { ...auth(c.tok.a2), ...form.headers }, payload: form.payload })
+  const refused = await c.api({ method: 'POST', url: `/api/v1/channels/${channel}/messages`, headers: { ...bearer(c.tok.a2), ...form.headers }, payload: form.payload })
   assertLoopDetected(t, refused, 600)
   t.equal(await c.app.db.prisma.attachment.count(), 0)
   const { readdir } = await import('node:fs/promises')
@@ -168,13 +169,13 @@ t.test('a refused post with a file stores neither message nor file; multipart ta
     { name: 'in_reply_to_event', value: first.id },
     { name: 'file', file: Buffer.from('hello'), filename: 'a.txt', type: 'text/plain' },
   ])
-  const ok = await c.api({ method: 'POST', url: `/api/v1/channels/${channel}/messages`, headers: { ...auth(c.tok.a2), ...again.headers }, payload: again.payload })
+  const ok = await c.api({ method: 'POST', url: `/api/v1/channels/${channel}/messages`, headers: { ...bearer(c.tok.a2), ...again.headers }, payload: again.payload })
   t.equal(ok.statusCode, 201)
   t.equal(ok.json().in_reply_to_event, first.id)
   t.equal(ok.json().chain_depth, 2)
 
   const bad = multipart([{ name: 'text', value: 'x' }, { name: 'in_reply_to_event', value: 'not-a-uuid' }])
-  const res = await c.api({ method: 'POST', url: `/api/v1/channels/${channel}/messages`, headers: { ...auth(c.tok.member), ...bad.headers }, payload: bad.payload })
+  const res = await c.api({ method: 'POST', url: `/api/v1/channels/${channel}/messages`, headers: { ...bearer(c.tok.member), ...bad.headers }, payload: bad.payload })
   t.equal(res.statusCode, 400)
   t.equal(res.json().code, 'VALIDATION_ERROR')
 })

@@ -3,8 +3,9 @@
 import t from 'tap'
 import { call, connectClient, setup as mcpSetup, structured } from '../mcp/helpers.ts'
 import { connect, listen, openWs, refusedUpgrade, wsUrl } from '../realtime/helpers.ts'
-import { auth, createChannel, post, setup } from './fixtures/support.ts'
+import { setup } from './fixtures/support.ts'
 import { assertLoopDetected, count, postAs, room, settings, WORKSPACE } from './fixtures/loops.ts'
+import { bearer, createChannel, post } from '../support/index.ts'
 
 t.test('WebSocket send_message: the same guard, as an error frame with retry_after', async (t) => {
   const c = await setup(t)
@@ -43,13 +44,13 @@ t.test('the integration inbound endpoint: same guard, 429 with Retry-After; in_r
   const created = await c.api({
     method: 'POST',
     url: '/api/v1/integrations',
-    headers: auth(c.tok.owner),
+    headers: bearer(c.tok.owner),
     payload: { name: 'bridge', webhook_url: 'http://127.0.0.1:9/hook', agent_ids: [c.ws.agents[0]!.id] },
   })
   t.equal(created.statusCode, 201)
   const integration = created.json()
   const inbound = (payload: Record<string, unknown>) =>
-    c.api({ method: 'POST', url: `/api/v1/integrations/${integration.id}/inbound`, headers: auth(integration.api_key), payload: { channel_id: channel, agent_id: c.ws.agents[0]!.id, ...payload } })
+    c.api({ method: 'POST', url: `/api/v1/integrations/${integration.id}/inbound`, headers: bearer(integration.api_key), payload: { channel_id: channel, agent_id: c.ws.agents[0]!.id, ...payload } })
   const first = await inbound({ text: 'one' })
   t.equal(first.statusCode, 201)
   const second = await inbound({ text: 'two', in_reply_to_event: first.json().id })
@@ -66,7 +67,7 @@ t.test('the integration inbound endpoint: same guard, 429 with Retry-After; in_r
 t.test('MCP post_message: the same guard, as a tool error with the REST code', async (t) => {
   const m = await mcpSetup(t)
   const api = m.api
-  const res = await api({ method: 'PATCH', url: WORKSPACE, headers: auth(m.ws.owner.token), payload: { loop_guard_max_messages: 1, loop_guard_max_depth: 0 } })
+  const res = await api({ method: 'PATCH', url: WORKSPACE, headers: bearer(m.ws.owner.token), payload: { loop_guard_max_messages: 1, loop_guard_max_depth: 0 } })
   t.equal(res.statusCode, 200)
   const channel = (await createChannel(api, m.ws.agents[0]!.key, 'mcp-room')).id as string
   const { client } = await connectClient(t, m.base, m.ws.agents[0]!.key)
@@ -92,10 +93,10 @@ t.test('a WebSocket opts out of its own messages with include_own_messages=false
   const own = await post(c.api, c.tok.a1, channel, 'mine over REST')
   quiet.send({ type: 'send_message', id: 'w1', channel_id: channel, text: 'mine over the socket' })
   t.equal((await quiet.type('ack', (f) => f.id === 'w1')).message.text, 'mine over the socket', 'the sender still gets its ack')
-  const edit = await c.api({ method: 'PATCH', url: `/api/v1/channels/${channel}/messages/${own.id}`, headers: auth(c.tok.a1), payload: { text: 'mine, edited' } })
+  const edit = await c.api({ method: 'PATCH', url: `/api/v1/channels/${channel}/messages/${own.id}`, headers: bearer(c.tok.a1), payload: { text: 'mine, edited' } })
   t.equal(edit.statusCode, 200)
   const theirs = await post(c.api, c.tok.a2, channel, 'theirs')
-  const theirsEdited = await c.api({ method: 'PATCH', url: `/api/v1/channels/${channel}/messages/${theirs.id}`, headers: auth(c.tok.a2), payload: { text: 'theirs, edited' } })
+  const theirsEdited = await c.api({ method: 'PATCH', url: `/api/v1/channels/${channel}/messages/${theirs.id}`, headers: bearer(c.tok.a2), payload: { text: 'theirs, edited' } })
   t.equal(theirsEdited.statusCode, 200)
   // Frames arrive in log order: once the last one is in, nothing of the earlier ones is missing.
   await quiet.type('message_updated', (f) => f.message.id === theirs.id)

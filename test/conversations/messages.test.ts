@@ -1,12 +1,13 @@
 import t from 'tap'
-import { addMember, auth, createChannel, ISO_RE, MISSING, post, setup, UUID_RE } from './fixtures/support.ts'
+import { setup } from './fixtures/support.ts'
+import { addMember, bearer, createChannel, ISO_RE, MISSING, post, UUID_RE } from '../support/index.ts'
 
 t.test('post JSON: 201 with the message object; message.created after commit, in the outbox', async (t) => {
   const c = await setup(t)
   const ch = await createChannel(c.api, c.tok.a1, 'general')
   await addMember(c.api, c.tok.a1, ch.id, c.ws.member.id)
   c.events.length = 0
-  const res = await c.api({ method: 'POST', url: `/api/v1/channels/${ch.id}/messages`, headers: auth(c.tok.a1), payload: { text: 'Hello, world' } })
+  const res = await c.api({ method: 'POST', url: `/api/v1/channels/${ch.id}/messages`, headers: bearer(c.tok.a1), payload: { text: 'Hello, world' } })
   t.equal(res.statusCode, 201)
   const m = res.json()
   t.same(Object.keys(m).sort(), ['author_id', 'author_name', 'author_type', 'chain_depth', 'channel_id', 'created_at', 'edited_at', 'id', 'in_reply_to_event', 'mentions', 'text'])
@@ -28,7 +29,7 @@ t.test('post JSON: 201 with the message object; message.created after commit, in
   const human = await post(c.api, c.tok.member, ch.id, 'hi from a human')
   t.equal(human.author_type, 'HUMAN')
   t.equal(human.author_name, 'member')
-  const got = await c.api({ method: 'GET', url: `/api/v1/channels/${ch.id}/messages/${m.id}`, headers: auth(c.tok.member) })
+  const got = await c.api({ method: 'GET', url: `/api/v1/channels/${ch.id}/messages/${m.id}`, headers: bearer(c.tok.member) })
   t.same(got.json(), m)
 })
 
@@ -37,17 +38,17 @@ t.test('text rules: blank → 400, longer than MAX_MESSAGE_LENGTH → 400, exact
   const ch = await createChannel(c.api, c.tok.a1, 'rules')
   const url = `/api/v1/channels/${ch.id}/messages`
   for (const payload of [{ text: '' }, { text: '   \n' }, {}, { text: 'x'.repeat(51) }, { text: 'ok', extra: true }, { text: {} }]) {
-    const res = await c.api({ method: 'POST', url, headers: auth(c.tok.a1), payload })
+    const res = await c.api({ method: 'POST', url, headers: bearer(c.tok.a1), payload })
     t.equal(res.statusCode, 400, JSON.stringify(payload).slice(0, 40))
     t.equal(res.json().code, 'VALIDATION_ERROR')
   }
-  const notJson = await c.api({ method: 'POST', url, headers: { ...auth(c.tok.a1), 'content-type': 'application/json' }, payload: '{"text":' })
+  const notJson = await c.api({ method: 'POST', url, headers: { ...bearer(c.tok.a1), 'content-type': 'application/json' }, payload: '{"text":' })
   t.equal(notJson.statusCode, 400)
   t.equal(notJson.json().code, 'INVALID_JSON')
   t.equal(await c.app.db.prisma.message.count(), 0)
   t.equal(await c.app.db.prisma.outboxEvent.count({ where: { type: 'message.created' } }), 0)
-  t.equal((await c.api({ method: 'POST', url, headers: auth(c.tok.a1), payload: { text: 'x'.repeat(50) } })).statusCode, 201)
-  t.equal((await c.api({ method: 'POST', url, headers: auth(c.tok.a1), payload: { text: '🙂'.repeat(50) } })).statusCode, 201, 'the limit counts characters, not UTF-16 units')
+  t.equal((await c.api({ method: 'POST', url, headers: bearer(c.tok.a1), payload: { text: 'x'.repeat(50) } })).statusCode, 201)
+  t.equal((await c.api({ method: 'POST', url, headers: bearer(c.tok.a1), payload: { text: '🙂'.repeat(50) } })).statusCode, 201, 'the limit counts characters, not UTF-16 units')
 })
 
 t.test('401 on every message route without a credential', async (t) => {
@@ -85,11 +86,11 @@ t.test('a non-member gets 404 on read, post, edit, delete, members and search; n
       ['GET', `/api/v1/messages/search?q=secret&channel_id=${ch.id}`, undefined],
     ]
     for (const [method, url, payload] of cases) {
-      const res = await c.api({ method: method as 'GET', url, headers: auth(token), payload: payload as object })
+      const res = await c.api({ method: method as 'GET', url, headers: bearer(token), payload: payload as object })
       t.equal(res.statusCode, 404, `${method} ${url}`)
       t.equal(res.json().code, 'NOT_FOUND')
     }
-    const search = await c.api({ method: 'GET', url: '/api/v1/messages/search?q=secret', headers: auth(token) })
+    const search = await c.api({ method: 'GET', url: '/api/v1/messages/search?q=secret', headers: bearer(token) })
     t.same(search.json(), { results: [] }, 'search without a filter finds nothing in channels one is not in')
   }
   t.equal(await c.app.db.prisma.message.count(), 1)
@@ -97,8 +98,8 @@ t.test('a non-member gets 404 on read, post, edit, delete, members and search; n
   t.equal(still?.text, 'secret plans')
   t.equal(still?.editedAt, null)
   // Unknown channel and unknown message: the same 404.
-  t.equal((await c.api({ method: 'POST', url: `/api/v1/channels/${MISSING}/messages`, headers: auth(c.tok.a1), payload: { text: 'x' } })).statusCode, 404)
-  t.equal((await c.api({ method: 'GET', url: `${base}/messages/${MISSING}`, headers: auth(c.tok.a1) })).statusCode, 404)
+  t.equal((await c.api({ method: 'POST', url: `/api/v1/channels/${MISSING}/messages`, headers: bearer(c.tok.a1), payload: { text: 'x' } })).statusCode, 404)
+  t.equal((await c.api({ method: 'GET', url: `${base}/messages/${MISSING}`, headers: bearer(c.tok.a1) })).statusCode, 404)
 })
 
 t.test('observers read but get 403 on post; the owner reads any channel and joins it by posting', async (t) => {
@@ -107,27 +108,27 @@ t.test('observers read but get 403 on post; the owner reads any channel and join
   await addMember(c.api, c.tok.a1, ch.id, c.ws.observer.id)
   const m = await post(c.api, c.tok.a1, ch.id, 'hello observers')
   const url = `/api/v1/channels/${ch.id}/messages`
-  const read = await c.api({ method: 'GET', url, headers: auth(c.tok.observer) })
+  const read = await c.api({ method: 'GET', url, headers: bearer(c.tok.observer) })
   t.equal(read.statusCode, 200)
   t.same(read.json().messages.map((x: any) => x.id), [m.id])
-  const denied = await c.api({ method: 'POST', url, headers: auth(c.tok.observer), payload: { text: 'may I?' } })
+  const denied = await c.api({ method: 'POST', url, headers: bearer(c.tok.observer), payload: { text: 'may I?' } })
   t.equal(denied.statusCode, 403)
   t.equal(denied.json().code, 'FORBIDDEN')
-  const ownerRead = await c.api({ method: 'GET', url, headers: auth(c.tok.owner) })
+  const ownerRead = await c.api({ method: 'GET', url, headers: bearer(c.tok.owner) })
   t.equal(ownerRead.statusCode, 200)
   t.equal(await c.app.db.prisma.channelMember.count({ where: { channelId: ch.id, memberId: c.ws.owner.id } }), 0, 'reading does not join')
   c.events.length = 0
-  const ownerPost = await c.api({ method: 'POST', url, headers: auth(c.tok.owner), payload: { text: 'owner here' } })
+  const ownerPost = await c.api({ method: 'POST', url, headers: bearer(c.tok.owner), payload: { text: 'owner here' } })
   t.equal(ownerPost.statusCode, 201)
   t.equal(ownerPost.json().author_id, c.ws.owner.id)
   t.same(c.events.map((e) => e.type), ['member.joined', 'message.created'], 'the first post joins the channel')
   t.equal(await c.app.db.prisma.channelMember.count({ where: { channelId: ch.id, memberId: c.ws.owner.id } }), 1)
   c.events.length = 0
-  t.equal((await c.api({ method: 'POST', url, headers: auth(c.tok.owner), payload: { text: 'again' } })).statusCode, 201)
+  t.equal((await c.api({ method: 'POST', url, headers: bearer(c.tok.owner), payload: { text: 'again' } })).statusCode, 201)
   t.same(c.events.map((e) => e.type), ['message.created'])
   // Not in the DMs of others.
-  const dm = (await c.api({ method: 'POST', url: '/api/v1/dm', headers: auth(c.tok.a1), payload: { participant_id: c.ws.agents[1]!.id } })).json()
-  t.equal((await c.api({ method: 'POST', url: `/api/v1/channels/${dm.id}/messages`, headers: auth(c.tok.owner), payload: { text: 'x' } })).statusCode, 404)
+  const dm = (await c.api({ method: 'POST', url: '/api/v1/dm', headers: bearer(c.tok.a1), payload: { participant_id: c.ws.agents[1]!.id } })).json()
+  t.equal((await c.api({ method: 'POST', url: `/api/v1/channels/${dm.id}/messages`, headers: bearer(c.tok.owner), payload: { text: 'x' } })).statusCode, 404)
 })
 
 t.test('edit: only the author (403 for others), edited_at set, message.updated; bad input 400', async (t) => {
@@ -137,13 +138,13 @@ t.test('edit: only the author (403 for others), edited_at set, message.updated; 
   await addMember(c.api, c.tok.a1, ch.id, c.ws.owner.id)
   const m = await post(c.api, c.tok.a1, ch.id, 'frist')
   const url = `/api/v1/channels/${ch.id}/messages/${m.id}`
-  t.equal((await c.api({ method: 'PATCH', url, headers: auth(c.tok.a2), payload: { text: 'hijack' } })).statusCode, 403)
-  t.equal((await c.api({ method: 'PATCH', url, headers: auth(c.tok.owner), payload: { text: 'admin edit' } })).statusCode, 403, 'not even an admin edits')
+  t.equal((await c.api({ method: 'PATCH', url, headers: bearer(c.tok.a2), payload: { text: 'hijack' } })).statusCode, 403)
+  t.equal((await c.api({ method: 'PATCH', url, headers: bearer(c.tok.owner), payload: { text: 'admin edit' } })).statusCode, 403, 'not even an admin edits')
   for (const payload of [{ text: '' }, {}, { text: 'x', more: 1 }]) {
-    t.equal((await c.api({ method: 'PATCH', url, headers: auth(c.tok.a1), payload })).statusCode, 400)
+    t.equal((await c.api({ method: 'PATCH', url, headers: bearer(c.tok.a1), payload })).statusCode, 400)
   }
   c.events.length = 0
-  const res = await c.api({ method: 'PATCH', url, headers: auth(c.tok.a1), payload: { text: 'first' } })
+  const res = await c.api({ method: 'PATCH', url, headers: bearer(c.tok.a1), payload: { text: 'first' } })
   t.equal(res.statusCode, 200)
   const edited = res.json()
   t.equal(edited.text, 'first')
@@ -152,7 +153,7 @@ t.test('edit: only the author (403 for others), edited_at set, message.updated; 
   t.same(c.events.map((e) => [e.type, e.payload]), [['message.updated', { message: edited }]])
   // In another channel's path the message does not exist.
   const other = await createChannel(c.api, c.tok.a1, 'other')
-  t.equal((await c.api({ method: 'PATCH', url: `/api/v1/channels/${other.id}/messages/${m.id}`, headers: auth(c.tok.a1), payload: { text: 'x' } })).statusCode, 404)
+  t.equal((await c.api({ method: 'PATCH', url: `/api/v1/channels/${other.id}/messages/${m.id}`, headers: bearer(c.tok.a1), payload: { text: 'x' } })).statusCode, 404)
 })
 
 t.test('delete: the author or an admin; others 403; message.deleted', async (t) => {
@@ -164,14 +165,14 @@ t.test('delete: the author or an admin; others 403; message.deleted', async (t) 
   const b = await post(c.api, c.tok.a1, ch.id, 'two')
   const d = await post(c.api, c.tok.a1, ch.id, 'three')
   const url = (id: string): string => `/api/v1/channels/${ch.id}/messages/${id}`
-  t.equal((await c.api({ method: 'DELETE', url: url(a.id), headers: auth(c.tok.a2) })).statusCode, 403)
+  t.equal((await c.api({ method: 'DELETE', url: url(a.id), headers: bearer(c.tok.a2) })).statusCode, 403)
   c.events.length = 0
-  const own = await c.api({ method: 'DELETE', url: url(a.id), headers: auth(c.tok.a1) })
+  const own = await c.api({ method: 'DELETE', url: url(a.id), headers: bearer(c.tok.a1) })
   t.equal(own.statusCode, 204)
   t.same(c.events.map((e) => [e.type, e.payload]), [['message.deleted', { message_id: a.id, channel_id: ch.id }]])
-  t.equal((await c.api({ method: 'DELETE', url: url(a.id), headers: auth(c.tok.a1) })).statusCode, 404, 'already gone')
-  t.equal((await c.api({ method: 'DELETE', url: url(b.id), headers: auth(c.tok.owner) })).statusCode, 204, 'the owner (admin) deletes, even without joining')
-  t.equal((await c.api({ method: 'DELETE', url: url(d.id), headers: auth(c.tok.primary) })).statusCode, 204, 'the primary agent is an admin')
+  t.equal((await c.api({ method: 'DELETE', url: url(a.id), headers: bearer(c.tok.a1) })).statusCode, 404, 'already gone')
+  t.equal((await c.api({ method: 'DELETE', url: url(b.id), headers: bearer(c.tok.owner) })).statusCode, 204, 'the owner (admin) deletes, even without joining')
+  t.equal((await c.api({ method: 'DELETE', url: url(d.id), headers: bearer(c.tok.primary) })).statusCode, 204, 'the primary agent is an admin')
   t.equal(await c.app.db.prisma.message.count(), 0)
 })
 
@@ -179,7 +180,7 @@ t.test('Idempotency-Key: a retry returns the original response and creates one m
   const c = await setup(t)
   const ch = await createChannel(c.api, c.tok.a1, 'idem')
   const url = `/api/v1/channels/${ch.id}/messages`
-  const headers = { ...auth(c.tok.a1), 'idempotency-key': 'retry-1' }
+  const headers = { ...bearer(c.tok.a1), 'idempotency-key': 'retry-1' }
   const first = await c.api({ method: 'POST', url, headers, payload: { text: 'exactly once' } })
   c.events.length = 0
   const second = await c.api({ method: 'POST', url, headers, payload: { text: 'exactly once' } })
@@ -193,20 +194,20 @@ t.test('Idempotency-Key: a retry returns the original response and creates one m
   t.equal(other.json().code, 'IDEMPOTENCY_KEY_REUSED')
   // Keys are per caller: another agent may use the same key.
   await addMember(c.api, c.tok.a1, ch.id, c.ws.agents[1]!.id)
-  const otherCaller = await c.api({ method: 'POST', url, headers: { ...auth(c.tok.a2), 'idempotency-key': 'retry-1' }, payload: { text: 'exactly once' } })
+  const otherCaller = await c.api({ method: 'POST', url, headers: { ...bearer(c.tok.a2), 'idempotency-key': 'retry-1' }, payload: { text: 'exactly once' } })
   t.equal(otherCaller.statusCode, 201)
   t.not(otherCaller.json().id, first.json().id)
   // Concurrent retries with one key: still one message.
-  const burst = await Promise.all(Array.from({ length: 8 }, () => c.api({ method: 'POST', url, headers: { ...auth(c.tok.a1), 'idempotency-key': 'burst' }, payload: { text: 'burst' } })))
+  const burst = await Promise.all(Array.from({ length: 8 }, () => c.api({ method: 'POST', url, headers: { ...bearer(c.tok.a1), 'idempotency-key': 'burst' }, payload: { text: 'burst' } })))
   t.same([...new Set(burst.map((r) => r.statusCode))], [201])
   t.equal(new Set(burst.map((r) => r.json().id)).size, 1)
   t.equal(await c.app.db.prisma.message.count({ where: { text: 'burst' } }), 1)
   // A failed request is not remembered: after joining, the same key works.
-  const outsider = { ...auth(c.tok.member), 'idempotency-key': 'later' }
+  const outsider = { ...bearer(c.tok.member), 'idempotency-key': 'later' }
   t.equal((await c.api({ method: 'POST', url, headers: outsider, payload: { text: 'hi' } })).statusCode, 404)
   await addMember(c.api, c.tok.a1, ch.id, c.ws.member.id)
   t.equal((await c.api({ method: 'POST', url, headers: outsider, payload: { text: 'hi' } })).statusCode, 201)
-  const badKey = await c.api({ method: 'POST', url, headers: { ...auth(c.tok.a1), 'idempotency-key': 'x'.repeat(256) }, payload: { text: 'hi' } })
+  const badKey = await c.api({ method: 'POST', url, headers: { ...bearer(c.tok.a1), 'idempotency-key': 'x'.repeat(256) }, payload: { text: 'hi' } })
   t.equal(badKey.statusCode, 400)
 })
 
@@ -218,7 +219,7 @@ t.test('postMessage service (WebSocket / integrations) applies the same rules', 
   const agent = { kind: 'agent' as const, id: c.ws.agents[0]!.id, name: 'agent-1', displayName: 'agent-1', keyId: '' }
   const m = await postMessage(c.app, agent, ch.id, { text: 'via service' })
   t.equal(m.author_id, agent.id)
-  const list = await c.api({ method: 'GET', url: `/api/v1/channels/${ch.id}/messages`, headers: auth(c.tok.a1) })
+  const list = await c.api({ method: 'GET', url: `/api/v1/channels/${ch.id}/messages`, headers: bearer(c.tok.a1) })
   t.same(list.json().messages[0], m)
   const stranger = { ...agent, id: c.ws.agents[1]!.id, name: 'agent-2', displayName: 'agent-2' }
   await t.rejects(postMessage(c.app, stranger, ch.id, { text: 'x' }), { code: 'NOT_FOUND' })

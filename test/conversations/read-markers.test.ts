@@ -1,10 +1,11 @@
 // Read markers: `PUT /channels/{id}/read {message_id}` and the unread counts of the channel and
 // DM lists. Kept on the server per member, so they follow a person across devices.
 import t from 'tap'
-import { addMember, auth, createChannel, MISSING, post, setup } from './fixtures/support.ts'
+import { setup } from './fixtures/support.ts'
+import { addMember, bearer, createChannel, MISSING, post } from '../support/index.ts'
 
 const unread = async (c: Awaited<ReturnType<typeof setup>>, token: string, url = '/api/v1/channels') => {
-  const res = await c.api({ method: 'GET', url, headers: auth(token) })
+  const res = await c.api({ method: 'GET', url, headers: bearer(token) })
   return Object.fromEntries(res.json().map((x: any) => [x.id, [x.unread_count, x.last_read_message_id]]))
 }
 
@@ -20,27 +21,27 @@ t.test('unread counts rise with others’ messages and clear up to the marker', 
   t.same((await unread(c, c.tok.member))[ch.id], [3, null])
   t.same((await unread(c, c.tok.a1))[ch.id], [1, null], 'each member has its own count')
 
-  const read = await c.api({ method: 'PUT', url: `/api/v1/channels/${ch.id}/read`, headers: auth(c.tok.member), payload: { message_id: m2.id } })
+  const read = await c.api({ method: 'PUT', url: `/api/v1/channels/${ch.id}/read`, headers: bearer(c.tok.member), payload: { message_id: m2.id } })
   t.equal(read.statusCode, 200)
   t.same(read.json(), { channel_id: ch.id, last_read_message_id: m2.id, unread_count: 1 })
   t.same((await unread(c, c.tok.member))[ch.id], [1, m2.id])
   // never backwards
-  const back = await c.api({ method: 'PUT', url: `/api/v1/channels/${ch.id}/read`, headers: auth(c.tok.member), payload: { message_id: m1.id } })
+  const back = await c.api({ method: 'PUT', url: `/api/v1/channels/${ch.id}/read`, headers: bearer(c.tok.member), payload: { message_id: m1.id } })
   t.same(back.json(), { channel_id: ch.id, last_read_message_id: m2.id, unread_count: 1 })
-  const all = await c.api({ method: 'PUT', url: `/api/v1/channels/${ch.id}/read`, headers: auth(c.tok.member), payload: { message_id: m3.id } })
+  const all = await c.api({ method: 'PUT', url: `/api/v1/channels/${ch.id}/read`, headers: bearer(c.tok.member), payload: { message_id: m3.id } })
   t.same(all.json(), { channel_id: ch.id, last_read_message_id: m3.id, unread_count: 0 })
   t.same((await unread(c, c.tok.member))[ch.id], [0, m3.id])
   // agents keep markers too
-  const agent = await c.api({ method: 'PUT', url: `/api/v1/channels/${ch.id}/read`, headers: auth(c.tok.a1), payload: { message_id: m3.id } })
+  const agent = await c.api({ method: 'PUT', url: `/api/v1/channels/${ch.id}/read`, headers: bearer(c.tok.a1), payload: { message_id: m3.id } })
   t.same(agent.json(), { channel_id: ch.id, last_read_message_id: m3.id, unread_count: 0 })
 })
 
 t.test('DM list carries the same unread state', async (t) => {
   const c = await setup(t)
-  const dm = (await c.api({ method: 'POST', url: '/api/v1/dm', headers: auth(c.tok.a1), payload: { participant_id: c.ws.member.id } })).json()
+  const dm = (await c.api({ method: 'POST', url: '/api/v1/dm', headers: bearer(c.tok.a1), payload: { participant_id: c.ws.member.id } })).json()
   const m = await post(c.api, c.tok.a1, dm.id, 'psst')
   t.same((await unread(c, c.tok.member, '/api/v1/dm'))[dm.id], [1, null])
-  await c.api({ method: 'PUT', url: `/api/v1/channels/${dm.id}/read`, headers: auth(c.tok.member), payload: { message_id: m.id } })
+  await c.api({ method: 'PUT', url: `/api/v1/channels/${dm.id}/read`, headers: bearer(c.tok.member), payload: { message_id: m.id } })
   t.same((await unread(c, c.tok.member, '/api/v1/dm'))[dm.id], [0, m.id])
 })
 
@@ -51,7 +52,7 @@ t.test('no credential 401, not visible 404, owner not a member 403, bad input 40
   const m = await post(c.api, c.tok.a1, ch.id, 'hello')
   const elsewhere = await post(c.api, c.tok.a1, other.id, 'elsewhere')
   const put = (token: string | null, id: string, payload: unknown) =>
-    c.api({ method: 'PUT', url: `/api/v1/channels/${id}/read`, headers: token ? auth(token) : {}, payload: payload as object })
+    c.api({ method: 'PUT', url: `/api/v1/channels/${id}/read`, headers: token ? bearer(token) : {}, payload: payload as object })
   const none = await put(null, ch.id, { message_id: m.id })
   t.equal(none.statusCode, 401)
   t.equal(none.json().code, 'UNAUTHORIZED')

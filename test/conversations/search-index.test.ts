@@ -2,7 +2,8 @@
 // so no post pays for the merge; search finds messages either way.
 import t from 'tap'
 import { eventually } from '../webhooks/helpers.ts'
-import { auth, createChannel, disableLoopGuard, post, setup } from './fixtures/support.ts'
+import { setup } from './fixtures/support.ts'
+import { bearer, createChannel, disableLoopGuard, post } from '../support/index.ts'
 
 async function postSome(c: Awaited<ReturnType<typeof setup>>, word: string): Promise<void> {
   await disableLoopGuard(c.app) // 40 agent messages in a row: not what this tests
@@ -21,7 +22,7 @@ t.test('the background flush merges the pending list, and search still finds eve
   const c = await setup(t, { SEARCH_INDEX_FLUSH_MS: '100' })
   await postSome(c, 'merged')
   await eventually(async () => c.app.searchIndex!.pagesFlushed > 0, 'a background flush')
-  const res = await c.api({ method: 'GET', url: '/api/v1/messages/search?q=merged&limit=100', headers: auth(c.tok.a1) })
+  const res = await c.api({ method: 'GET', url: '/api/v1/messages/search?q=merged&limit=100', headers: bearer(c.tok.a1) })
   t.equal(res.statusCode, 200)
   t.equal(res.json().results.length, 40, 'search finds every message')
 })

@@ -4,7 +4,8 @@
 // (UUIDv7), as history imported or posted long ago would be.
 import { randomBytes } from 'node:crypto'
 import t from 'tap'
-import { auth, createChannel, post, setup, type Ctx } from './fixtures/support.ts'
+import { setup, type Ctx } from './fixtures/support.ts'
+import { bearer, createChannel, post } from '../support/index.ts'
 
 const HOUR = 3_600_000
 const DAY = 24 * HOUR
@@ -24,7 +25,7 @@ async function writeAt(c: Ctx, channelId: string, agent: { id: string; name: str
 }
 
 const search = async (c: Ctx, query: string): Promise<string[]> => {
-  const res = await c.api({ method: 'GET', url: `/api/v1/messages/search?${query}`, headers: auth(c.tok.a1) })
+  const res = await c.api({ method: 'GET', url: `/api/v1/messages/search?${query}`, headers: bearer(c.tok.a1) })
   if (res.statusCode !== 200) throw new Error(`search: ${res.statusCode} ${res.body}`)
   return res.json().results.map((h: { id: string }) => h.id)
 }

@@ -1,5 +1,6 @@
 import t from 'tap'
-import { addMember, auth, createChannel, disableLoopGuard, post, setup } from './fixtures/support.ts'
+import { setup } from './fixtures/support.ts'
+import { addMember, bearer, createChannel, disableLoopGuard, post } from '../support/index.ts'
 
 t.test('search: ranked hits with highlighted snippets, only in the caller\'s channels, channel filter, limits', async (t) => {
   const c = await setup(t)
@@ -12,7 +13,7 @@ t.test('search: ranked hits with highlighted snippets, only in the caller\'s cha
   const deploy2 = await post(c.api, c.tok.a1, dev.id, 'deploy deploy deploy: the release pipeline deploys <script>alert(1)</script>')
   await post(c.api, c.tok.a1, dev.id, 'lunch at noon?')
   const secret = await post(c.api, c.tok.a2, hidden.id, 'secret deploy plan')
-  const q = (query: string, token = c.tok.a1) => c.api({ method: 'GET', url: `/api/v1/messages/search?${query}`, headers: auth(token) })
+  const q = (query: string, token = c.tok.a1) => c.api({ method: 'GET', url: `/api/v1/messages/search?${query}`, headers: bearer(token) })
 
   const res = await q('q=deploy')
   t.equal(res.statusCode, 200)
@@ -34,7 +35,7 @@ t.test('search: ranked hits with highlighted snippets, only in the caller\'s cha
   t.same((await q('q=deploy -pipeline')).json().results.map((h: any) => h.message.id), [deploy1.id], 'exclusion')
   t.same((await q('q=the')).json().results, [], 'stop words alone match nothing')
   t.equal((await q('q=deploy&limit=1')).json().results.length, 1)
-  const dm = await c.api({ method: 'POST', url: '/api/v1/dm', headers: auth(c.tok.a1), payload: { participant_id: c.ws.member.id } })
+  const dm = await c.api({ method: 'POST', url: '/api/v1/dm', headers: bearer(c.tok.a1), payload: { participant_id: c.ws.member.id } })
   t.equal(dm.statusCode, 201)
   const inDm = await post(c.api, c.tok.a1, dm.json().id, 'deploy talk in private')
   const ids = async (token: string) => ((await q('q=deploy', token)).json().results.map((h: any) => h.message.id) as string[]).sort()

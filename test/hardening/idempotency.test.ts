@@ -3,15 +3,15 @@
 // creates one message (the second ack carries the original). Also item 2 over the WebSocket: a
 // NUL in send_message is a VALIDATION_ERROR frame, not INTERNAL_ERROR.
 import t from 'tap'
-import { seedWorkspace } from '../fixtures.ts'
-import { bearer, build } from '../helper.ts'
-import { connect, createChannel, listen } from '../realtime/helpers.ts'
+import { build } from '../helper.ts'
+import { connect, listen } from '../realtime/helpers.ts'
+import { bearer, createChannelId, seedWorkspace } from '../support/index.ts'
 
 t.test('inbound integration posts honour Idempotency-Key', async (t) => {
   const { app, api } = await build(t)
   const ws = await seedWorkspace(app)
   const agent = ws.agents[0]!
-  const channel = await createChannel(api, agent.key, 'inbound-idem')
+  const channel = await createChannelId(api, agent.key, 'inbound-idem')
   const created = await api({
     method: 'POST',
     url: '/api/v1/integrations',
@@ -57,7 +57,7 @@ t.test('WebSocket send_message frames with the same id create one message; NUL i
   const { app, api } = await build(t)
   const ws = await seedWorkspace(app)
   const agent = ws.agents[0]!
-  const channel = await createChannel(api, agent.key, 'ws-idem')
+  const channel = await createChannelId(api, agent.key, 'ws-idem')
   await listen(app)
   const { client } = await connect(app, agent.key)
   t.teardown(() => client.close())

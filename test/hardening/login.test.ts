@@ -2,8 +2,8 @@
 // Retry-After, before any bcrypt work), and the bcrypt queue is bounded (503 with Retry-After
 // when full) so logins cannot be used as a CPU lever.
 import t, { type Test } from 'tap'
-import { FIXTURE_PASSWORD, seedWorkspace } from '../fixtures.ts'
 import { build } from '../helper.ts'
+import { FIXTURE_PASSWORD, seedWorkspace } from '../support/index.ts'
 
 const login = (api: Awaited<ReturnType<typeof build>>['api'], email: string, password: string, remoteAddress = '127.0.0.1') =>
   api({ method: 'POST', url: '/api/v1/auth/login', remoteAddress, headers: { 'content-type': 'application/json' }, payload: JSON.stringify({ email, password }) })

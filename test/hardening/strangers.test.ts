@@ -2,9 +2,9 @@
 // anonymous traffic cannot exhaust the workspace's budget; the owner's PATCH /api/v1/workspace is
 // never limited.
 import t from 'tap'
-import { seedWorkspace } from '../fixtures.ts'
-import { bearer, build } from '../helper.ts'
+import { build } from '../helper.ts'
 import { refusedUpgrade } from '../realtime/helpers.ts'
+import { bearer, seedWorkspace } from '../support/index.ts'
 
 for (const redis of [false, true]) {
   t.test(`anonymous traffic does not lock out the workspace or its owner (${redis ? 'Redis' : 'memory'})`, async (t) => {

@@ -1,8 +1,8 @@
 import { createHmac } from 'node:crypto'
 import t from 'tap'
-import { FIXTURE_PASSWORD, seedWorkspace } from '../fixtures.ts'
-import { bearer, build, TEST_JWT_SECRET } from '../helper.ts'
-import { bootstrapBody, JWT_RE, rowCounts, UUID_RE } from './fixtures/support.ts'
+import { build, TEST_JWT_SECRET } from '../helper.ts'
+import { bootstrapBody, JWT_RE, rowCounts } from './fixtures/support.ts'
+import { bearer, FIXTURE_PASSWORD, seedWorkspace, UUID_RE } from '../support/index.ts'
 
 const PASSWORD = 'a-long-enough-password'
 

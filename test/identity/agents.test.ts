@@ -1,8 +1,8 @@
 import t from 'tap'
 import { sha256Hex } from '../../src/lib/tokens.ts'
-import { seedWorkspace } from '../fixtures.ts'
-import { bearer, build } from '../helper.ts'
-import { API_KEY_RE, rowCounts, UUID_RE } from './fixtures/support.ts'
+import { build } from '../helper.ts'
+import { API_KEY_RE, rowCounts } from './fixtures/support.ts'
+import { bearer, seedWorkspace, UUID_RE } from '../support/index.ts'
 
 const AGENT_KEYS = ['id', 'name', 'display_name', 'description', 'avatar_url', 'metadata', 'is_primary', 'created_at', 'updated_at'].sort()
 

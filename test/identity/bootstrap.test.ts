@@ -1,7 +1,8 @@
 import t from 'tap'
 import { sha256Hex } from '../../src/lib/tokens.ts'
-import { bearer, build } from '../helper.ts'
-import { API_KEY_RE, bootstrapBody, EMPTY, INVITE_RE, JWT_RE, OWNER_PASSWORD, rowCounts, UUID_RE } from './fixtures/support.ts'
+import { build } from '../helper.ts'
+import { API_KEY_RE, bootstrapBody, EMPTY, INVITE_RE, JWT_RE, OWNER_PASSWORD, rowCounts } from './fixtures/support.ts'
+import { bearer, UUID_RE } from '../support/index.ts'
 
 t.test('bootstrap creates the whole workspace and answers the long and the short form', async (t) => {
   const { app, api } = await build(t)

@@ -1,8 +1,8 @@
 import t, { type Test } from 'tap'
 import { sha256Hex } from '../../src/lib/tokens.ts'
-import { seedWorkspace } from '../fixtures.ts'
-import { bearer, build } from '../helper.ts'
+import { build } from '../helper.ts'
 import { bootstrapBody, INVITE_RE, JWT_RE, OWNER_PASSWORD, rowCounts } from './fixtures/support.ts'
+import { bearer, seedWorkspace } from '../support/index.ts'
 
 const PASSWORD = 'invitee-password-1'
 

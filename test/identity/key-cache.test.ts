@@ -6,10 +6,10 @@ import { Redis } from 'ioredis'
 import t, { type Test } from 'tap'
 import { needsRedis, needsRedisServer } from '../setup/services.ts'
 import { LEASE_MS, subscriberName } from '../../src/plugins/key-cache.ts'
-import { seedWorkspace, type Workspace } from '../fixtures.ts'
-import { bearer, build, TEST_REDIS_URL, testConfig, type TestApp } from '../helper.ts'
-import { createChannel, freePort, post, startRedis } from '../realtime/helpers.ts'
+import { build, TEST_REDIS_URL, testConfig, type TestApp } from '../helper.ts'
+import { freePort, startRedis } from '../realtime/helpers.ts'
 import { eventually } from '../webhooks/helpers.ts'
+import { bearer, createChannelId, post, seedWorkspace, type Workspace } from '../support/index.ts'
 
 type Api = TestApp['api']
 
@@ -47,7 +47,7 @@ t.test('single node: a used key is cached; revoking, renaming and deleting apply
   t.equal(await me(api, a1.key), 200)
   t.equal(app.keyCache.size, 1)
 
-  const channel = await createChannel(api, ws.primary.key, 'cached', [a1.id])
+  const channel = await createChannelId(api, ws.primary.key, 'cached', [a1.id])
   t.equal((await post(api, a1.key, channel, 'before')).author_name, a1.name)
   const renamed = await api({ method: 'PATCH', url: `/api/v1/agents/${a1.id}`, headers: bearer(ws.owner.token), payload: { display_name: 'Renamed One' } })
   t.equal(renamed.statusCode, 200)
@@ -101,7 +101,7 @@ t.test('two instances over Redis: a change made on one applies on the other from
     t.equal(await me(two.api, key.key), 401, `key ${i}: revoked on one, refused on two at once`)
   }
 
-  const channel = await createChannel(two.api, ws.primary.key, 'two', [a1.id])
+  const channel = await createChannelId(two.api, ws.primary.key, 'two', [a1.id])
   t.equal((await post(two.api, a1.key, channel, 'before')).author_name, a1.name)
   const renamed = await one.api({ method: 'PATCH', url: `/api/v1/agents/${a1.id}`, headers: bearer(ws.owner.token), payload: { display_name: 'Renamed On One' } })
   t.equal(renamed.statusCode, 200)

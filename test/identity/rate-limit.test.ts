@@ -1,7 +1,7 @@
 import t from 'tap'
 import { needsRedis } from '../setup/services.ts'
-import { seedWorkspace } from '../fixtures.ts'
-import { bearer, build } from '../helper.ts'
+import { build } from '../helper.ts'
+import { bearer, seedWorkspace } from '../support/index.ts'
 
 t.test('off by default: many requests, no 429, no rate-limit headers', async (t) => {
   const { app, api } = await build(t)

@@ -6,9 +6,8 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js'
 import t from 'tap'
-import { bearer } from '../helper.ts'
-import { createChannel } from '../webhooks/helpers.ts'
 import { setup } from './helpers.ts'
+import { bearer, createChannelId } from '../support/index.ts'
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..')
 const bridge = path.join(root, 'scripts/ams-mcp.mjs')
@@ -16,7 +15,7 @@ const bridge = path.join(root, 'scripts/ams-mcp.mjs')
 t.test('ams-mcp relays stdio to /mcp', async (t) => {
   const ctx = await setup(t)
   const agent = ctx.ws.agents[0]!
-  const channelId = await createChannel(ctx.api, agent.key, 'bridged')
+  const channelId = await createChannelId(ctx.api, agent.key, 'bridged')
   const stderr: string[] = []
   const transport = new StdioClientTransport({
     command: process.execPath,

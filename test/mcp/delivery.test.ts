@@ -6,15 +6,15 @@ import http from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { ResourceUpdatedNotificationSchema, type ResourceUpdatedNotification } from '@modelcontextprotocol/sdk/types.js'
 import t from 'tap'
-import { bearer } from '../helper.ts'
 import { connect } from '../realtime/helpers.ts'
-import { createChannel, createWebhook, eventually, FAST_ENV, receiver, verifySignature } from '../webhooks/helpers.ts'
+import { createWebhook, eventually, FAST_ENV, receiver, verifySignature } from '../webhooks/helpers.ts'
 import { call, connectClient, INITIALIZE, MCP_HEADERS, mcpUrl, rawPost, setup, structured, textOf } from './helpers.ts'
+import { bearer, createChannelId } from '../support/index.ts'
 
 t.test('MCP posts are delivered like any other; the inbox and subscriptions wake', async (t) => {
   const ctx = await setup(t, { env: FAST_ENV })
   const [agent1, agent2] = [ctx.ws.agents[0]!, ctx.ws.agents[1]!]
-  const channelId = await createChannel(ctx.api, agent2.key, 'ops', [agent1.id])
+  const channelId = await createChannelId(ctx.api, agent2.key, 'ops', [agent1.id])
   const { client } = await connectClient(t, ctx.base, agent1.key)
 
   await t.test('a post through MCP arrives on a WebSocket and at a webhook', async (t) => {
@@ -59,7 +59,7 @@ t.test('MCP posts are delivered like any other; the inbox and subscriptions wake
   })
 
   await t.test('events of channels the agent is not in never wake it', async (t) => {
-    const other = await createChannel(ctx.api, agent2.key, 'elsewhere')
+    const other = await createChannelId(ctx.api, agent2.key, 'elsewhere')
     const start = structured(await call(client, 'wait_for_events', { timeout_seconds: 0 })).next_cursor
     await ctx.api({ method: 'POST', url: `/api/v1/channels/${other}/messages`, headers: bearer(agent2.key), payload: { text: 'not for agent-1' } })
     const res = await call(client, 'wait_for_events', { cursor: start, timeout_seconds: 1 })
@@ -109,7 +109,7 @@ t.test('MCP posts are delivered like any other; the inbox and subscriptions wake
   })
 
   await t.test('resumable SSE: a notification missed while the stream was down is replayed with Last-Event-ID', async (t) => {
-    const auth = { authorization: `Bearer ${agent1.key}` }
+    const auth = bearer(agent1.key)
     const init = await rawPost(ctx.base, { ...INITIALIZE, params: { ...INITIALIZE.params, protocolVersion: '2025-11-25' } }, auth)
     const session = { ...auth, 'mcp-session-id': init.headers.get('mcp-session-id')!, 'mcp-protocol-version': '2025-11-25' }
     await init.text()
@@ -134,7 +134,7 @@ t.test('MCP posts are delivered like any other; the inbox and subscriptions wake
     t.not(missed.id, seen.id)
     resumed.abort()
 
-    const stranger = await fetch(mcpUrl(ctx.base), { headers: { ...MCP_HEADERS, authorization: `Bearer ${agent2.key}`, 'mcp-session-id': session['mcp-session-id'], 'last-event-id': seen.id } })
+    const stranger = await fetch(mcpUrl(ctx.base), { headers: { ...MCP_HEADERS, ...bearer(agent2.key), 'mcp-session-id': session['mcp-session-id'], 'last-event-id': seen.id } })
     t.equal(stranger.status, 404, "another agent cannot resume this session's stream")
   })
 })

@@ -6,7 +6,7 @@ import type { FastifyInstance } from 'fastify'
 import type { AddressInfo } from 'node:net'
 import type { Test } from 'tap'
 import { build, type BuildTestOptions, type TestApp } from '../helper.ts'
-import { seedWorkspace, type Workspace } from '../fixtures.ts'
+import { bearer, seedWorkspace, type Workspace } from '../support/index.ts'
 
 export interface McpCtx extends TestApp {
   ws: Workspace
@@ -27,7 +27,7 @@ export function mcpUrl(base: string): URL {
 
 /** An SDK client connected with `token`, closed with the test. */
 export async function connectClient(t: Test, base: string, token: string, name = 'tap-test'): Promise<{ client: Client; transport: StreamableHTTPClientTransport }> {
-  const transport = new StreamableHTTPClientTransport(mcpUrl(base), { requestInit: { headers: { authorization: `Bearer ${token}` } } })
+  const transport = new StreamableHTTPClientTransport(mcpUrl(base), { requestInit: { headers: bearer(token) } })
   const client = new Client({ name, version: '1.0.0' })
   await client.connect(transport)
   t.teardown(() => client.close().catch(() => {}))

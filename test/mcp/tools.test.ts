@@ -3,10 +3,9 @@
 // message is FORBIDDEN, bad input is VALIDATION_ERROR and stores nothing).
 import { McpError } from '@modelcontextprotocol/sdk/types.js'
 import t from 'tap'
-import { bearer } from '../helper.ts'
 import { call, connectClient, setup, structured, textOf, type McpCtx } from './helpers.ts'
+import { bearer, UUID_RE } from '../support/index.ts'
 
-const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/
 const CURSOR_RE = /^\d+-\d+$/
 
 async function channel(ctx: McpCtx, name: string, memberIds: string[]): Promise<string> {

@@ -2,9 +2,9 @@
 // session bound to its caller, a revoked key cut off on its next call and during a long wait,
 // per-caller session limits and idle expiry.
 import t from 'tap'
-import { bearer } from '../helper.ts'
 import { eventually } from '../webhooks/helpers.ts'
 import { call, connectClient, INITIALIZE, MCP_HEADERS, mcpUrl, rawPost, setup, structured } from './helpers.ts'
+import { bearer } from '../support/index.ts'
 
 t.test('/mcp transport', async (t) => {
   const ctx = await setup(t, {

@@ -3,8 +3,8 @@
 import { once } from 'node:events'
 import net from 'node:net'
 import t from 'tap'
-import { build, bearer } from '../helper.ts'
-import { seedWorkspace } from '../fixtures.ts'
+import { build } from '../helper.ts'
+import { bearer, seedWorkspace } from '../support/index.ts'
 
 const json = { 'content-type': 'application/json' }
 

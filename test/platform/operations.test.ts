@@ -3,13 +3,12 @@
 import { Writable } from 'node:stream'
 import t from 'tap'
 import { buildApp } from '../../src/app.ts'
-import { seedWorkspace } from '../fixtures.ts'
-import { bearer, build, testConfig } from '../helper.ts'
+import { build, testConfig } from '../helper.ts'
 import { connect, listen } from '../realtime/helpers.ts'
-import { createChannel, createWebhook, eventually, FAST_ENV, postMessage, receiver } from '../webhooks/helpers.ts'
+import { createWebhook, eventually, FAST_ENV, receiver } from '../webhooks/helpers.ts'
+import { bearer, createChannelId, post, seedWorkspace, UUID_RE } from '../support/index.ts'
 
 const TOKEN = 'metrics-token-0123456789'
-const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/
 
 /** The value of one sample in Prometheus text, or 0 when absent. */
 function sample(text: string, name: string, labels: Record<string, string> = {}): number {
@@ -90,7 +89,7 @@ t.test('counters move: a post, its fan-out to a socket, its webhook delivery, th
   await listen(app)
   const rx = await receiver(t)
   await createWebhook(api, a1!.key, a1!.id, rx.url('/hook'))
-  const channel = await createChannel(api, a2!.key, 'metrics', [a1!.id])
+  const channel = await createChannelId(api, a2!.key, 'metrics', [a1!.id])
 
   const before = await scrape()
   t.equal(sample(before, 'ams_websocket_connections'), 0)
@@ -99,7 +98,7 @@ t.test('counters move: a post, its fan-out to a socket, its webhook delivery, th
   const during = await scrape()
   t.equal(sample(during, 'ams_websocket_connections'), 1, 'one open socket')
 
-  await postMessage(api, a2!.key, channel, 'counted')
+  await post(api, a2!.key, channel, 'counted')
   await client.type('new_message')
   await rx.waitFor(1)
   const after = await eventually(async () => {

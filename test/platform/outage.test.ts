@@ -5,13 +5,13 @@
 // "PostgreSQL frozen" (SIGSTOP).
 import t, { type Test } from 'tap'
 import type { LightMyRequestResponse } from 'fastify'
-import { build, bearer } from '../helper.ts'
-import { FIXTURE_PASSWORD, seedWorkspace, type Workspace } from '../fixtures.ts'
+import { build } from '../helper.ts'
 import { pgProxy } from '../pg-proxy.ts'
 import { createTestDatabase } from '../setup/database.ts'
 import { listen, refusedUpgrade, wsUrl } from '../realtime/helpers.ts'
 import type { TestApp } from '../helper.ts'
 import { toAppError } from '../../src/plugins/errors.ts'
+import { bearer, FIXTURE_PASSWORD, seedWorkspace, type Workspace } from '../support/index.ts'
 
 const json = { 'content-type': 'application/json' }
 

@@ -4,10 +4,10 @@
 // once instead of leaving them to the claim timeout.
 import http from 'node:http'
 import t from 'tap'
-import { build, bearer, testConfig } from '../helper.ts'
-import { seedWorkspace } from '../fixtures.ts'
+import { build, testConfig } from '../helper.ts'
 import { freePort, serverEnv, startServer } from '../processes.ts'
 import { RedisQueue } from '../../src/workers/queue.ts'
+import { bearer, seedWorkspace } from '../support/index.ts'
 
 t.test('SIGTERM under load: answers or clean closes on every kept-alive connection', async (t) => {
   const config = await testConfig(t)

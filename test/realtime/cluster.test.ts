@@ -2,9 +2,9 @@
 // coming back, and SIGTERM.
 import t from 'tap'
 import { needsRedis, needsRedisServer } from '../setup/services.ts'
-import { bearer, build, testConfig } from '../helper.ts'
-import { seedWorkspace } from '../fixtures.ts'
-import { connect, createChannel, freePort, post, serverEnv, startRedis, startServer, wsUrl } from './helpers.ts'
+import { build, testConfig } from '../helper.ts'
+import { connect, freePort, serverEnv, startRedis, startServer, wsUrl } from './helpers.ts'
+import { bearer, createChannelId, post, seedWorkspace } from '../support/index.ts'
 
 t.test('two instances: fan-out both ways, replay across instances, SIGTERM closes with 1001 and exits 0', { skip: needsRedis() }, async (t) => {
   const config = await testConfig(t, { redis: true })
@@ -12,7 +12,7 @@ t.test('two instances: fan-out both ways, replay across instances, SIGTERM close
   const { app: seeder, api } = await build(t, { databaseUrl: config.databaseUrl, redis: true, redisPrefix: config.redisPrefix, background: false })
   const ws = await seedWorkspace(seeder)
   const [a1, a2] = ws.agents
-  const channel = await createChannel(api, ws.primary.key, 'cluster', [a1!.id, a2!.id])
+  const channel = await createChannelId(api, ws.primary.key, 'cluster', [a1!.id, a2!.id])
 
   const [p1, p2] = await Promise.all([freePort(), freePort()])
   const [one, two] = await Promise.all([startServer(t, serverEnv(config, p1)), startServer(t, serverEnv(config, p2))])
@@ -64,7 +64,7 @@ t.test('Redis goes away: posting still works, health says so, events arrive once
   const ws = await seedWorkspace(app)
   await app.listen({ host: '127.0.0.1', port: 0 })
   const [a1, a2] = ws.agents
-  const channel = await createChannel(api, ws.primary.key, 'outage', [a1!.id, a2!.id])
+  const channel = await createChannelId(api, ws.primary.key, 'outage', [a1!.id, a2!.id])
   const live = await connect(app, a1!.key)
   const away = await connect(app, a2!.key)
   const before = await post(api, ws.primary.key, channel, 'before the outage')

@@ -2,16 +2,16 @@
 // type to members only, send_message through the same service as REST, frame errors, the rate
 // limit and the payload limit.
 import t from 'tap'
-import { build, bearer } from '../helper.ts'
-import { seedWorkspace } from '../fixtures.ts'
-import { addMember, connect, createChannel, CURSOR_RE, listen, openWs, post, refusedUpgrade, removeMember, UUID_RE, wsUrl } from './helpers.ts'
+import { build } from '../helper.ts'
+import { connect, listen, openWs, refusedUpgrade, wsUrl } from './helpers.ts'
+import { addMember, bearer, createChannelId, CURSOR_RE, post, removeMember, seedWorkspace, UUID_RE } from '../support/index.ts'
 
 t.test('a message posted over REST reaches every connected member with the REST message object', async (t) => {
   const { app, api } = await build(t)
   const ws = await seedWorkspace(app)
   await listen(app)
   const [a1] = ws.agents
-  const channel = await createChannel(api, ws.primary.key, 'delivery', [a1!.id, ws.member.id])
+  const channel = await createChannelId(api, ws.primary.key, 'delivery', [a1!.id, ws.member.id])
 
   const agent = await connect(app, a1!.key)
   const human = await connect(app, ws.member.token)
@@ -96,8 +96,8 @@ t.test('only members receive a channel’s events', async (t) => {
   const ws = await seedWorkspace(app)
   await listen(app)
   const [a1, a2] = ws.agents
-  const secret = await createChannel(api, ws.primary.key, 'secret', [a1!.id])
-  const open = await createChannel(api, ws.primary.key, 'open', [a1!.id, a2!.id, ws.member.id])
+  const secret = await createChannelId(api, ws.primary.key, 'secret', [a1!.id])
+  const open = await createChannelId(api, ws.primary.key, 'open', [a1!.id, a2!.id, ws.member.id])
 
   const outsider = await connect(app, a2!.key)
   const human = await connect(app, ws.member.token)
@@ -113,7 +113,7 @@ t.test('only members receive a channel’s events', async (t) => {
     t.notOk(client.frames.some((f) => f.channel_id === secret), 'nothing of the channel it is not in')
   }
   // The workspace owner reads every channel over REST but is not a member: no realtime delivery.
-  const ownerSync = await createChannel(api, ws.owner.token, 'owner-own')
+  const ownerSync = await createChannelId(api, ws.owner.token, 'owner-own')
   await owner.client.type('channel_created', (f) => f.channel_id === ownerSync)
   t.notOk(owner.client.frames.some((f) => f.channel_id === secret || f.channel_id === open))
   for (const c of [outsider, human, owner, insider]) await c.client.close()
@@ -188,9 +188,9 @@ t.test('a removed member stops receiving at once; a deleted channel too', async 
   const ws = await seedWorkspace(app)
   await listen(app)
   const [a1] = ws.agents
-  const leaving = await createChannel(api, ws.primary.key, 'leaving', [a1!.id])
-  const staying = await createChannel(api, ws.primary.key, 'staying', [a1!.id])
-  const doomed = await createChannel(api, ws.primary.key, 'doomed', [a1!.id])
+  const leaving = await createChannelId(api, ws.primary.key, 'leaving', [a1!.id])
+  const staying = await createChannelId(api, ws.primary.key, 'staying', [a1!.id])
+  const doomed = await createChannelId(api, ws.primary.key, 'doomed', [a1!.id])
   const { client } = await connect(app, a1!.key)
 
   await removeMember(api, ws.primary.key, leaving, a1!.id)
@@ -210,8 +210,8 @@ t.test('send_message goes through the message service: ack with the stored messa
   const ws = await seedWorkspace(app)
   await listen(app)
   const [a1] = ws.agents
-  const channel = await createChannel(api, ws.primary.key, 'ws-post', [a1!.id, ws.observer.id])
-  const elsewhere = await createChannel(api, ws.primary.key, 'elsewhere')
+  const channel = await createChannelId(api, ws.primary.key, 'ws-post', [a1!.id, ws.observer.id])
+  const elsewhere = await createChannelId(api, ws.primary.key, 'elsewhere')
   const { client } = await connect(app, a1!.key)
   const peer = await connect(app, ws.primary.key)
 
@@ -266,8 +266,8 @@ t.test('client frames may carry client_id (an alias of id, echoed back) and prop
   const ws = await seedWorkspace(app)
   await listen(app)
   const [a1] = ws.agents
-  const channel = await createChannel(api, ws.primary.key, 'client-ids', [a1!.id])
-  const elsewhere = await createChannel(api, ws.primary.key, 'not-mine')
+  const channel = await createChannelId(api, ws.primary.key, 'client-ids', [a1!.id])
+  const elsewhere = await createChannelId(api, ws.primary.key, 'not-mine')
   const { client } = await connect(app, a1!.key)
 
   client.send({ type: 'send_message', channel_id: channel, text: 'tagged', client_id: 'x' })
@@ -314,7 +314,7 @@ t.test('beyond the per-connection rate an error frame RATE_LIMITED comes back an
   const { app, api } = await build(t, { env: { WS_MESSAGES_PER_SECOND: '1' } })
   const ws = await seedWorkspace(app)
   await listen(app)
-  const channel = await createChannel(api, ws.primary.key, 'limited')
+  const channel = await createChannelId(api, ws.primary.key, 'limited')
   const { client } = await connect(app, ws.primary.key)
   for (let i = 0; i < 6; i++) client.send({ type: 'ping', id: `r-${i}` })
   const answers = []

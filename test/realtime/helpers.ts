@@ -126,36 +126,3 @@ export async function listen(app: FastifyInstance): Promise<void> {
 }
 
 export { freePort, serverEnv, startRedis, startServer, type ServerProcess } from '../processes.ts'
-
-type Api = (opts: import('fastify').InjectOptions) => Promise<import('fastify').LightMyRequestResponse>
-
-const auth = (token: string): Record<string, string> => ({ authorization: `Bearer ${token}` })
-
-/** Creates a channel as `creator` (who joins it) and adds the given members. */
-export async function createChannel(api: Api, creatorToken: string, name: string, memberIds: string[] = []): Promise<string> {
-  const res = await api({ method: 'POST', url: '/api/v1/channels', headers: auth(creatorToken), payload: { name, description: `${name} channel` } })
-  if (res.statusCode !== 201) throw new Error(`create channel: ${res.statusCode} ${res.body}`)
-  const id = res.json().id as string
-  for (const memberId of memberIds) await addMember(api, creatorToken, id, memberId)
-  return id
-}
-
-export async function addMember(api: Api, token: string, channelId: string, memberId: string): Promise<void> {
-  const res = await api({ method: 'POST', url: `/api/v1/channels/${channelId}/members`, headers: auth(token), payload: { user_id: memberId } })
-  if (res.statusCode >= 300) throw new Error(`add member: ${res.statusCode} ${res.body}`)
-}
-
-export async function removeMember(api: Api, token: string, channelId: string, memberId: string): Promise<void> {
-  const res = await api({ method: 'DELETE', url: `/api/v1/channels/${channelId}/members/${memberId}`, headers: auth(token) })
-  if (res.statusCode >= 300) throw new Error(`remove member: ${res.statusCode} ${res.body}`)
-}
-
-// eslint-disable-next-line @typescript-eslint/no-explicit-any -- the REST message object, compared whole
-export async function post(api: Api, token: string, channelId: string, text: string): Promise<Record<string, any>> {
-  const res = await api({ method: 'POST', url: `/api/v1/channels/${channelId}/messages`, headers: auth(token), payload: { text } })
-  if (res.statusCode !== 201) throw new Error(`post: ${res.statusCode} ${res.body}`)
-  return res.json()
-}
-
-export const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/
-export const CURSOR_RE = /^\d+-\d+$/

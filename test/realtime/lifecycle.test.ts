@@ -2,11 +2,11 @@
 // outbox sweeper, and shutdown.
 import t from 'tap'
 import { build } from '../helper.ts'
-import { disableLoopGuard, seedWorkspace } from '../fixtures.ts'
-import { connect, createChannel, listen, openWs, post, refusedUpgrade, wsUrl } from './helpers.ts'
+import { connect, listen, openWs, refusedUpgrade, wsUrl } from './helpers.ts'
 import { newEvent, outboxRow } from '../../src/events/bus.ts'
 import { uuidv7 } from '../../src/lib/ids.ts'
 import type { MessageDto } from '../../src/modules/messages/schemas.ts'
+import { createChannelId, disableLoopGuard, post, seedWorkspace } from '../support/index.ts'
 
 // Short intervals so the tests wait little. The ping interval is short only in the keep-alive
 // test: clients and server share this process, and a busy event loop delays the pong.
@@ -57,7 +57,7 @@ t.test('a client that stops reading is disconnected instead of growing memory', 
   const ws = await seedWorkspace(app)
   await disableLoopGuard(app) // a firehose of agent messages: not what this tests
   await listen(app)
-  const channel = await createChannel(api, ws.primary.key, 'firehose', [ws.agents[0]!.id])
+  const channel = await createChannelId(api, ws.primary.key, 'firehose', [ws.agents[0]!.id])
   const { client } = await connect(app, ws.agents[0]!.key)
   // Stop reading: the kernel buffers fill, then the server's send queue.
   ;(client.ws as unknown as { _socket: { pause: () => void } })._socket.pause()
@@ -75,7 +75,7 @@ t.test('the sweeper relays outbox events that were committed but never published
   const { app, api } = await build(t, { env: { OUTBOX_RELAY_INTERVAL_MS: '100', OUTBOX_RELAY_DELAY_MS: '0' } })
   const ws = await seedWorkspace(app)
   await listen(app)
-  const channel = await createChannel(api, ws.primary.key, 'crash', [ws.agents[0]!.id])
+  const channel = await createChannelId(api, ws.primary.key, 'crash', [ws.agents[0]!.id])
   const { client } = await connect(app, ws.agents[0]!.key)
   const sent = await post(api, ws.primary.key, channel, 'template')
   await client.type('new_message')

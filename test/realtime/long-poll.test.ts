@@ -4,10 +4,10 @@
 // the credential is revoked while waiting.
 import type { FastifyInstance } from 'fastify'
 import t from 'tap'
-import { bearer, build } from '../helper.ts'
-import { seedWorkspace } from '../fixtures.ts'
-import { addMember, createChannel, listen, post } from './helpers.ts'
+import { build } from '../helper.ts'
+import { listen } from './helpers.ts'
 import { assertDocumented, baseUrl } from './sse-client.ts'
+import { addMember, bearer, createChannelId, post, seedWorkspace } from '../support/index.ts'
 
 interface Answer {
   status: number
@@ -41,8 +41,8 @@ t.test('a waiting request answers with the first event the caller may see, not w
   await listen(app)
   const base = baseUrl(app)
   const [a1] = ws.agents
-  const channel = await createChannel(api, ws.primary.key, 'poll-live', [a1!.id])
-  const hidden = await createChannel(api, ws.primary.key, 'poll-hidden')
+  const channel = await createChannelId(api, ws.primary.key, 'poll-live', [a1!.id])
+  const hidden = await createChannelId(api, ws.primary.key, 'poll-hidden')
   const since = await newest(app, a1!.key)
 
   // 30 s: answered only because the event woke it (at the deadline the page would be empty).
@@ -69,7 +69,7 @@ t.test('nothing visible before the deadline: an empty page with the same cursor'
   await listen(app)
   const base = baseUrl(app)
   const [a1] = ws.agents
-  const hidden = await createChannel(api, ws.primary.key, 'poll-quiet')
+  const hidden = await createChannelId(api, ws.primary.key, 'poll-quiet')
   const since = await newest(app, a1!.key)
 
   const quiet = await get(`${base}/api/v1/events?since=${since}&wait=0.5`, a1!.key)
@@ -88,7 +88,7 @@ t.test('being added to a channel wakes the waiting request with member_joined', 
   const ws = await seedWorkspace(app)
   await listen(app)
   const [a1] = ws.agents
-  const channel = await createChannel(api, ws.primary.key, 'poll-join')
+  const channel = await createChannelId(api, ws.primary.key, 'poll-join')
   const since = await newest(app, a1!.key)
   const waiting = get(`${baseUrl(app)}/api/v1/events?since=${since}&wait=30`, a1!.key)
   await parked(app, 1)
@@ -115,7 +115,7 @@ t.test('at most EVENTS_MAX_WAITS_PER_CALLER waiting requests per caller: one mor
   const ws = await seedWorkspace(app)
   await listen(app)
   const base = baseUrl(app)
-  const channel = await createChannel(api, ws.primary.key, 'poll-limit', [ws.agents[0]!.id])
+  const channel = await createChannelId(api, ws.primary.key, 'poll-limit', [ws.agents[0]!.id])
   const since = await newest(app, ws.primary.key)
   const first = get(`${base}/api/v1/events?since=${since}&wait=30`, ws.primary.key)
   await parked(app, 1)

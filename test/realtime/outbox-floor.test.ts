@@ -5,9 +5,8 @@ import t from 'tap'
 import { randomUUID } from 'node:crypto'
 import { ScanFloor } from '../../src/events/outbox-floor.ts'
 import { build } from '../helper.ts'
-import { seedWorkspace } from '../fixtures.ts'
 import { eventually } from '../webhooks/helpers.ts'
-import { createChannel, post } from './helpers.ts'
+import { createChannelId, post, seedWorkspace } from '../support/index.ts'
 
 /** A floor on a hand-driven clock and sequence. */
 function floorAt(lagMs: number, fullPassMs: number) {
@@ -102,7 +101,7 @@ const FLOOR_ENV = {
 async function straggler(t: Parameters<typeof build>[0], env: Record<string, string>) {
   const { app, api } = await build(t, { env: { ...FLOOR_ENV, ...env } })
   const ws = await seedWorkspace(app)
-  const channel = await createChannel(api, ws.primary.key, 'floor')
+  const channel = await createChannelId(api, ws.primary.key, 'floor')
   const { pool } = app.db
   const reserved = BigInt((await pool.query<{ id: string }>("SELECT nextval('outbox_events_id_seq')::text AS id")).rows[0]!.id)
   await eventually(async () => {

@@ -3,9 +3,8 @@
 // itself (src/realtime/relay.ts, docs/decisions.md).
 import t from 'tap'
 import { build, type BuildTestOptions } from '../helper.ts'
-import { seedWorkspace } from '../fixtures.ts'
 import { eventually } from '../webhooks/helpers.ts'
-import { createChannel, post } from './helpers.ts'
+import { createChannelId, post, seedWorkspace } from '../support/index.ts'
 
 interface Marks {
   published_at: Date | null
@@ -16,7 +15,7 @@ interface Marks {
 async function postOne(t: Parameters<typeof build>[0], options: BuildTestOptions) {
   const { app, api } = await build(t, options)
   const ws = await seedWorkspace(app)
-  const channel = await createChannel(api, ws.primary.key, 'marks')
+  const channel = await createChannelId(api, ws.primary.key, 'marks')
   const message = await post(api, ws.primary.key, channel, 'marked')
   const { rows } = await app.db.pool.query<{ event_id: string }>(
     "SELECT event_id::text FROM outbox_events WHERE type = 'message.created' AND payload->'message'->>'id' = $1",

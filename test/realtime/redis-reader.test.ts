@@ -6,8 +6,7 @@ import { runInNewContext } from 'node:vm'
 import t from 'tap'
 import { needsRedis } from '../setup/services.ts'
 import { build } from '../helper.ts'
-import { seedWorkspace } from '../fixtures.ts'
-import { createChannel, post } from './helpers.ts'
+import { createChannelId, post, seedWorkspace } from '../support/index.ts'
 
 setFlagsFromString('--expose-gc')
 const gc = runInNewContext('gc') as () => void
@@ -15,7 +14,7 @@ const gc = runInNewContext('gc') as () => void
 t.test('Redis: the replies the read loop has delivered can be collected', { skip: needsRedis() }, async (t) => {
   const { app, api } = await build(t, { redis: true })
   const ws = await seedWorkspace(app)
-  const channel = await createChannel(api, ws.primary.key, 'reader')
+  const channel = await createChannelId(api, ws.primary.key, 'reader')
 
   // Watch the replies of the loop's next reads (the read in progress started before this).
   const reader = (app.realtime.broker as unknown as { reader: { xread: (...args: unknown[]) => Promise<unknown> } }).reader

@@ -2,9 +2,9 @@
 // in single-node mode and through Redis.
 import t from 'tap'
 import { needsRedis } from '../setup/services.ts'
-import { build, bearer } from '../helper.ts'
-import { disableLoopGuard, seedWorkspace } from '../fixtures.ts'
-import { connect, createChannel, CURSOR_RE, listen, post } from './helpers.ts'
+import { build } from '../helper.ts'
+import { connect, listen } from './helpers.ts'
+import { bearer, createChannelId, CURSOR_RE, disableLoopGuard, post, seedWorkspace } from '../support/index.ts'
 
 for (const redis of [false, true]) {
   const mode = redis ? 'Redis' : 'single-node'
@@ -14,8 +14,8 @@ for (const redis of [false, true]) {
     const ws = await seedWorkspace(app)
     await listen(app)
     const [a1] = ws.agents
-    const channel = await createChannel(api, ws.primary.key, 'replay', [a1!.id])
-    const hidden = await createChannel(api, ws.primary.key, 'hidden')
+    const channel = await createChannelId(api, ws.primary.key, 'replay', [a1!.id])
+    const hidden = await createChannelId(api, ws.primary.key, 'hidden')
 
     const first = await connect(app, a1!.key)
     const m1 = await post(api, ws.primary.key, channel, 'm1')
@@ -49,7 +49,7 @@ for (const redis of [false, true]) {
     await disableLoopGuard(app) // many agent messages in a row: not what this tests
     await listen(app)
     const [a1] = ws.agents
-    const channel = await createChannel(api, ws.primary.key, 'busy', [a1!.id])
+    const channel = await createChannelId(api, ws.primary.key, 'busy', [a1!.id])
     const probe = await connect(app, a1!.key)
     const since = probe.ready.cursor as string
     await probe.client.close()
@@ -72,7 +72,7 @@ for (const redis of [false, true]) {
     const { app, api } = await build(t, { redis })
     const ws = await seedWorkspace(app)
     await listen(app)
-    const channel = await createChannel(api, ws.primary.key, 'resync')
+    const channel = await createChannelId(api, ws.primary.key, 'resync')
     const future = await connect(app, ws.primary.key, { since: '99999999999999-0' })
     const resync = future.client.frames[0]!
     t.same(Object.keys(resync).sort(), ['cursor', 'error', 'type'])
@@ -90,7 +90,7 @@ t.test('since may be a bare integer N, read as the cursor N-0; garbage is still 
   const { app, api } = await build(t)
   const ws = await seedWorkspace(app)
   await listen(app)
-  const channel = await createChannel(api, ws.primary.key, 'bare')
+  const channel = await createChannelId(api, ws.primary.key, 'bare')
   for (let i = 0; i < 3; i++) await post(api, ws.primary.key, channel, `b${i}`)
   const log = (await api({ method: 'GET', url: '/api/v1/events', headers: bearer(ws.primary.key) })).json()
   const ms = (log.events[1].cursor as string).split('-')[0]!
@@ -118,7 +118,7 @@ t.test('Redis: since=0 replays the whole log while it is complete, resync_requir
   const ws = await seedWorkspace(app)
   await disableLoopGuard(app) // many agent messages in a row: not what this tests
   await listen(app)
-  const channel = await createChannel(api, ws.primary.key, 'from-zero')
+  const channel = await createChannelId(api, ws.primary.key, 'from-zero')
   const m1 = await post(api, ws.primary.key, channel, 'z1')
 
   const all = (await api({ method: 'GET', url: '/api/v1/events', headers: bearer(ws.primary.key) })).json()
@@ -163,7 +163,7 @@ t.test('single-node: a cursor older than the retained history gets resync_requir
   t.equal(old.client.frames[0]!.type, 'resync_required')
   await old.client.close()
 
-  const channel = await createChannel(api, ws.primary.key, 'trimmed')
+  const channel = await createChannelId(api, ws.primary.key, 'trimmed')
   const start = await connect(app, ws.primary.key)
   const since = start.ready.cursor as string
   await start.client.close()
@@ -183,7 +183,7 @@ t.test('GET /api/v1/events: the same filtered log over REST, paged by cursor', a
   const ws = await seedWorkspace(app)
   await listen(app)
   const [a1, a2] = ws.agents
-  const channel = await createChannel(api, ws.primary.key, 'polled', [a1!.id])
+  const channel = await createChannelId(api, ws.primary.key, 'polled', [a1!.id])
   const { client } = await connect(app, a1!.key)
   const messages: Awaited<ReturnType<typeof post>>[] = []
   for (let i = 0; i < 5; i++) messages.push(await post(api, ws.primary.key, channel, `p${i}`))

@@ -1,10 +1,10 @@
 // GET /api/v1/events/stream: the credential (401, revoked while streaming), the per-caller bound
 // and shutdown, over real HTTP.
 import t from 'tap'
-import { bearer, build } from '../helper.ts'
-import { seedWorkspace } from '../fixtures.ts'
-import { createChannel, listen } from './helpers.ts'
+import { build } from '../helper.ts'
+import { listen } from './helpers.ts'
 import { assertDocumented, baseUrl, openStream, streamUrl } from './sse-client.ts'
+import { bearer, createChannelId, seedWorkspace } from '../support/index.ts'
 
 t.test('credentials: 401 without or with a bad one, 400 for a malformed Last-Event-ID', async (t) => {
   const { app, api } = await build(t)
@@ -59,7 +59,7 @@ t.test('a revoked key, a deleted agent and an expired JWT end their streams with
   t.equal(again.status, 401, 'reconnecting with the revoked key is refused')
   await again.body?.cancel()
   t.equal(app.eventStreams.open.streams, 1, 'only the valid stream is left')
-  const channel = await createChannel(api, a3!.key, 'still-live')
+  const channel = await createChannelId(api, a3!.key, 'still-live')
   t.equal((await kept.stream.type('channel_created')).channel_id, channel, 'a valid key keeps streaming')
   await kept.stream.close()
 })

@@ -7,6 +7,7 @@ import type { FastifyInstance, LightMyRequestResponse } from 'fastify'
 import { Compile } from 'typebox/compile'
 import { SERVER_FRAMES } from '../../src/realtime/frames.ts'
 import { assertMatchesOpenApi } from '../openapi-validator.ts'
+import { bearer } from '../support/index.ts'
 import { Arrivals } from './arrivals.ts'
 import type { Frame } from './helpers.ts'
 
@@ -142,7 +143,7 @@ export class SseClient {
 
 /** Opens a stream and waits for its `ready` event. */
 export async function openStream(base: string, token: string, params: { since?: string; lastEventId?: string } = {}): Promise<{ stream: SseClient; ready: Frame }> {
-  const headers: Record<string, string> = { authorization: `Bearer ${token}` }
+  const headers: Record<string, string> = bearer(token)
   if (params.lastEventId !== undefined) headers['last-event-id'] = params.lastEventId
   const stream = await SseClient.open(streamUrl(base, { since: params.since }), headers)
   const ready = await stream.type('ready')

@@ -2,10 +2,10 @@
 // one reaches a stream or a waiting request on the other, and a stream resumes on either.
 import t from 'tap'
 import { needsRedis } from '../setup/services.ts'
-import { bearer, build, testConfig } from '../helper.ts'
-import { seedWorkspace } from '../fixtures.ts'
-import { createChannel, listen, post } from './helpers.ts'
+import { build, testConfig } from '../helper.ts'
+import { listen } from './helpers.ts'
 import { baseUrl, openStream } from './sse-client.ts'
+import { bearer, createChannelId, post, seedWorkspace } from '../support/index.ts'
 
 t.test('two instances sharing Redis: streams and long polls get what the other instance commits, and resume on either', { skip: needsRedis() }, async (t) => {
   const config = await testConfig(t, { redis: true })
@@ -15,7 +15,7 @@ t.test('two instances sharing Redis: streams and long polls get what the other i
   const ws = await seedWorkspace(one)
   await Promise.all([listen(one), listen(two)])
   const [a1] = ws.agents
-  const channel = await createChannel(apiOne, ws.primary.key, 'sse-cluster', [a1!.id])
+  const channel = await createChannelId(apiOne, ws.primary.key, 'sse-cluster', [a1!.id])
 
   const onTwo = await openStream(baseUrl(two), a1!.key)
   const m1 = await post(apiOne, ws.primary.key, channel, 'posted on one')

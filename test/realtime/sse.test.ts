@@ -2,10 +2,10 @@
 // Last-Event-ID (or since) without gap or duplicate, resync_required, the membership rules.
 // Credentials, limits and shutdown: sse-access.test.ts; two instances: sse-cluster.test.ts.
 import t from 'tap'
-import { bearer, build } from '../helper.ts'
-import { disableLoopGuard, seedWorkspace } from '../fixtures.ts'
-import { addMember, connect, createChannel, CURSOR_RE, listen, post, removeMember } from './helpers.ts'
+import { build } from '../helper.ts'
+import { connect, listen } from './helpers.ts'
 import { baseUrl, openStream } from './sse-client.ts'
+import { addMember, bearer, createChannelId, CURSOR_RE, disableLoopGuard, post, removeMember, seedWorkspace } from '../support/index.ts'
 
 t.test('live events arrive as id/event/data, after ready, with keep-alive comments', async (t) => {
   const { app, api } = await build(t, { env: { SSE_KEEPALIVE_MS: '100' } })
@@ -13,7 +13,7 @@ t.test('live events arrive as id/event/data, after ready, with keep-alive commen
   await listen(app)
   const base = baseUrl(app)
   const [a1] = ws.agents
-  const channel = await createChannel(api, ws.primary.key, 'sse-live', [a1!.id])
+  const channel = await createChannelId(api, ws.primary.key, 'sse-live', [a1!.id])
 
   const { stream, ready } = await openStream(base, a1!.key)
   t.equal(stream.response.headers.get('content-type'), 'text/event-stream; charset=utf-8')
@@ -47,8 +47,8 @@ t.test('Last-Event-ID resumes without gap or duplicate while messages keep comin
   await listen(app)
   const base = baseUrl(app)
   const [a1] = ws.agents
-  const channel = await createChannel(api, ws.primary.key, 'sse-resume', [a1!.id])
-  const hidden = await createChannel(api, ws.primary.key, 'sse-hidden')
+  const channel = await createChannelId(api, ws.primary.key, 'sse-resume', [a1!.id])
+  const hidden = await createChannelId(api, ws.primary.key, 'sse-hidden')
 
   const first = await openStream(base, a1!.key)
   const m1 = await post(api, ws.primary.key, channel, 'm1')
@@ -92,7 +92,7 @@ t.test('a cursor the log does not hold gets resync_required (id = the newest cur
   const ws = await seedWorkspace(app)
   await listen(app)
   const base = baseUrl(app)
-  const channel = await createChannel(api, ws.primary.key, 'sse-resync')
+  const channel = await createChannelId(api, ws.primary.key, 'sse-resync')
 
   // In single-node mode the log starts at this process's start: 0 is older than it.
   for (const params of [{ since: '0' }, { lastEventId: '99999999999999-0' }]) {
@@ -117,7 +117,7 @@ t.test('a non-member sees nothing of a channel; added, it starts seeing it; remo
   await listen(app)
   const base = baseUrl(app)
   const [a1, a2] = ws.agents
-  const channel = await createChannel(api, ws.primary.key, 'sse-members', [a1!.id])
+  const channel = await createChannelId(api, ws.primary.key, 'sse-members', [a1!.id])
 
   const outsider = await openStream(base, a2!.key)
   const insider = await openStream(base, a1!.key)
@@ -135,7 +135,7 @@ t.test('a non-member sees nothing of a channel; added, it starts seeing it; remo
   const after = await post(api, ws.primary.key, channel, 'after a2 left')
   await insider.stream.type('new_message', (f) => f.message.id === after.id)
   // A marker in a channel a2 still sees: everything before it has been delivered.
-  const own = await createChannel(api, a2!.key, 'a2-own')
+  const own = await createChannelId(api, a2!.key, 'a2-own')
   const marker = await post(api, a2!.key, own, 'marker')
   await outsider.stream.type('new_message', (f) => f.message.id === marker.id)
 

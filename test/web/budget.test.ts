@@ -4,20 +4,17 @@
 // bounded number of message nodes and the view never jumps (the oldest message in view only ever
 // gets older on the way up).
 import t from 'tap'
-import { bearer } from '../helper.ts'
-import { seedWorkspace } from '../fixtures.ts'
 import { browserSkip, launch, openPage, signedInContext, startServer } from './browser.ts'
 import { seedMessages } from './seed.ts'
+import { bearer, createChannel, seedWorkspace } from '../support/index.ts'
 
 const skip = browserSkip()
-const json = { 'content-type': 'application/json' }
 const TOTAL = 10_000
 
 t.test('a channel of 10,000 messages', { skip }, async (t) => {
   const { app, api, base } = await startServer(t)
   const ws = await seedWorkspace(app)
-  const channel = (await api({ method: 'POST', url: '/api/v1/channels', headers: { ...bearer(ws.owner.token), ...json }, payload: { name: 'big' } })).json()
-  t.equal((await api({ method: 'POST', url: `/api/v1/channels/${channel.id}/members`, headers: { ...bearer(ws.owner.token), ...json }, payload: { user_id: ws.member.id } })).statusCode, 201)
+  const channel = await createChannel(api, ws.owner.token, 'big', { description: null, members: [ws.member.id] })
   const agent = { id: ws.primary.id, name: 'primary-agent', type: 'AGENT' as const }
   await seedMessages(app, channel.id, TOTAL, (i) => ({ author: agent, text: `Message ${i}` }))
   const counted = await app.db.pool.query<{ n: number }>('SELECT count(*)::int AS n FROM messages WHERE channel_id = $1', [channel.id])

@@ -6,9 +6,8 @@ import { writeFileSync, readFileSync, mkdtempSync } from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
 import t from 'tap'
-import { bearer } from '../helper.ts'
-import { seedWorkspace } from '../fixtures.ts'
 import { browserSkip, checkAccessibility, dropPosts, launch, openPage, POSTS, screenshot, signedInContext, startServer } from './browser.ts'
+import { bearer, createChannel, seedWorkspace } from '../support/index.ts'
 
 const skip = browserSkip()
 const json = { 'content-type': 'application/json' }
@@ -16,13 +15,7 @@ const json = { 'content-type': 'application/json' }
 t.test('workspace', { skip }, async (t) => {
   const { app, api, base } = await startServer(t)
   const ws = await seedWorkspace(app)
-  const created = await api({ method: 'POST', url: '/api/v1/channels', headers: { ...bearer(ws.owner.token), ...json }, payload: { name: 'general', topic: 'Say hello' } })
-  t.equal(created.statusCode, 201)
-  const channel = created.json()
-  for (const id of [ws.member.id, ws.observer.id, ws.primary.id]) {
-    const res = await api({ method: 'POST', url: `/api/v1/channels/${channel.id}/members`, headers: { ...bearer(ws.owner.token), ...json }, payload: { user_id: id } })
-    t.equal(res.statusCode, 201)
-  }
+  const channel = await createChannel(api, ws.owner.token, 'general', { description: null, topic: 'Say hello', members: [ws.member.id, ws.observer.id, ws.primary.id] })
   const post = (key: string, text: string) => api({ method: 'POST', url: `/api/v1/channels/${channel.id}/messages`, headers: { ...bearer(key), ...json }, payload: { text } })
   // Yesterday's history, so a day separator shows, then messages from the agent and the owner.
   const old = await post(ws.primary.key, 'Yesterday the agent said this')

@@ -6,12 +6,10 @@ import os from 'node:os'
 import path from 'node:path'
 import t, { type Test } from 'tap'
 import type { Page } from 'playwright-core'
-import { bearer } from '../helper.ts'
-import { seedWorkspace } from '../fixtures.ts'
 import { browserSkip, checkAccessibility, dropPosts, launch, openPage, POSTS, screenshot, signedInContext, startServer } from './browser.ts'
+import { bearer, createChannel, seedWorkspace } from '../support/index.ts'
 
 const skip = browserSkip()
-const json = { 'content-type': 'application/json' }
 
 /** Limits this page's upload speed (bytes per second; -1: no limit) through the DevTools protocol. */
 async function throttleUpload(page: Page, bytesPerSecond: number): Promise<void> {
@@ -30,8 +28,7 @@ const progressValue = (page: Page) =>
 t.test('composer', { skip }, async (t) => {
   const { app, api, base } = await startServer(t)
   const ws = await seedWorkspace(app)
-  const channel = (await api({ method: 'POST', url: '/api/v1/channels', headers: { ...bearer(ws.owner.token), ...json }, payload: { name: 'general' } })).json()
-  t.equal((await api({ method: 'POST', url: `/api/v1/channels/${channel.id}/members`, headers: { ...bearer(ws.owner.token), ...json }, payload: { user_id: ws.member.id } })).statusCode, 201)
+  const channel = await createChannel(api, ws.owner.token, 'general', { description: null, members: [ws.member.id] })
   const stored = async (text: string) =>
     (await api({ method: 'GET', url: `/api/v1/channels/${channel.id}/messages?limit=100`, headers: bearer(ws.member.token) })).json().messages.filter((m: { text: string }) => m.text === text)
   const dir = mkdtempSync(path.join(os.tmpdir(), 'ams-web-'))

@@ -2,9 +2,8 @@
 // used and unknown invites, the login page, sign-out, a session kept across reloads and ended by
 // a 401.
 import t from 'tap'
-import { bearer } from '../helper.ts'
-import { FIXTURE_PASSWORD, seedWorkspace } from '../fixtures.ts'
 import { browserSkip, checkAccessibility, launch, openPage, screenshot, signInAs, startServer } from './browser.ts'
+import { bearer, FIXTURE_PASSWORD, seedWorkspace } from '../support/index.ts'
 
 const skip = browserSkip()
 

@@ -4,13 +4,11 @@
 // back to where the person was.
 import t from 'tap'
 import type { Page } from 'playwright-core'
-import { bearer } from '../helper.ts'
-import { seedWorkspace } from '../fixtures.ts'
 import { browserSkip, launch, openPage, screenshot, signedInContext, startServer } from './browser.ts'
 import { seedMessages } from './seed.ts'
+import { bearer, createChannel, seedWorkspace } from '../support/index.ts'
 
 const skip = browserSkip()
-const json = { 'content-type': 'application/json' }
 
 /** What has the focus: its tag, id, accessible text, and whether the browser draws its focus ring. */
 const focused = (page: Page) =>
@@ -41,10 +39,7 @@ async function tabTo(page: Page, match: (f: NonNullable<Awaited<ReturnType<typeo
 t.test('keyboard only', { skip }, async (t) => {
   const { app, api, base } = await startServer(t)
   const ws = await seedWorkspace(app)
-  const channel = (await api({ method: 'POST', url: '/api/v1/channels', headers: { ...bearer(ws.owner.token), ...json }, payload: { name: 'general' } })).json()
-  for (const id of [ws.member.id, ws.primary.id]) {
-    t.equal((await api({ method: 'POST', url: `/api/v1/channels/${channel.id}/members`, headers: { ...bearer(ws.owner.token), ...json }, payload: { user_id: id } })).statusCode, 201)
-  }
+  const channel = await createChannel(api, ws.owner.token, 'general', { description: null, members: [ws.member.id, ws.primary.id] })
   const agent = { id: ws.primary.id, name: 'primary-agent', type: 'AGENT' as const }
   await seedMessages(app, channel.id, 200, (i) => ({ author: agent, text: i === 120 ? 'The keyboard walrus report' : `Line ${i}` }))
   const browser = await launch(t)

@@ -3,20 +3,15 @@
 // an agent or a human from a picker and landing in it. Dialogs close with Escape and give the
 // focus back to what opened them.
 import t from 'tap'
-import { bearer } from '../helper.ts'
-import { seedWorkspace } from '../fixtures.ts'
 import { browserSkip, checkAccessibility, launch, openPage, screenshot, signedInContext, startServer } from './browser.ts'
+import { bearer, createChannel, seedWorkspace } from '../support/index.ts'
 
 const skip = browserSkip()
-const json = { 'content-type': 'application/json' }
 
 t.test('members and direct messages', { skip }, async (t) => {
   const { app, api, base } = await startServer(t)
   const ws = await seedWorkspace(app, 3)
-  const general = (await api({ method: 'POST', url: '/api/v1/channels', headers: { ...bearer(ws.owner.token), ...json }, payload: { name: 'general' } })).json()
-  for (const id of [ws.member.id, ws.primary.id, ws.observer.id]) {
-    t.equal((await api({ method: 'POST', url: `/api/v1/channels/${general.id}/members`, headers: { ...bearer(ws.owner.token), ...json }, payload: { user_id: id } })).statusCode, 201)
-  }
+  const general = await createChannel(api, ws.owner.token, 'general', { description: null, members: [ws.member.id, ws.primary.id, ws.observer.id] })
   const members = async () => (await api({ method: 'GET', url: `/api/v1/channels/${general.id}/members`, headers: bearer(ws.owner.token) })).json().map((m: { name: string }) => m.name).sort()
   const browser = await launch(t)
 

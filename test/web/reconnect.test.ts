@@ -1,9 +1,9 @@
 // The server restarts under an open browser: the page says it is reconnecting, comes back by
 // itself, and shows the messages posted meanwhile exactly once.
 import t from 'tap'
-import { build, bearer } from '../helper.ts'
-import { seedWorkspace } from '../fixtures.ts'
+import { build } from '../helper.ts'
 import { browserSkip, launch, openPage, screenshot, signedInContext, startServer } from './browser.ts'
+import { bearer, createChannel, post, seedWorkspace } from '../support/index.ts'
 
 const skip = browserSkip()
 const json = { 'content-type': 'application/json' }
@@ -11,18 +11,15 @@ const json = { 'content-type': 'application/json' }
 t.test('reconnect after a server restart', { skip }, async (t) => {
   const first = await startServer(t)
   const ws = await seedWorkspace(first.app)
-  const channel = (await first.api({ method: 'POST', url: '/api/v1/channels', headers: { ...bearer(ws.owner.token), ...json }, payload: { name: 'general' } })).json()
-  for (const id of [ws.member.id, ws.primary.id]) {
-    await first.api({ method: 'POST', url: `/api/v1/channels/${channel.id}/members`, headers: { ...bearer(ws.owner.token), ...json }, payload: { user_id: id } })
-  }
-  await first.api({ method: 'POST', url: `/api/v1/channels/${channel.id}/messages`, headers: { ...bearer(ws.primary.key), ...json }, payload: { text: 'before the restart' } })
+  const channel = await createChannel(first.api, ws.owner.token, 'general', { description: null, members: [ws.member.id, ws.primary.id] })
+  await post(first.api, ws.primary.key, channel.id, 'before the restart')
   const browser = await launch(t)
   const { page, problems } = await openPage(t, browser)
   await signedInContext(page, ws.member, 'member')
   await page.goto(`${first.base}/c/${channel.id}`)
   await page.getByTestId('message').filter({ hasText: 'before the restart' }).waitFor()
   // live before the restart
-  await first.api({ method: 'POST', url: `/api/v1/channels/${channel.id}/messages`, headers: { ...bearer(ws.primary.key), ...json }, payload: { text: 'live one' } })
+  await post(first.api, ws.primary.key, channel.id, 'live one')
   await page.getByTestId('message').filter({ hasText: 'live one' }).waitFor()
 
   const port = Number(new URL(first.base).port)
@@ -38,7 +35,7 @@ t.test('reconnect after a server restart', { skip }, async (t) => {
   await page.getByTestId('message').filter({ hasText: 'while away 2' }).waitFor({ timeout: 45_000 })
   await page.getByTestId('reconnecting').waitFor({ state: 'detached' })
   // and live again afterwards
-  await second.api({ method: 'POST', url: `/api/v1/channels/${channel.id}/messages`, headers: { ...bearer(ws.primary.key), ...json }, payload: { text: 'after the restart' } })
+  await post(second.api, ws.primary.key, channel.id, 'after the restart')
   await page.getByTestId('message').filter({ hasText: 'after the restart' }).waitFor()
   const texts = await page.getByTestId('message').locator('.message-text').allTextContents()
   t.same(texts, ['before the restart', 'live one', 'while away 1', 'while away 2', 'after the restart'], 'every message once, in order')

@@ -4,10 +4,9 @@
 // live end where new messages arrive again.
 import t from 'tap'
 import type { Page } from 'playwright-core'
-import { bearer } from '../helper.ts'
-import { seedWorkspace } from '../fixtures.ts'
 import { browserSkip, checkAccessibility, launch, openPage, screenshot, signedInContext, startServer } from './browser.ts'
 import { seedMessages } from './seed.ts'
+import { bearer, createChannel, seedWorkspace } from '../support/index.ts'
 
 const skip = browserSkip()
 const json = { 'content-type': 'application/json' }
@@ -29,14 +28,8 @@ export async function scrollUntil(page: Page, direction: 'up' | 'down', text: st
 t.test('search jumps to the message in its channel', { skip }, async (t) => {
   const { app, api, base } = await startServer(t)
   const ws = await seedWorkspace(app)
-  const create = async (name: string) => (await api({ method: 'POST', url: '/api/v1/channels', headers: { ...bearer(ws.owner.token), ...json }, payload: { name } })).json()
-  const history = await create('history')
-  const other = await create('other')
-  for (const channel of [history, other]) {
-    for (const id of [ws.member.id, ws.primary.id]) {
-      t.equal((await api({ method: 'POST', url: `/api/v1/channels/${channel.id}/members`, headers: { ...bearer(ws.owner.token), ...json }, payload: { user_id: id } })).statusCode, 201)
-    }
-  }
+  const history = await createChannel(api, ws.owner.token, 'history', { description: null, members: [ws.member.id, ws.primary.id] })
+  const other = await createChannel(api, ws.owner.token, 'other', { description: null, members: [ws.member.id, ws.primary.id] })
   const agent = { id: ws.primary.id, name: 'primary-agent', type: 'AGENT' as const }
   const person = { id: ws.member.id, name: 'member', type: 'HUMAN' as const }
   // 300 messages; number 150 is the one to find, far from the newest page.

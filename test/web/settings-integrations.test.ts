@@ -4,10 +4,9 @@
 // on, edit it, rotate its key (the old one is refused), delete it (its key is refused); a failed
 // load says so in words and recovers.
 import t from 'tap'
-import { bearer } from '../helper.ts'
-import { seedWorkspace } from '../fixtures.ts'
-import { createChannel, FAST_ENV, postMessage, receiver, verifySignature } from '../webhooks/helpers.ts'
+import { FAST_ENV, receiver, verifySignature } from '../webhooks/helpers.ts'
 import { browserSkip, checkAccessibility, launch, openPage, screenshot, signedInContext, startServer } from './browser.ts'
+import { bearer, createChannelId, post, seedWorkspace } from '../support/index.ts'
 
 const skip = browserSkip()
 
@@ -15,7 +14,7 @@ t.test('owner settings: integrations', { skip }, async (t) => {
   const { app, api, base } = await startServer(t, { env: FAST_ENV })
   const ws = await seedWorkspace(app)
   const agent = ws.agents[0]!
-  const channel = await createChannel(api, ws.owner.token, 'bridge', [agent.id])
+  const channel = await createChannelId(api, ws.owner.token, 'bridge', [agent.id])
   const platform = await receiver(t)
   const browser = await launch(t)
   const { context, page, problems } = await openPage(t, browser)
@@ -80,7 +79,7 @@ t.test('owner settings: integrations', { skip }, async (t) => {
 
     // The key posts as the agent; the HMAC secret signs what the platform receives.
     t.equal((await inbound(integrationId, key!)).statusCode, 201)
-    await postMessage(api, ws.owner.token, channel, 'to the platform')
+    await post(api, ws.owner.token, channel, 'to the platform')
     const [delivery] = await platform.waitFor(1, (r) => r.headers['x-service-event'] === 'message.created')
     t.ok(verifySignature(secret!, delivery!.body, delivery!.headers['x-service-signature']), 'signed with the secret shown')
 

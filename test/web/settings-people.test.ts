@@ -3,9 +3,8 @@
 // old link dies), an expired invite flagged, an e-mail already in use said in words, sign-ups
 // approved and refused, everyone with their role; the workspace rate limit and sign-up mode.
 import t from 'tap'
-import { bearer } from '../helper.ts'
-import { FIXTURE_PASSWORD, seedWorkspace } from '../fixtures.ts'
 import { browserSkip, checkAccessibility, launch, openPage, screenshot, signedInContext, startServer } from './browser.ts'
+import { bearer, FIXTURE_PASSWORD, seedWorkspace } from '../support/index.ts'
 
 const skip = browserSkip()
 

@@ -3,10 +3,9 @@
 // status and attempts, the webhook turned off automatically with the reason in words, turned back
 // on, a failed delivery sent again and delivered, turned off by hand, deleted.
 import t from 'tap'
-import { bearer } from '../helper.ts'
-import { seedWorkspace } from '../fixtures.ts'
-import { createChannel, eventually, FAST_ENV, postMessage, receiver, verifySignature } from '../webhooks/helpers.ts'
+import { eventually, FAST_ENV, receiver, verifySignature } from '../webhooks/helpers.ts'
 import { browserSkip, checkAccessibility, launch, openPage, screenshot, signedInContext, startServer } from './browser.ts'
+import { bearer, createChannelId, post, seedWorkspace } from '../support/index.ts'
 
 const skip = browserSkip()
 
@@ -16,7 +15,7 @@ t.test('owner settings: an agent webhook, its deliveries and its disabled state'
   const { app, api, base } = await startServer(t, { env })
   const ws = await seedWorkspace(app)
   const agent = ws.agents[0]!
-  const channel = await createChannel(api, ws.owner.token, 'hooks', [agent.id])
+  const channel = await createChannelId(api, ws.owner.token, 'hooks', [agent.id])
   let failing = false
   const hook = await receiver(t, () => (failing ? 500 : 200))
   const browser = await launch(t)
@@ -44,7 +43,7 @@ t.test('owner settings: an agent webhook, its deliveries and its disabled state'
   t.ok(created?.active)
 
   // The secret shown is the one that signs the deliveries.
-  await postMessage(api, agent.key, channel, 'first')
+  await post(api, agent.key, channel, 'first')
   const [first] = await hook.waitFor(1)
   t.ok(verifySignature(secret, first!.body, first!.headers['x-webhook-signature']), 'signed with the secret shown')
   await page.getByRole('button', { name: 'I have saved it' }).click()
@@ -66,8 +65,8 @@ t.test('owner settings: an agent webhook, its deliveries and its disabled state'
 
   // The receiver fails: two deliveries of two attempts each turn the webhook off.
   failing = true
-  await postMessage(api, agent.key, channel, 'second')
-  await postMessage(api, agent.key, channel, 'third')
+  await post(api, agent.key, channel, 'second')
+  await post(api, agent.key, channel, 'third')
   const off = await eventually(async () => {
     const w = await webhookOf()
     return w && !w.active ? w : null

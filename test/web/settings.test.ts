@@ -2,9 +2,8 @@
 // edit and delete an agent, the primary agent that cannot be deleted, an error in words; and a
 // member or observer never gets the settings, while the API refuses them anyway.
 import t from 'tap'
-import { bearer } from '../helper.ts'
-import { seedWorkspace } from '../fixtures.ts'
 import { browserSkip, checkAccessibility, launch, openPage, screenshot, signedInContext, startServer } from './browser.ts'
+import { bearer, seedWorkspace } from '../support/index.ts'
 
 const skip = browserSkip()
 

@@ -3,9 +3,9 @@
 // middle of deliveries loses none of them and never sends one event under two delivery ids.
 import t from 'tap'
 import { needsRedis } from '../setup/services.ts'
-import { disableLoopGuard, seedWorkspace } from '../fixtures.ts'
 import { build, testConfig } from '../helper.ts'
-import { auth, createChannel, createWebhook, eventually, FAST_ENV, postMessage, receiver, startServer, verifySignature } from './helpers.ts'
+import { createWebhook, eventually, FAST_ENV, heldReceiver, receiver, startServer, verifySignature } from './helpers.ts'
+import { bearer, createChannelId, disableLoopGuard, post, seedWorkspace } from '../support/index.ts'
 
 t.test('two instances with Redis: exactly one delivery per event', { skip: needsRedis() }, async (t) => {
   const one = await build(t, { redis: true, env: FAST_ENV })
@@ -15,9 +15,9 @@ t.test('two instances with Redis: exactly one delivery per event', { skip: needs
   const agent = ws.agents[0]!
   const rx = await receiver(t)
   const hook = await createWebhook(one.api, agent.key, agent.id, rx.url())
-  const channel = await createChannel(one.api, agent.key, 'cluster')
+  const channel = await createChannelId(one.api, agent.key, 'cluster')
   const N = 40
-  for (let i = 0; i < N; i++) await postMessage(i % 2 ? two.api : one.api, agent.key, channel, `message ${i}`)
+  for (let i = 0; i < N; i++) await post(i % 2 ? two.api : one.api, agent.key, channel, `message ${i}`)
 
   await rx.waitFor(N)
   const all = await eventually(async () => {
@@ -44,15 +44,9 @@ t.test('an instance killed mid-delivery: every delivery completes, none under tw
   const ws = await seedWorkspace(app)
   const agent = ws.agents[0]!
 
-  let release!: () => void
-  const held = new Promise<void>((resolve) => (release = resolve))
-  t.teardown(() => release())
-  const rx = await receiver(t, async () => {
-    await held
-    return 200
-  })
+  const { rx, release } = await heldReceiver(t)
   const hook = await createWebhook(api, agent.key, agent.id, rx.url())
-  const channel = await createChannel(api, agent.key, 'crash')
+  const channel = await createChannelId(api, agent.key, 'crash')
 
   const env = {
     WEBHOOK_ALLOW_PRIVATE: 'true',
@@ -69,7 +63,7 @@ t.test('an instance killed mid-delivery: every delivery completes, none under tw
   for (let i = 0; i < N; i++) {
     const res = await fetch(`${i % 2 ? b.http : a.http}/api/v1/channels/${channel}/messages`, {
       method: 'POST',
-      headers: { ...auth(agent.key), 'content-type': 'application/json' },
+      headers: { ...bearer(agent.key), 'content-type': 'application/json' },
       body: JSON.stringify({ text: `crash ${i}` }),
     })
     t.equal(res.status, 201)

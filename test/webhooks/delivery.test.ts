@@ -4,11 +4,10 @@
 import { randomUUID } from 'node:crypto'
 import t from 'tap'
 import { uuidv7 } from '../../src/lib/ids.ts'
-import { seedWorkspace } from '../fixtures.ts'
 import { build } from '../helper.ts'
-import { auth, createChannel, Receiver, createWebhook, eventually, FAST_ENV, postMessage, receiver, verifySignature, verifyTimestamped } from './helpers.ts'
+import { Receiver, createWebhook, eventually, FAST_ENV, receiver, verifySignature, verifyTimestamped } from './helpers.ts'
+import { bearer, createChannelId, post, seedWorkspace, UUID_RE } from '../support/index.ts'
 
-const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/
 
 t.test('message.created reaches the agent webhook, signed, and is recorded', async (t) => {
   const { app, api } = await build(t, { env: FAST_ENV })
@@ -18,10 +17,10 @@ t.test('message.created reaches the agent webhook, signed, and is recorded', asy
   const hook = await createWebhook(api, agent.key, agent.id, rx.url('/in?x=1'))
 
   // A channel the agent is not in: nothing for it. Then one it belongs to.
-  const other = await createChannel(api, ws.agents[1]!.key, 'elsewhere')
-  await postMessage(api, ws.agents[1]!.key, other, 'not for agent-1')
-  const channel = await createChannel(api, ws.agents[1]!.key, 'shared', [agent.id])
-  const message = await postMessage(api, ws.agents[1]!.key, channel, 'hello webhook ✓')
+  const other = await createChannelId(api, ws.agents[1]!.key, 'elsewhere')
+  await post(api, ws.agents[1]!.key, other, 'not for agent-1')
+  const channel = await createChannelId(api, ws.agents[1]!.key, 'shared', [agent.id])
+  const message = await post(api, ws.agents[1]!.key, channel, 'hello webhook ✓')
 
   const [req] = await rx.waitFor(1)
   t.equal(req!.method, 'POST')
@@ -48,7 +47,7 @@ t.test('message.created reaches the agent webhook, signed, and is recorded', asy
   t.same(body.payload, { message }, 'payload carries the same message object as the REST API')
 
   const page = await eventually(async () => {
-    const res = await api({ method: 'GET', url: `/api/v1/agents/${agent.id}/webhooks/${hook.id}/deliveries`, headers: auth(agent.key) })
+    const res = await api({ method: 'GET', url: `/api/v1/agents/${agent.id}/webhooks/${hook.id}/deliveries`, headers: bearer(agent.key) })
     const json = res.json()
     return json.deliveries[0]?.status === 'succeeded' ? json : null
   }, 'the delivery to be recorded as succeeded')
@@ -67,7 +66,7 @@ t.test('message.created reaches the agent webhook, signed, and is recorded', asy
   t.equal(rx.requests.length, 1)
 
   // The owner sees the same history.
-  const asOwner = await api({ method: 'GET', url: `/api/v1/agents/${agent.id}/webhooks/${hook.id}/deliveries`, headers: auth(ws.owner.token) })
+  const asOwner = await api({ method: 'GET', url: `/api/v1/agents/${agent.id}/webhooks/${hook.id}/deliveries`, headers: bearer(ws.owner.token) })
   t.equal(asOwner.statusCode, 200)
   t.equal(asOwner.json().deliveries[0].id, d.id)
 
@@ -82,18 +81,18 @@ t.test('history is newest first and paginated', async (t) => {
   const agent = ws.agents[0]!
   const rx = await receiver(t)
   const hook = await createWebhook(api, agent.key, agent.id, rx.url())
-  const channel = await createChannel(api, agent.key, 'busy')
-  for (let i = 0; i < 5; i++) await postMessage(api, agent.key, channel, `m${i}`)
+  const channel = await createChannelId(api, agent.key, 'busy')
+  for (let i = 0; i < 5; i++) await post(api, agent.key, channel, `m${i}`)
   await rx.waitFor(5)
   const url = `/api/v1/agents/${agent.id}/webhooks/${hook.id}/deliveries`
-  const first = await api({ method: 'GET', url: `${url}?limit=2`, headers: auth(agent.key) })
+  const first = await api({ method: 'GET', url: `${url}?limit=2`, headers: bearer(agent.key) })
   t.equal(first.statusCode, 200)
   t.equal(first.json().deliveries.length, 2)
   t.equal(first.json().has_more, true)
   const seen: string[] = first.json().deliveries.map((d: { id: string }) => d.id)
   let before = first.json().next_before
   for (;;) {
-    const res = await api({ method: 'GET', url: `${url}?limit=2&before=${before}`, headers: auth(agent.key) })
+    const res = await api({ method: 'GET', url: `${url}?limit=2&before=${before}`, headers: bearer(agent.key) })
     seen.push(...res.json().deliveries.map((d: { id: string }) => d.id))
     if (!res.json().has_more) break
     before = res.json().next_before
@@ -102,7 +101,7 @@ t.test('history is newest first and paginated', async (t) => {
   t.same(seen, [...seen].sort().reverse(), 'newest first')
   const texts = (await Promise.all(seen.map((id) => app.db.prisma.delivery.findUnique({ where: { id } })))).map((d) => JSON.parse(d!.body).payload.message.text)
   t.same(texts, ['m4', 'm3', 'm2', 'm1', 'm0'])
-  const bad = await api({ method: 'GET', url: `${url}?limit=101`, headers: auth(agent.key) })
+  const bad = await api({ method: 'GET', url: `${url}?limit=101`, headers: bearer(agent.key) })
   t.equal(bad.statusCode, 400)
 })
 
@@ -121,20 +120,20 @@ t.test('a receiver that is down gets retries on the schedule, then success is re
     return 204
   })
   const hook = await createWebhook(api, agent.key, agent.id, rx.url())
-  const channel = await createChannel(api, agent.key, 'retry')
-  await postMessage(api, agent.key, channel, 'try again')
+  const channel = await createChannelId(api, agent.key, 'retry')
+  await post(api, agent.key, channel, 'try again')
 
   await rx.waitFor(1)
   const url = `/api/v1/agents/${agent.id}/webhooks/${hook.id}/deliveries`
   // While the second attempt is held by the receiver, the first one's outcome is visible.
   const afterFirst = await eventually(async () => {
-    const d = (await api({ method: 'GET', url, headers: auth(agent.key) })).json().deliveries[0]
+    const d = (await api({ method: 'GET', url, headers: bearer(agent.key) })).json().deliveries[0]
     return d?.last_status_code === 503 ? d : null
   }, 'the first failure to be recorded')
   t.equal(afterFirst.status, 'pending')
   t.match(afterFirst.last_error, /^HTTP 503: receiver says 503/)
   t.ok(afterFirst.next_attempt_at, 'a next attempt is scheduled')
-  const webhook = (await api({ method: 'GET', url: `/api/v1/agents/${agent.id}/webhooks/${hook.id}`, headers: auth(agent.key) })).json()
+  const webhook = (await api({ method: 'GET', url: `/api/v1/agents/${agent.id}/webhooks/${hook.id}`, headers: bearer(agent.key) })).json()
   t.equal(webhook.consecutive_failures, 1)
   t.ok(webhook.failing_since)
   release()
@@ -146,13 +145,13 @@ t.test('a receiver that is down gets retries on the schedule, then success is re
   for (const r of reqs) t.ok(verifySignature(hook.secret, r.body, r.headers['x-webhook-signature']))
 
   const done = await eventually(async () => {
-    const d = (await api({ method: 'GET', url, headers: auth(agent.key) })).json().deliveries[0]
+    const d = (await api({ method: 'GET', url, headers: bearer(agent.key) })).json().deliveries[0]
     return d?.status === 'succeeded' ? d : null
   }, 'success')
   t.equal(done.attempts, 3)
   t.equal(done.last_status_code, 204)
   t.equal(done.last_error, null)
-  const healed = (await api({ method: 'GET', url: `/api/v1/agents/${agent.id}/webhooks/${hook.id}`, headers: auth(agent.key) })).json()
+  const healed = (await api({ method: 'GET', url: `/api/v1/agents/${agent.id}/webhooks/${hook.id}`, headers: bearer(agent.key) })).json()
   t.equal(healed.consecutive_failures, 0)
   t.equal(healed.failing_since, null)
 })
@@ -164,11 +163,11 @@ t.test('every attempt failing marks the delivery failed; redeliver sends it agai
   let status = 500
   const rx = await receiver(t, () => status)
   const hook = await createWebhook(api, agent.key, agent.id, rx.url())
-  const channel = await createChannel(api, agent.key, 'fail')
-  await postMessage(api, agent.key, channel, 'doomed')
+  const channel = await createChannelId(api, agent.key, 'fail')
+  await post(api, agent.key, channel, 'doomed')
   const url = `/api/v1/agents/${agent.id}/webhooks/${hook.id}/deliveries`
   const failed = await eventually(async () => {
-    const d = (await api({ method: 'GET', url, headers: auth(agent.key) })).json().deliveries[0]
+    const d = (await api({ method: 'GET', url, headers: bearer(agent.key) })).json().deliveries[0]
     return d?.status === 'failed' ? d : null
   }, 'the delivery to fail')
   t.equal(failed.attempts, 4, 'the first attempt and one per schedule entry')
@@ -178,21 +177,21 @@ t.test('every attempt failing marks the delivery failed; redeliver sends it agai
   t.equal(rx.requests.length, 4)
 
   status = 200
-  const res = await api({ method: 'POST', url: `${url.replace('/deliveries', '')}/deliveries/${failed.id}/redeliver`, headers: auth(agent.key) })
+  const res = await api({ method: 'POST', url: `${url.replace('/deliveries', '')}/deliveries/${failed.id}/redeliver`, headers: bearer(agent.key) })
   t.equal(res.statusCode, 202)
   t.equal(res.json().status, 'pending')
   const [, , , , again] = await rx.waitFor(5)
   t.equal(again!.headers['x-webhook-delivery-id'], failed.id, 'same delivery id')
   t.equal(again!.body, rx.requests[0]!.body, 'same body')
   const ok = await eventually(async () => {
-    const d = (await api({ method: 'GET', url, headers: auth(agent.key) })).json().deliveries[0]
+    const d = (await api({ method: 'GET', url, headers: bearer(agent.key) })).json().deliveries[0]
     return d?.status === 'succeeded' ? d : null
   }, 'the redelivery to succeed')
   t.equal(ok.attempts, 5)
 
-  const unknown = await api({ method: 'POST', url: `${url}/${randomUUID()}/redeliver`, headers: auth(agent.key) })
+  const unknown = await api({ method: 'POST', url: `${url}/${randomUUID()}/redeliver`, headers: bearer(agent.key) })
   t.equal(unknown.statusCode, 404)
-  const stranger = await api({ method: 'POST', url: `${url}/${failed.id}/redeliver`, headers: auth(ws.agents[1]!.key) })
+  const stranger = await api({ method: 'POST', url: `${url}/${failed.id}/redeliver`, headers: bearer(ws.agents[1]!.key) })
   t.equal(stranger.statusCode, 404)
 })
 
@@ -204,18 +203,18 @@ t.test('an endpoint that keeps failing is disabled, with the reason; re-enabling
   let status = 500
   const rx = await receiver(t, () => status)
   const hook = await createWebhook(api, agent.key, agent.id, rx.url())
-  const channel = await createChannel(api, agent.key, 'flaky')
-  await postMessage(api, agent.key, channel, 'one')
+  const channel = await createChannelId(api, agent.key, 'flaky')
+  await post(api, agent.key, channel, 'one')
   const hookUrl = `/api/v1/agents/${agent.id}/webhooks/${hook.id}`
   const disabled = await eventually(async () => {
-    const w = (await api({ method: 'GET', url: hookUrl, headers: auth(ws.owner.token) })).json()
+    const w = (await api({ method: 'GET', url: hookUrl, headers: bearer(ws.owner.token) })).json()
     return w.active === false ? w : null
   }, 'the webhook to be disabled')
   t.ok(disabled.disabled_at)
   t.match(disabled.disabled_reason, /^disabled after 3 consecutive failed deliveries since .*Z; last error: HTTP 500/)
   t.equal(disabled.consecutive_failures, 3)
   const d = await eventually(async () => {
-    const x = (await api({ method: 'GET', url: `${hookUrl}/deliveries`, headers: auth(agent.key) })).json().deliveries[0]
+    const x = (await api({ method: 'GET', url: `${hookUrl}/deliveries`, headers: bearer(agent.key) })).json().deliveries[0]
     return x?.status === 'failed' ? x : null
   }, 'the pending delivery to fail')
   t.equal(d.attempts, 3, 'no attempt once the endpoint is disabled')
@@ -223,18 +222,18 @@ t.test('an endpoint that keeps failing is disabled, with the reason; re-enabling
   t.equal(rx.requests.length, 3)
 
   // While disabled: nothing is planned for it, and redelivery is refused.
-  await postMessage(api, agent.key, channel, 'two')
+  await post(api, agent.key, channel, 'two')
   await eventually(async () => (await app.db.pool.query('SELECT count(*)::int AS n FROM outbox_events WHERE planned_at IS NULL')).rows[0].n === 0, 'planning')
-  t.equal((await api({ method: 'GET', url: `${hookUrl}/deliveries`, headers: auth(agent.key) })).json().deliveries.length, 1)
-  const refused = await api({ method: 'POST', url: `${hookUrl}/deliveries/${d.id}/redeliver`, headers: auth(agent.key) })
+  t.equal((await api({ method: 'GET', url: `${hookUrl}/deliveries`, headers: bearer(agent.key) })).json().deliveries.length, 1)
+  const refused = await api({ method: 'POST', url: `${hookUrl}/deliveries/${d.id}/redeliver`, headers: bearer(agent.key) })
   t.equal(refused.statusCode, 409)
   t.equal(refused.json().code, 'CONFLICT')
 
   status = 200
-  const enabled = await api({ method: 'PATCH', url: hookUrl, headers: auth(agent.key), payload: { active: true } })
+  const enabled = await api({ method: 'PATCH', url: hookUrl, headers: bearer(agent.key), payload: { active: true } })
   t.equal(enabled.statusCode, 200)
   t.match(enabled.json(), { active: true, disabled_at: null, disabled_reason: null, consecutive_failures: 0, failing_since: null })
-  await postMessage(api, agent.key, channel, 'three')
+  await post(api, agent.key, channel, 'three')
   const [, , , fourth] = await rx.waitFor(4)
   t.equal(JSON.parse(fourth!.body).payload.message.text, 'three')
 })
@@ -265,8 +264,8 @@ t.test('timeouts, redirects and connection-time address checks', async (t) => {
   const slowHook = await insert(`http://127.0.0.2:${slow.port}/hook`)
   const redirectHook = await insert(`http://127.0.0.2:${redirect.port}/hook`)
 
-  const channel = await createChannel(api, agent.key, 'guarded')
-  await postMessage(api, agent.key, channel, 'who gets this?')
+  const channel = await createChannelId(api, agent.key, 'guarded')
+  await post(api, agent.key, channel, 'who gets this?')
   const outcome = async (webhookId: string) =>
     eventually(async () => {
       const d = await app.db.prisma.delivery.findFirst({ where: { webhookId } })

@@ -2,9 +2,9 @@
 // start, and a delivery waiting for its retry when the server stops is sent by the next one,
 // with the same id and body.
 import t from 'tap'
-import { seedWorkspace } from '../fixtures.ts'
 import { build } from '../helper.ts'
-import { createChannel, createWebhook, eventually, FAST_ENV, postMessage, receiver } from './helpers.ts'
+import { createWebhook, eventually, FAST_ENV, heldReceiver, receiver } from './helpers.ts'
+import { createChannelId, post, seedWorkspace } from '../support/index.ts'
 
 t.test('events committed with no worker running are delivered after a restart', async (t) => {
   const first = await build(t, { background: false, env: FAST_ENV })
@@ -12,8 +12,8 @@ t.test('events committed with no worker running are delivered after a restart', 
   const agent = ws.agents[0]!
   const rx = await receiver(t)
   await createWebhook(first.api, agent.key, agent.id, rx.url())
-  const channel = await createChannel(first.api, agent.key, 'offline')
-  await postMessage(first.api, agent.key, channel, 'while nobody delivers')
+  const channel = await createChannelId(first.api, agent.key, 'offline')
+  await post(first.api, agent.key, channel, 'while nobody delivers')
   // The event sits in the outbox, unplanned: the process "died" before planning it.
   const unplanned = await first.app.db.pool.query("SELECT count(*)::int AS n FROM outbox_events WHERE planned_at IS NULL AND type = 'message.created'")
   t.equal(unplanned.rows[0].n, 1)
@@ -31,8 +31,8 @@ t.test('a delivery waiting for a retry when the server stops is sent by the next
   const ws = await seedWorkspace(first.app)
   const agent = ws.agents[0]!
   await createWebhook(first.api, agent.key, agent.id, rx.url())
-  const channel = await createChannel(first.api, agent.key, 'restart')
-  await postMessage(first.api, agent.key, channel, 'survive me')
+  const channel = await createChannelId(first.api, agent.key, 'restart')
+  await post(first.api, agent.key, channel, 'survive me')
   await rx.waitFor(1)
   const failedOnce = await eventually(async () => {
     const d = await first.app.db.prisma.delivery.findFirst()
@@ -58,20 +58,14 @@ t.test('a delivery waiting for a retry when the server stops is sent by the next
 })
 
 t.test('a graceful stop hands back claimed deliveries it had not started', async (t) => {
-  let release!: () => void
-  const held = new Promise<void>((resolve) => (release = resolve))
-  t.teardown(() => release())
-  const rx = await receiver(t, async () => {
-    await held
-    return 200
-  })
+  const { rx, release } = await heldReceiver(t)
   const env = { ...FAST_ENV, WEBHOOK_CONCURRENCY: '1', WEBHOOK_CLAIM_TIMEOUT_MS: '600000', WEBHOOK_TIMEOUT_MS: '60000' }
   const first = await build(t, { env })
   const ws = await seedWorkspace(first.app)
   const agent = ws.agents[0]!
   await createWebhook(first.api, agent.key, agent.id, rx.url())
-  const channel = await createChannel(first.api, agent.key, 'handback')
-  for (const text of ['a', 'b', 'c']) await postMessage(first.api, agent.key, channel, text)
+  const channel = await createChannelId(first.api, agent.key, 'handback')
+  for (const text of ['a', 'b', 'c']) await post(first.api, agent.key, channel, text)
   await eventually(async () => rx.requests.length === 1 && (await first.app.db.prisma.delivery.count()) === 3, 'one attempt in flight, three deliveries')
   const closing = first.app.close()
   release() // the attempt in flight finishes during the close

@@ -9,9 +9,9 @@
 // of new messages, so nothing can follow. Tests wait for that state, never for time.
 import t, { type Test } from 'tap'
 import type { FastifyInstance } from 'fastify'
-import { seedWorkspace, type SeededAgent } from '../fixtures.ts'
 import { build } from '../helper.ts'
-import { auth, createWebhook, eventually, FAST_ENV, receiver, type Api, type Received } from './helpers.ts'
+import { createWebhook, eventually, FAST_ENV, receiver, type Received } from './helpers.ts'
+import { type Api, bearer, type SeededAgent, seedWorkspace } from '../support/index.ts'
 
 interface EchoAgent {
   agent: SeededAgent
@@ -35,7 +35,7 @@ async function echoAgent(t: Test, api: Api, agent: SeededAgent, channelId: () =>
     const res = await api({
       method: 'POST',
       url: `/api/v1/channels/${channelId()}/messages`,
-      headers: auth(agent.key),
+      headers: bearer(agent.key),
       payload: { text: `${agent.name} echoes: ${m.text}`.slice(0, 200), in_reply_to_event: body.event_id },
     })
     if (res.statusCode !== 201 && !(res.statusCode === 429 && res.json().code === 'LOOP_DETECTED')) t.fail(`unexpected reply: ${res.statusCode} ${res.body}`)
@@ -54,7 +54,7 @@ async function echoAgent(t: Test, api: Api, agent: SeededAgent, channelId: () =>
   const res = await api({
     method: 'POST',
     url: `/api/v1/agents/${agent.id}/webhooks`,
-    headers: auth(agent.key),
+    headers: bearer(agent.key),
     payload: { url: echo.url, events: ['message.created'], include_own_messages: includeOwn },
   })
   if (res.statusCode !== 201) throw new Error(`webhook: ${res.statusCode} ${res.body}`)
@@ -84,7 +84,7 @@ async function settled(app: FastifyInstance, channelId: string, echoes: EchoAgen
 }
 
 async function dmOf(api: Api, a: SeededAgent, b: SeededAgent): Promise<string> {
-  const res = await api({ method: 'POST', url: '/api/v1/dm', headers: auth(a.key), payload: { participant_id: b.id } })
+  const res = await api({ method: 'POST', url: '/api/v1/dm', headers: bearer(a.key), payload: { participant_id: b.id } })
   if (res.statusCode !== 201 && res.statusCode !== 200) throw new Error(`dm: ${res.statusCode} ${res.body}`)
   return res.json().id
 }
@@ -93,14 +93,14 @@ t.test('two agents that echo everything they hear (their own messages too) stop 
   const { app, api } = await build(t, { env: FAST_ENV })
   const ws = await seedWorkspace(app)
   const LIMIT = 6
-  const patch = await api({ method: 'PATCH', url: '/api/v1/workspace', headers: auth(ws.owner.token), payload: { loop_guard_max_messages: LIMIT, loop_guard_window_seconds: 3600, loop_guard_max_depth: 0 } })
+  const patch = await api({ method: 'PATCH', url: '/api/v1/workspace', headers: bearer(ws.owner.token), payload: { loop_guard_max_messages: LIMIT, loop_guard_window_seconds: 3600, loop_guard_max_depth: 0 } })
   t.equal(patch.statusCode, 200)
   const [a, b] = ws.agents as [SeededAgent, SeededAgent]
   // A channel rather than their DM, so that a human can speak in it later.
-  const created = await api({ method: 'POST', url: '/api/v1/channels', headers: auth(a.key), payload: { name: 'echo-room', description: 'two echo agents' } })
+  const created = await api({ method: 'POST', url: '/api/v1/channels', headers: bearer(a.key), payload: { name: 'echo-room', description: 'two echo agents' } })
   const channelId = created.json().id as string
   for (const id of [b.id, ws.member.id]) {
-    t.equal((await api({ method: 'POST', url: `/api/v1/channels/${channelId}/members`, headers: auth(a.key), payload: { user_id: id } })).statusCode, 201)
+    t.equal((await api({ method: 'POST', url: `/api/v1/channels/${channelId}/members`, headers: bearer(a.key), payload: { user_id: id } })).statusCode, 201)
   }
   const echoA = await echoAgent(t, api, a, () => channelId, true)
   const echoB = await echoAgent(t, api, b, () => channelId, true)
@@ -108,7 +108,7 @@ t.test('two agents that echo everything they hear (their own messages too) stop 
   // Each message reaches both agents (each hears itself), so every message asks for two replies.
   const toBoth = () => 2
 
-  const kickoff = await api({ method: 'POST', url: `/api/v1/channels/${channelId}/messages`, headers: auth(a.key), payload: { text: 'ping' } })
+  const kickoff = await api({ method: 'POST', url: `/api/v1/channels/${channelId}/messages`, headers: bearer(a.key), payload: { text: 'ping' } })
   t.equal(kickoff.statusCode, 201)
   t.equal(await settled(app, channelId, echoes, toBoth), LIMIT, `exactly ${LIMIT} agent messages were stored`)
   const replies = echoes.flatMap((e) => e.replies)
@@ -119,7 +119,7 @@ t.test('two agents that echo everything they hear (their own messages too) stop 
   t.ok(echoes.every((e) => e.heard.every((h) => h.eventId === h.messageId)))
 
   // A human speaks: the agents answer it and each other, up to the limit again.
-  const human = await api({ method: 'POST', url: `/api/v1/channels/${channelId}/messages`, headers: auth(ws.member.token), payload: { text: 'humans here' } })
+  const human = await api({ method: 'POST', url: `/api/v1/channels/${channelId}/messages`, headers: bearer(ws.member.token), payload: { text: 'humans here' } })
   t.equal(human.statusCode, 201)
   t.equal(await settled(app, channelId, echoes, toBoth), 2 * LIMIT, `${LIMIT} more agent messages after the human one, then stopped again`)
   t.equal(await app.db.prisma.message.count({ where: { channelId } }), 2 * LIMIT + 1)
@@ -130,12 +130,12 @@ t.test('agents that opted out of their own messages form a linear exchange that 
   const { app, api } = await build(t, { env: FAST_ENV })
   const ws = await seedWorkspace(app)
   const LIMIT = 9
-  await api({ method: 'PATCH', url: '/api/v1/workspace', headers: auth(ws.owner.token), payload: { loop_guard_max_messages: LIMIT, loop_guard_window_seconds: 3600, loop_guard_max_depth: 0 } })
+  await api({ method: 'PATCH', url: '/api/v1/workspace', headers: bearer(ws.owner.token), payload: { loop_guard_max_messages: LIMIT, loop_guard_window_seconds: 3600, loop_guard_max_depth: 0 } })
   const [a, b] = ws.agents as [SeededAgent, SeededAgent]
   const dm = await dmOf(api, a, b)
   const echoA = await echoAgent(t, api, a, () => dm, false)
   const echoB = await echoAgent(t, api, b, () => dm, false)
-  const kickoff = await api({ method: 'POST', url: `/api/v1/channels/${dm}/messages`, headers: auth(a.key), payload: { text: 'ping' } })
+  const kickoff = await api({ method: 'POST', url: `/api/v1/channels/${dm}/messages`, headers: bearer(a.key), payload: { text: 'ping' } })
   t.equal(kickoff.statusCode, 201)
   t.equal(await settled(app, dm, [echoA, echoB], () => 1), LIMIT, `exactly ${LIMIT} messages in the DM`)
   t.notOk(echoA.heard.some((h) => h.authorId === a.id), 'agent A never heard itself')
@@ -150,12 +150,12 @@ t.test('the chain cap stops an echo that the window guard lets through', async (
   const { app, api } = await build(t, { env: FAST_ENV })
   const ws = await seedWorkspace(app)
   const DEPTH = 4
-  await api({ method: 'PATCH', url: '/api/v1/workspace', headers: auth(ws.owner.token), payload: { loop_guard_max_messages: 0, loop_guard_max_depth: DEPTH } })
+  await api({ method: 'PATCH', url: '/api/v1/workspace', headers: bearer(ws.owner.token), payload: { loop_guard_max_messages: 0, loop_guard_max_depth: DEPTH } })
   const [a, b] = ws.agents as [SeededAgent, SeededAgent]
   const dm = await dmOf(api, a, b)
   const echoA = await echoAgent(t, api, a, () => dm, false)
   const echoB = await echoAgent(t, api, b, () => dm, false)
-  await api({ method: 'POST', url: `/api/v1/channels/${dm}/messages`, headers: auth(a.key), payload: { text: 'ping' } })
+  await api({ method: 'POST', url: `/api/v1/channels/${dm}/messages`, headers: bearer(a.key), payload: { text: 'ping' } })
   t.equal(await settled(app, dm, [echoA, echoB], () => 1), DEPTH, `exactly ${DEPTH} messages: the chain's cap`)
   t.equal([...echoA.replies, ...echoB.replies].filter((s) => s === 429).length, 1)
 })
@@ -166,26 +166,26 @@ t.test('webhook include_own_messages: set at creation, changed by PATCH, validat
   const agent = ws.agents[0]!
   const rx = await receiver(t)
   const byDefault = await createWebhook(api, agent.key, agent.id, rx.url('/default'))
-  const listed = await api({ method: 'GET', url: `/api/v1/agents/${agent.id}/webhooks`, headers: auth(agent.key) })
+  const listed = await api({ method: 'GET', url: `/api/v1/agents/${agent.id}/webhooks`, headers: bearer(agent.key) })
   t.equal(listed.json().find((w: { id: string }) => w.id === byDefault.id).include_own_messages, true, "the spec's default: every message")
 
-  const quiet = await api({ method: 'POST', url: `/api/v1/agents/${agent.id}/webhooks`, headers: auth(agent.key), payload: { url: rx.url('/quiet'), events: ['message.created', 'message.updated'], include_own_messages: false } })
+  const quiet = await api({ method: 'POST', url: `/api/v1/agents/${agent.id}/webhooks`, headers: bearer(agent.key), payload: { url: rx.url('/quiet'), events: ['message.created', 'message.updated'], include_own_messages: false } })
   t.equal(quiet.statusCode, 201)
   t.equal(quiet.json().include_own_messages, false)
   for (const value of ['no', 0, null]) {
-    const bad = await api({ method: 'POST', url: `/api/v1/agents/${agent.id}/webhooks`, headers: auth(agent.key), payload: { url: rx.url('/bad'), events: ['message.created'], include_own_messages: value } })
+    const bad = await api({ method: 'POST', url: `/api/v1/agents/${agent.id}/webhooks`, headers: bearer(agent.key), payload: { url: rx.url('/bad'), events: ['message.created'], include_own_messages: value } })
     t.equal(bad.statusCode, 400, JSON.stringify(value))
-    const badPatch = await api({ method: 'PATCH', url: `/api/v1/agents/${agent.id}/webhooks/${quiet.json().id}`, headers: auth(agent.key), payload: { include_own_messages: value } })
+    const badPatch = await api({ method: 'PATCH', url: `/api/v1/agents/${agent.id}/webhooks/${quiet.json().id}`, headers: bearer(agent.key), payload: { include_own_messages: value } })
     t.equal(badPatch.statusCode, 400)
   }
   t.equal(await app.db.prisma.webhook.count(), 2, 'nothing created by the bad requests')
 
-  const channel = await api({ method: 'POST', url: '/api/v1/channels', headers: auth(agent.key), payload: { name: 'mine', description: '' } })
+  const channel = await api({ method: 'POST', url: '/api/v1/channels', headers: bearer(agent.key), payload: { name: 'mine', description: '' } })
   const channelId = channel.json().id
-  await api({ method: 'POST', url: `/api/v1/channels/${channelId}/members`, headers: auth(agent.key), payload: { user_id: ws.member.id } })
-  const own = await api({ method: 'POST', url: `/api/v1/channels/${channelId}/messages`, headers: auth(agent.key), payload: { text: 'mine' } })
-  await api({ method: 'PATCH', url: `/api/v1/channels/${channelId}/messages/${own.json().id}`, headers: auth(agent.key), payload: { text: 'mine, edited' } })
-  await api({ method: 'POST', url: `/api/v1/channels/${channelId}/messages`, headers: auth(ws.member.token), payload: { text: 'theirs' } })
+  await api({ method: 'POST', url: `/api/v1/channels/${channelId}/members`, headers: bearer(agent.key), payload: { user_id: ws.member.id } })
+  const own = await api({ method: 'POST', url: `/api/v1/channels/${channelId}/messages`, headers: bearer(agent.key), payload: { text: 'mine' } })
+  await api({ method: 'PATCH', url: `/api/v1/channels/${channelId}/messages/${own.json().id}`, headers: bearer(agent.key), payload: { text: 'mine, edited' } })
+  await api({ method: 'POST', url: `/api/v1/channels/${channelId}/messages`, headers: bearer(ws.member.token), payload: { text: 'theirs' } })
   await rx.waitFor(1, (r) => r.url === '/quiet')
   await rx.waitFor(2, (r) => r.url === '/default')
   // The planner handles events in order: once the last event was planned, nothing else comes.
@@ -195,10 +195,10 @@ t.test('webhook include_own_messages: set at creation, changed by PATCH, validat
   t.same(texts('/quiet'), ['theirs'], 'opted out: neither its own message nor its own edit')
   t.same(texts('/default').sort(), ['mine', 'theirs'].sort(), 'by default: its own message too')
 
-  const flip = await api({ method: 'PATCH', url: `/api/v1/agents/${agent.id}/webhooks/${quiet.json().id}`, headers: auth(ws.owner.token), payload: { include_own_messages: true } })
+  const flip = await api({ method: 'PATCH', url: `/api/v1/agents/${agent.id}/webhooks/${quiet.json().id}`, headers: bearer(ws.owner.token), payload: { include_own_messages: true } })
   t.equal(flip.statusCode, 200)
   t.equal(flip.json().include_own_messages, true)
-  await api({ method: 'POST', url: `/api/v1/channels/${channelId}/messages`, headers: auth(agent.key), payload: { text: 'mine again' } })
+  await api({ method: 'POST', url: `/api/v1/channels/${channelId}/messages`, headers: bearer(agent.key), payload: { text: 'mine again' } })
   await rx.waitFor(2, (r) => r.url === '/quiet')
   t.same(texts('/quiet'), ['theirs', 'mine again'])
 })
@@ -209,7 +209,7 @@ t.test('integration include_own_messages: skips messages of the agents it acts f
   const [a, b] = ws.agents as [SeededAgent, SeededAgent]
   const rx = await receiver(t)
   const create = (path: string, extra: Record<string, unknown>) =>
-    api({ method: 'POST', url: '/api/v1/integrations', headers: auth(ws.owner.token), payload: { name: path, webhook_url: rx.url(path), events: ['message.created'], ...extra } })
+    api({ method: 'POST', url: '/api/v1/integrations', headers: bearer(ws.owner.token), payload: { name: path, webhook_url: rx.url(path), events: ['message.created'], ...extra } })
   const forA = await create('/for-a', { agent_ids: [a.id], include_own_messages: false })
   t.equal(forA.statusCode, 201)
   t.equal(forA.json().include_own_messages, false)
@@ -218,16 +218,16 @@ t.test('integration include_own_messages: skips messages of the agents it acts f
   t.equal(plain.json().include_own_messages, true)
   t.equal((await create('/bad', { include_own_messages: 'false' })).statusCode, 400)
   t.equal(await app.db.prisma.integration.count(), 3)
-  t.equal((await api({ method: 'PATCH', url: `/api/v1/integrations/${plain.json().id}`, headers: auth(ws.owner.token), payload: { include_own_messages: 1 } })).statusCode, 400)
-  t.equal((await api({ method: 'GET', url: `/api/v1/integrations/${plain.json().id}`, headers: auth(ws.owner.token) })).json().include_own_messages, true)
+  t.equal((await api({ method: 'PATCH', url: `/api/v1/integrations/${plain.json().id}`, headers: bearer(ws.owner.token), payload: { include_own_messages: 1 } })).statusCode, 400)
+  t.equal((await api({ method: 'GET', url: `/api/v1/integrations/${plain.json().id}`, headers: bearer(ws.owner.token) })).json().include_own_messages, true)
 
-  const ch = await api({ method: 'POST', url: '/api/v1/channels', headers: auth(a.key), payload: { name: 'bridge', description: '' } })
+  const ch = await api({ method: 'POST', url: '/api/v1/channels', headers: bearer(a.key), payload: { name: 'bridge', description: '' } })
   const channelId = ch.json().id
-  for (const id of [b.id, ws.member.id]) await api({ method: 'POST', url: `/api/v1/channels/${channelId}/members`, headers: auth(a.key), payload: { user_id: id } })
-  const inbound = await api({ method: 'POST', url: `/api/v1/integrations/${forA.json().id}/inbound`, headers: auth(forA.json().api_key), payload: { channel_id: channelId, agent_id: a.id, text: 'from A via the bridge' } })
+  for (const id of [b.id, ws.member.id]) await api({ method: 'POST', url: `/api/v1/channels/${channelId}/members`, headers: bearer(a.key), payload: { user_id: id } })
+  const inbound = await api({ method: 'POST', url: `/api/v1/integrations/${forA.json().id}/inbound`, headers: bearer(forA.json().api_key), payload: { channel_id: channelId, agent_id: a.id, text: 'from A via the bridge' } })
   t.equal(inbound.statusCode, 201)
-  await api({ method: 'POST', url: `/api/v1/channels/${channelId}/messages`, headers: auth(b.key), payload: { text: 'from B' } })
-  await api({ method: 'POST', url: `/api/v1/channels/${channelId}/messages`, headers: auth(ws.member.token), payload: { text: 'from a human' } })
+  await api({ method: 'POST', url: `/api/v1/channels/${channelId}/messages`, headers: bearer(b.key), payload: { text: 'from B' } })
+  await api({ method: 'POST', url: `/api/v1/channels/${channelId}/messages`, headers: bearer(ws.member.token), payload: { text: 'from a human' } })
   await rx.waitFor(3, (r) => r.url === '/plain')
   await eventually(async () => (await app.db.pool.query('SELECT count(*)::int AS n FROM outbox_events WHERE planned_at IS NULL')).rows[0].n === 0, 'planning')
   await eventually(async () => (await app.db.prisma.delivery.count({ where: { status: 'pending' } })) === 0, 'deliveries')
@@ -236,6 +236,6 @@ t.test('integration include_own_messages: skips messages of the agents it acts f
   t.same(texts('/for-all'), ['from a human'], 'acting for every agent: only humans')
   t.same(texts('/plain'), ['from A via the bridge', 'from B', 'from a human'].sort(), "the spec's default: every message")
 
-  const flip = await api({ method: 'PATCH', url: `/api/v1/integrations/${forAll.json().id}`, headers: auth(ws.owner.token), payload: { include_own_messages: true } })
+  const flip = await api({ method: 'PATCH', url: `/api/v1/integrations/${forAll.json().id}`, headers: bearer(ws.owner.token), payload: { include_own_messages: true } })
   t.equal(flip.json().include_own_messages, true)
 })

@@ -6,8 +6,8 @@ import type { AppConfig } from '../../src/app.ts'
 import { freePort, serverEnv, startServer as startProcess, type ServerProcess } from '../processes.ts'
 import http from 'node:http'
 import type { AddressInfo } from 'node:net'
-import type { InjectOptions, LightMyRequestResponse } from 'fastify'
 import type { Test } from 'tap'
+import { bearer, expectStatus, type Api } from '../support/index.ts'
 
 export const SAFETY_MS = 30_000
 
@@ -100,6 +100,18 @@ export async function receiver(t: Test, responder?: Responder): Promise<Receiver
   return r.listen(t)
 }
 
+/** A receiver that holds every request until `release()` (then answers 200); released at teardown too. */
+export async function heldReceiver(t: Test): Promise<{ rx: Receiver; release: () => void }> {
+  let release!: () => void
+  const held = new Promise<void>((resolve) => (release = resolve))
+  t.teardown(() => release())
+  const rx = await receiver(t, async () => {
+    await held
+    return 200
+  })
+  return { rx, release }
+}
+
 /** Polls `fn` until it returns a truthy value (state in the database), with a safety deadline. */
 export async function eventually<T>(fn: () => Promise<T | null | undefined | false>, what: string, intervalMs = 25): Promise<T> {
   const deadline = Date.now() + SAFETY_MS
@@ -124,10 +136,6 @@ export function verifyTimestamped(secret: string, timestamp: string | string[] |
   return verifySignature(secret, `${timestamp}.${body}`, header)
 }
 
-export type Api = (opts: InjectOptions) => Promise<LightMyRequestResponse>
-
-export const auth = (token: string): Record<string, string> => ({ authorization: `Bearer ${token}` })
-
 export const FAST_ENV: Record<string, string> = {
   WEBHOOK_ALLOW_PRIVATE: 'true',
   WEBHOOK_POLL_INTERVAL_MS: '50',
@@ -139,24 +147,6 @@ export const FAST_ENV: Record<string, string> = {
   WEBHOOK_BREAKER_FAILURES: '1000',
 }
 
-export async function createChannel(api: Api, token: string, name: string, members: string[] = []): Promise<string> {
-  const res = await api({ method: 'POST', url: '/api/v1/channels', headers: auth(token), payload: { name, description: `${name} channel` } })
-  if (res.statusCode !== 201) throw new Error(`create channel: ${res.statusCode} ${res.body}`)
-  const id = res.json().id as string
-  for (const member of members) {
-    const add = await api({ method: 'POST', url: `/api/v1/channels/${id}/members`, headers: auth(token), payload: { user_id: member } })
-    if (add.statusCode >= 300) throw new Error(`add member: ${add.statusCode} ${add.body}`)
-  }
-  return id
-}
-
-// eslint-disable-next-line @typescript-eslint/no-explicit-any -- the REST message object, compared whole
-export async function postMessage(api: Api, token: string, channelId: string, text: string): Promise<Record<string, any>> {
-  const res = await api({ method: 'POST', url: `/api/v1/channels/${channelId}/messages`, headers: auth(token), payload: { text } })
-  if (res.statusCode !== 201) throw new Error(`post: ${res.statusCode} ${res.body}`)
-  return res.json()
-}
-
 export async function createWebhook(
   api: Api,
   token: string,
@@ -164,9 +154,8 @@ export async function createWebhook(
   url: string,
   events: string[] = ['message.created'],
 ): Promise<{ id: string; secret: string }> {
-  const res = await api({ method: 'POST', url: `/api/v1/agents/${agentId}/webhooks`, headers: auth(token), payload: { url, events } })
-  if (res.statusCode !== 201) throw new Error(`create webhook: ${res.statusCode} ${res.body}`)
-  return res.json()
+  const res = await api({ method: 'POST', url: `/api/v1/agents/${agentId}/webhooks`, headers: bearer(token), payload: { url, events } })
+  return expectStatus<{ id: string; secret: string }>(res, 201, 'create webhook')
 }
 
 // ---- real server processes (for the kill test) ----

@@ -4,9 +4,9 @@
 import { createHmac, randomUUID } from 'node:crypto'
 import t from 'tap'
 import WebSocket from 'ws'
-import { seedWorkspace } from '../fixtures.ts'
 import { build } from '../helper.ts'
-import { auth, createChannel, createWebhook, eventually, FAST_ENV, postMessage, receiver, verifySignature } from './helpers.ts'
+import { createWebhook, eventually, FAST_ENV, receiver, verifySignature } from './helpers.ts'
+import { bearer, createChannelId, post, seedWorkspace } from '../support/index.ts'
 
 const KEY_RE = /^svc_int_[A-Za-z0-9+/]{43}=$/
 const SECRET_RE = /^whsec_[A-Za-z0-9+/]{43}=$/
@@ -16,7 +16,7 @@ t.test('integration management', async (t) => {
   const ws = await seedWorkspace(app)
   const agent = ws.agents[0]!
   const count = () => app.db.prisma.integration.count()
-  const create = (payload: object, token = ws.owner.token) => api({ method: 'POST', url: '/api/v1/integrations', headers: auth(token), payload })
+  const create = (payload: object, token = ws.owner.token) => api({ method: 'POST', url: '/api/v1/integrations', headers: bearer(token), payload })
 
   const res = await create({ name: 'Zap', platform: 'zapier', webhook_url: 'https://hooks.example.com/zap', agent_ids: [agent.id] })
   t.equal(res.statusCode, 201)
@@ -36,27 +36,27 @@ t.test('integration management', async (t) => {
   t.not(stored!.keyHash, created.api_key, 'the key is stored hashed')
   t.equal(stored!.keyHash.length, 64)
 
-  const list = await api({ method: 'GET', url: '/api/v1/integrations', headers: auth(ws.owner.token) })
+  const list = await api({ method: 'GET', url: '/api/v1/integrations', headers: bearer(ws.owner.token) })
   t.equal(list.statusCode, 200)
   t.equal(list.json().length, 1)
   t.notOk(list.body.includes(created.api_key) || list.body.includes(created.hmac_secret), 'neither the key nor the secret is listed')
   t.notOk('api_key' in list.json()[0] || 'hmac_secret' in list.json()[0])
-  const one = await api({ method: 'GET', url: `/api/v1/integrations/${created.id}`, headers: auth(ws.owner.token) })
+  const one = await api({ method: 'GET', url: `/api/v1/integrations/${created.id}`, headers: bearer(ws.owner.token) })
   t.same(one.json(), list.json()[0])
 
   t.test('patch', async (t) => {
     const patched = await api({
       method: 'PATCH',
       url: `/api/v1/integrations/${created.id}`,
-      headers: auth(ws.owner.token),
+      headers: bearer(ws.owner.token),
       payload: { name: 'Zap 2', events: ['message.created'], agent_ids: [ws.agents[1]!.id, agent.id], platform: 'n8n' },
     })
     t.equal(patched.statusCode, 200)
     t.match(patched.json(), { name: 'Zap 2', events: ['message.created'], platform: 'n8n' })
     t.same([...patched.json().agent_ids].sort(), [ws.agents[1]!.id, agent.id].sort())
-    const paused = await api({ method: 'PATCH', url: `/api/v1/integrations/${created.id}`, headers: auth(ws.owner.token), payload: { active: false } })
+    const paused = await api({ method: 'PATCH', url: `/api/v1/integrations/${created.id}`, headers: bearer(ws.owner.token), payload: { active: false } })
     t.match(paused.json(), { active: false, disabled_reason: 'disabled by the workspace owner' })
-    const resumed = await api({ method: 'PATCH', url: `/api/v1/integrations/${created.id}`, headers: auth(ws.owner.token), payload: { active: true, agent_ids: [agent.id] } })
+    const resumed = await api({ method: 'PATCH', url: `/api/v1/integrations/${created.id}`, headers: bearer(ws.owner.token), payload: { active: true, agent_ids: [agent.id] } })
     t.match(resumed.json(), { active: true, disabled_reason: null, disabled_at: null, agent_ids: [agent.id] })
   })
 
@@ -77,15 +77,15 @@ t.test('integration management', async (t) => {
     for (const [method, url, payload] of routes) {
       const p = payload ? { payload } : {}
       t.equal((await api({ method: method as 'GET', url, ...p })).statusCode, 401, `${method} ${url} no credential`)
-      t.equal((await api({ method: method as 'GET', url, headers: auth(created.api_key), ...p })).statusCode, 401, `${method} ${url} integration key`)
+      t.equal((await api({ method: method as 'GET', url, headers: bearer(created.api_key), ...p })).statusCode, 401, `${method} ${url} integration key`)
       for (const token of [agent.key, ws.primary.key, ws.member.token, ws.observer.token]) {
-        const r = await api({ method: method as 'GET', url, headers: auth(token), ...p })
+        const r = await api({ method: method as 'GET', url, headers: bearer(token), ...p })
         t.equal(r.statusCode, 403, `${method} ${url} not the owner`)
         t.equal(r.json().code, 'FORBIDDEN')
       }
     }
     for (const [method, url, payload] of routes.slice(2)) {
-      const r = await api({ method: method as 'GET', url: url.replace(id, randomUUID()), headers: auth(ws.owner.token), ...(payload ? { payload } : {}) })
+      const r = await api({ method: method as 'GET', url: url.replace(id, randomUUID()), headers: bearer(ws.owner.token), ...(payload ? { payload } : {}) })
       t.equal(r.statusCode, 404, `${method} unknown integration`)
     }
     t.equal(await count(), before)
@@ -118,38 +118,38 @@ t.test('integration management', async (t) => {
       t.equal(r.json().code, code)
     }
     for (const payload of [{}, { webhook_url: 'http://10.0.0.1/' }, { agent_ids: [randomUUID()] }, { platform: 'x' }]) {
-      t.equal((await api({ method: 'PATCH', url: `/api/v1/integrations/${created.id}`, headers: auth(ws.owner.token), payload })).statusCode, 400)
+      t.equal((await api({ method: 'PATCH', url: `/api/v1/integrations/${created.id}`, headers: bearer(ws.owner.token), payload })).statusCode, 400)
     }
     t.equal(await count(), before)
-    const after = (await api({ method: 'GET', url: `/api/v1/integrations/${created.id}`, headers: auth(ws.owner.token) })).json()
+    const after = (await api({ method: 'GET', url: `/api/v1/integrations/${created.id}`, headers: bearer(ws.owner.token) })).json()
     t.same(after.agent_ids, [agent.id])
   })
 
   t.test('agent_id is shorthand for agent_ids; an empty list means any agent', async (t) => {
     const [first, second] = ws.agents as [(typeof ws.agents)[0], (typeof ws.agents)[0]]
-    const channel = await createChannel(api, first.key, 'alias', [second.id])
+    const channel = await createChannelId(api, first.key, 'alias', [second.id])
     const single = (await create({ name: 'Alias', webhook_url: 'https://hooks.example.com/a', agent_id: first.id })).json()
     t.same(single.agent_ids, [first.id])
     t.equal(single.platform, 'custom')
     const inbound = (agentId: string) =>
-      api({ method: 'POST', url: `/api/v1/integrations/${single.id}/inbound`, headers: auth(single.api_key), payload: { channel_id: channel, agent_id: agentId, text: 'hi' } })
+      api({ method: 'POST', url: `/api/v1/integrations/${single.id}/inbound`, headers: bearer(single.api_key), payload: { channel_id: channel, agent_id: agentId, text: 'hi' } })
     t.equal((await inbound(first.id)).statusCode, 201)
     t.equal((await inbound(second.id)).statusCode, 403, 'a non-empty list restricts')
     const both = (await create({ name: 'Both', webhook_url: 'https://hooks.example.com/b', agent_id: first.id, agent_ids: [second.id, first.id] })).json()
     t.same([...both.agent_ids].sort(), [first.id, second.id].sort(), 'the union, without duplicates')
-    const cleared = await api({ method: 'PATCH', url: `/api/v1/integrations/${single.id}`, headers: auth(ws.owner.token), payload: { agent_ids: [] } })
+    const cleared = await api({ method: 'PATCH', url: `/api/v1/integrations/${single.id}`, headers: bearer(ws.owner.token), payload: { agent_ids: [] } })
     t.same(cleared.json().agent_ids, [])
     t.equal((await inbound(second.id)).statusCode, 201, 'emptied: any agent')
-    for (const id of [single.id, both.id]) await api({ method: 'DELETE', url: `/api/v1/integrations/${id}`, headers: auth(ws.owner.token) })
+    for (const id of [single.id, both.id]) await api({ method: 'DELETE', url: `/api/v1/integrations/${id}`, headers: bearer(ws.owner.token) })
   })
 
   t.test('rotating one key leaves others untouched; delete revokes', async (t) => {
-    const channel = await createChannel(api, agent.key, 'rotation')
+    const channel = await createChannelId(api, agent.key, 'rotation')
     const second = (await create({ name: 'Other', platform: 'custom', webhook_url: 'https://hooks.example.com/o', agent_ids: [agent.id] })).json()
     const inbound = (id: string, key: string) =>
-      api({ method: 'POST', url: `/api/v1/integrations/${id}/inbound`, headers: auth(key), payload: { channel_id: channel, agent_id: agent.id, text: 'hi' } })
+      api({ method: 'POST', url: `/api/v1/integrations/${id}/inbound`, headers: bearer(key), payload: { channel_id: channel, agent_id: agent.id, text: 'hi' } })
     t.equal((await inbound(created.id, created.api_key)).statusCode, 201)
-    const rotated = await api({ method: 'POST', url: `/api/v1/integrations/${created.id}/rotate-key`, headers: auth(ws.owner.token) })
+    const rotated = await api({ method: 'POST', url: `/api/v1/integrations/${created.id}/rotate-key`, headers: bearer(ws.owner.token) })
     t.equal(rotated.statusCode, 200)
     t.match(rotated.json().api_key, KEY_RE)
     t.equal(rotated.json().masked_key, `svc_int_${rotated.json().api_key.slice(8, 12)}…${rotated.json().api_key.slice(-4)}`)
@@ -157,12 +157,12 @@ t.test('integration management', async (t) => {
     t.equal((await inbound(created.id, rotated.json().api_key)).statusCode, 201, 'the new key works')
     t.equal((await inbound(second.id, second.api_key)).statusCode, 201, 'another integration is untouched')
 
-    const secret = await api({ method: 'POST', url: `/api/v1/integrations/${created.id}/rotate-secret`, headers: auth(ws.owner.token) })
+    const secret = await api({ method: 'POST', url: `/api/v1/integrations/${created.id}/rotate-secret`, headers: bearer(ws.owner.token) })
     t.equal(secret.statusCode, 200)
     t.match(secret.json().hmac_secret, SECRET_RE)
     t.equal((await app.db.prisma.integration.findUnique({ where: { id: created.id } }))!.hmacSecret, secret.json().hmac_secret)
 
-    t.equal((await api({ method: 'DELETE', url: `/api/v1/integrations/${second.id}`, headers: auth(ws.owner.token) })).statusCode, 204)
+    t.equal((await api({ method: 'DELETE', url: `/api/v1/integrations/${second.id}`, headers: bearer(ws.owner.token) })).statusCode, 204)
     t.equal((await inbound(second.id, second.api_key)).statusCode, 401, 'a deleted integration\'s key is refused')
     t.equal((await inbound(created.id, rotated.json().api_key)).statusCode, 201)
   })
@@ -177,28 +177,28 @@ t.test('deliveries: envelope, headers and payloads of all four events, byte for 
     await api({
       method: 'POST',
       url: '/api/v1/integrations',
-      headers: auth(ws.owner.token),
+      headers: bearer(ws.owner.token),
       payload: { name: 'Platform', platform: 'anthropic', webhook_url: rx.url('/events'), agent_ids: [agent.id] },
     })
   ).json()
   const peerHookRx = await receiver(t)
   const peerHook = await createWebhook(api, peer.key, peer.id, peerHookRx.url(), ['message.created'])
 
-  const channelRes = await api({ method: 'POST', url: '/api/v1/channels', headers: auth(agent.key), payload: { name: 'integrated', description: 'for the platform' } })
+  const channelRes = await api({ method: 'POST', url: '/api/v1/channels', headers: bearer(agent.key), payload: { name: 'integrated', description: 'for the platform' } })
   const channel = channelRes.json()
-  await api({ method: 'POST', url: `/api/v1/channels/${channel.id}/members`, headers: auth(agent.key), payload: { user_id: peer.id } })
+  await api({ method: 'POST', url: `/api/v1/channels/${channel.id}/members`, headers: bearer(agent.key), payload: { user_id: peer.id } })
 
   // Inbound: the platform speaks as agent-1.
   const inbound = await api({
     method: 'POST',
     url: `/api/v1/integrations/${created.id}/inbound`,
-    headers: auth(created.api_key),
+    headers: bearer(created.api_key),
     payload: { channel_id: channel.id, agent_id: agent.id, text: 'from the platform' },
   })
   t.equal(inbound.statusCode, 201)
   const message = inbound.json()
   t.match(message, { channel_id: channel.id, author_id: agent.id, author_name: 'agent-1', author_type: 'AGENT', text: 'from the platform', edited_at: null })
-  const listed = await api({ method: 'GET', url: `/api/v1/channels/${channel.id}/messages`, headers: auth(peer.key) })
+  const listed = await api({ method: 'GET', url: `/api/v1/channels/${channel.id}/messages`, headers: bearer(peer.key) })
   t.same(listed.json().messages[0], message, 'the message is in the channel, attributed to the agent')
 
   // An agent connects over the WebSocket.
@@ -264,16 +264,16 @@ t.test('deliveries: envelope, headers and payloads of all four events, byte for 
 
   // History of the integration.
   const hist = await eventually(async () => {
-    const page = (await api({ method: 'GET', url: `/api/v1/integrations/${created.id}/deliveries`, headers: auth(ws.owner.token) })).json()
+    const page = (await api({ method: 'GET', url: `/api/v1/integrations/${created.id}/deliveries`, headers: bearer(ws.owner.token) })).json()
     return page.deliveries.length === 5 && page.deliveries.every((d: { status: string }) => d.status === 'succeeded') ? page : null
   }, 'five succeeded deliveries')
   t.same(hist.deliveries.map((d: { event_type: string }) => d.event_type), ['agent.connected', 'message.created', 'member.joined', 'member.joined', 'channel.created'])
   t.same(new Set(hist.deliveries.map((d: { id: string }) => d.id)), new Set(reqs.map((r) => r.headers['x-service-delivery-id'])).add(connected!.headers['x-service-delivery-id'] as string))
 
   // Unsubscribed events are not sent; a paused integration gets nothing.
-  await api({ method: 'PATCH', url: `/api/v1/integrations/${created.id}`, headers: auth(ws.owner.token), payload: { events: ['channel.created'] } })
-  await postMessage(api, agent.key, channel.id, 'not subscribed')
-  await createChannel(api, agent.key, 'second')
+  await api({ method: 'PATCH', url: `/api/v1/integrations/${created.id}`, headers: bearer(ws.owner.token), payload: { events: ['channel.created'] } })
+  await post(api, agent.key, channel.id, 'not subscribed')
+  await createChannelId(api, agent.key, 'second')
   await rx.waitFor(6)
   t.equal(rx.requests.length, 6)
   t.equal(rx.requests[5]!.headers['x-service-event'], 'channel.created')
@@ -287,14 +287,14 @@ t.test('DMs reach an integration only when one of its agents takes part', async 
   await api({
     method: 'POST',
     url: '/api/v1/integrations',
-    headers: auth(ws.owner.token),
+    headers: bearer(ws.owner.token),
     payload: { name: 'dm', platform: 'custom', webhook_url: rx.url(), events: ['message.created'], agent_ids: [agent.id] },
   })
-  const dm = async (token: string, peer: string) => (await api({ method: 'POST', url: '/api/v1/dm', headers: auth(token), payload: { participant_id: peer } })).json().id as string
+  const dm = async (token: string, peer: string) => (await api({ method: 'POST', url: '/api/v1/dm', headers: bearer(token), payload: { participant_id: peer } })).json().id as string
   const private_ = await dm(ws.member.token, ws.owner.id)
   const withAgent = await dm(ws.member.token, agent.id)
-  await postMessage(api, ws.member.token, private_, 'between humans')
-  await postMessage(api, ws.member.token, withAgent, 'to the agent')
+  await post(api, ws.member.token, private_, 'between humans')
+  await post(api, ws.member.token, withAgent, 'to the agent')
   const [req] = await rx.waitFor(1)
   t.equal(JSON.parse(req!.body).payload.text, 'to the agent')
   await eventually(async () => (await app.db.pool.query('SELECT count(*)::int AS n FROM outbox_events WHERE planned_at IS NULL')).rows[0].n === 0, 'planning')
@@ -310,18 +310,18 @@ t.test('inbound refusals: 401, 404, 403, 400 and nothing stored', async (t) => {
       await api({
         method: 'POST',
         url: '/api/v1/integrations',
-        headers: auth(ws.owner.token),
+        headers: bearer(ws.owner.token),
         payload: { name: 'in', platform: 'openai', webhook_url: 'https://hooks.example.com/in', agent_ids: agentIds },
       })
     ).json()
   const mine = await make([agent.id, outsider.id])
   const theirs = await make([agent.id])
-  const channel = await createChannel(api, agent.key, 'inbound') // agent-1 is a member, agent-2 is not
-  const notMine = await createChannel(api, ws.primary.key, 'private') // agent-1 is not a member
+  const channel = await createChannelId(api, agent.key, 'inbound') // agent-1 is a member, agent-2 is not
+  const notMine = await createChannelId(api, ws.primary.key, 'private') // agent-1 is not a member
   const messages = () => app.db.prisma.message.count()
   const before = await messages()
   const send = (key: string | undefined, id: string, payload: object) =>
-    api({ method: 'POST', url: `/api/v1/integrations/${id}/inbound`, ...(key ? { headers: auth(key) } : {}), payload })
+    api({ method: 'POST', url: `/api/v1/integrations/${id}/inbound`, ...(key ? { headers: bearer(key) } : {}), payload })
   const ok = { channel_id: channel, agent_id: agent.id, text: 'hello' }
 
   const cases: [string, string | undefined, string, object, number, string][] = [
@@ -361,7 +361,7 @@ t.test('a black-box integration: no agent_ids, no platform, its own hmac_secret'
   const res = await api({
     method: 'POST',
     url: '/api/v1/integrations',
-    headers: auth(ws.owner.token),
+    headers: bearer(ws.owner.token),
     payload: { name: 'Black box', webhook_url: rx.url('/bb'), events: ['message.created'], hmac_secret: chosen },
   })
   t.equal(res.statusCode, 201)
@@ -370,19 +370,19 @@ t.test('a black-box integration: no agent_ids, no platform, its own hmac_secret'
   t.equal(created.hmac_secret, chosen, 'the chosen secret, returned once')
   t.match(created.api_key, KEY_RE)
   t.equal((await app.db.prisma.integration.findUnique({ where: { id: created.id } }))!.hmacSecret, chosen)
-  const list = await api({ method: 'GET', url: '/api/v1/integrations', headers: auth(ws.owner.token) })
+  const list = await api({ method: 'GET', url: '/api/v1/integrations', headers: bearer(ws.owner.token) })
   t.notOk(list.body.includes(chosen), 'never listed')
-  t.notOk((await api({ method: 'GET', url: `/api/v1/integrations/${created.id}`, headers: auth(ws.owner.token) })).body.includes(chosen))
+  t.notOk((await api({ method: 'GET', url: `/api/v1/integrations/${created.id}`, headers: bearer(ws.owner.token) })).body.includes(chosen))
   const other = (
-    await api({ method: 'POST', url: '/api/v1/integrations', headers: auth(ws.owner.token), payload: { name: 'Other', webhook_url: 'https://hooks.example.com/o' } })
+    await api({ method: 'POST', url: '/api/v1/integrations', headers: bearer(ws.owner.token), payload: { name: 'Other', webhook_url: 'https://hooks.example.com/o' } })
   ).json()
   t.same(other.agent_ids, [])
   t.match(other.hmac_secret, SECRET_RE, 'generated when not given')
 
-  const channel = await createChannel(api, agent.key, 'black-box') // agent-1 is a member, agent-2 is not
+  const channel = await createChannelId(api, agent.key, 'black-box') // agent-1 is a member, agent-2 is not
   const messages = () => app.db.prisma.message.count()
   const before = await messages()
-  const send = (key: string, payload: object) => api({ method: 'POST', url: `/api/v1/integrations/${created.id}/inbound`, headers: auth(key), payload })
+  const send = (key: string, payload: object) => api({ method: 'POST', url: `/api/v1/integrations/${created.id}/inbound`, headers: bearer(key), payload })
   const ok = { channel_id: channel, agent_id: agent.id, text: 'from the black box' }
   for (const [what, key, payload, status, code] of [
     ['an agent not in the channel', created.api_key, { ...ok, agent_id: outsider.id }, 404, 'NOT_FOUND'],
@@ -401,11 +401,11 @@ t.test('a black-box integration: no agent_ids, no platform, its own hmac_secret'
   t.match(posted.json(), { channel_id: channel, author_id: agent.id, author_type: 'AGENT', text: 'from the black box' })
 
   // DMs: one between two humans never leaves the service; one with any agent does.
-  const dm = async (token: string, peer: string) => (await api({ method: 'POST', url: '/api/v1/dm', headers: auth(token), payload: { participant_id: peer } })).json().id as string
+  const dm = async (token: string, peer: string) => (await api({ method: 'POST', url: '/api/v1/dm', headers: bearer(token), payload: { participant_id: peer } })).json().id as string
   const humans = await dm(ws.member.token, ws.owner.id)
   const withAgent = await dm(ws.member.token, outsider.id)
-  await postMessage(api, ws.member.token, humans, 'between humans')
-  await postMessage(api, ws.member.token, withAgent, 'to agent-2')
+  await post(api, ws.member.token, humans, 'between humans')
+  await post(api, ws.member.token, withAgent, 'to agent-2')
   const reply = await send(created.api_key, { channel_id: withAgent, agent_id: outsider.id, text: 'agent-2 answers' })
   t.equal(reply.statusCode, 201, 'it may act for an agent in its DM')
 
@@ -424,29 +424,29 @@ t.test('deleting the last agent of a restricted integration leaves it acting for
   const { app, api } = await build(t)
   const ws = await seedWorkspace(app)
   const [kept, doomed] = ws.agents as [(typeof ws.agents)[0], (typeof ws.agents)[0]]
-  const channel = await createChannel(api, kept.key, 'restricted', [doomed.id])
+  const channel = await createChannelId(api, kept.key, 'restricted', [doomed.id])
   const created = (
-    await api({ method: 'POST', url: '/api/v1/integrations', headers: auth(ws.owner.token), payload: { name: 'Only one', webhook_url: 'https://hooks.example.com/r', agent_ids: [doomed.id] } })
+    await api({ method: 'POST', url: '/api/v1/integrations', headers: bearer(ws.owner.token), payload: { name: 'Only one', webhook_url: 'https://hooks.example.com/r', agent_ids: [doomed.id] } })
   ).json()
   t.equal(created.all_agents, false)
-  const open = (await api({ method: 'POST', url: '/api/v1/integrations', headers: auth(ws.owner.token), payload: { name: 'Open', webhook_url: 'https://hooks.example.com/o' } })).json()
+  const open = (await api({ method: 'POST', url: '/api/v1/integrations', headers: bearer(ws.owner.token), payload: { name: 'Open', webhook_url: 'https://hooks.example.com/o' } })).json()
   t.equal(open.all_agents, true, 'no agent list: any agent')
 
-  t.equal((await api({ method: 'DELETE', url: `/api/v1/agents/${doomed.id}`, headers: auth(ws.owner.token) })).statusCode, 204)
-  const after = (await api({ method: 'GET', url: `/api/v1/integrations/${created.id}`, headers: auth(ws.owner.token) })).json()
+  t.equal((await api({ method: 'DELETE', url: `/api/v1/agents/${doomed.id}`, headers: bearer(ws.owner.token) })).statusCode, 204)
+  const after = (await api({ method: 'GET', url: `/api/v1/integrations/${created.id}`, headers: bearer(ws.owner.token) })).json()
   t.same([after.agent_ids, after.all_agents], [[], false])
   const inbound = await api({
     method: 'POST',
     url: `/api/v1/integrations/${created.id}/inbound`,
-    headers: auth(created.api_key),
+    headers: bearer(created.api_key),
     payload: { channel_id: channel, agent_id: kept.id, text: 'should not post' },
   })
   t.equal(inbound.statusCode, 403, 'the restriction outlives its last agent')
   t.equal(await app.db.prisma.message.count({ where: { text: 'should not post' } }), 0)
 
-  const cleared = await api({ method: 'PATCH', url: `/api/v1/integrations/${created.id}`, headers: auth(ws.owner.token), payload: { agent_ids: [] } })
+  const cleared = await api({ method: 'PATCH', url: `/api/v1/integrations/${created.id}`, headers: bearer(ws.owner.token), payload: { agent_ids: [] } })
   t.equal(cleared.json().all_agents, true, 'an explicit empty list lifts the restriction')
-  const allowed = await api({ method: 'POST', url: `/api/v1/integrations/${created.id}/inbound`, headers: auth(created.api_key), payload: { channel_id: channel, agent_id: kept.id, text: 'now it may' } })
+  const allowed = await api({ method: 'POST', url: `/api/v1/integrations/${created.id}/inbound`, headers: bearer(created.api_key), payload: { channel_id: channel, agent_id: kept.id, text: 'now it may' } })
   t.equal(allowed.statusCode, 201)
 })
 
@@ -460,21 +460,21 @@ t.test('a failed integration delivery is redelivered by the owner: same id, same
     await api({
       method: 'POST',
       url: '/api/v1/integrations',
-      headers: auth(ws.owner.token),
+      headers: bearer(ws.owner.token),
       payload: { name: 'Flaky', platform: 'custom', webhook_url: rx.url('/events'), events: ['message.created'] },
     })
   ).json()
-  const channel = await createChannel(api, agent.key, 'flaky')
-  await postMessage(api, agent.key, channel, 'first try fails')
+  const channel = await createChannelId(api, agent.key, 'flaky')
+  await post(api, agent.key, channel, 'first try fails')
   const deliveries = `/api/v1/integrations/${created.id}/deliveries`
   const failed = await eventually(async () => {
-    const d = (await api({ method: 'GET', url: deliveries, headers: auth(ws.owner.token) })).json().deliveries[0]
+    const d = (await api({ method: 'GET', url: deliveries, headers: bearer(ws.owner.token) })).json().deliveries[0]
     return d?.status === 'failed' ? d : null
   }, 'the delivery to fail')
   t.equal(failed.attempts, 2, 'the first attempt and one retry')
 
   status = 200
-  const redeliver = (id: string, token = ws.owner.token) => api({ method: 'POST', url: `${deliveries}/${id}/redeliver`, headers: auth(token) })
+  const redeliver = (id: string, token = ws.owner.token) => api({ method: 'POST', url: `${deliveries}/${id}/redeliver`, headers: bearer(token) })
   const res = await redeliver(failed.id)
   t.equal(res.statusCode, 202)
   t.equal(res.json().status, 'pending')
@@ -482,7 +482,7 @@ t.test('a failed integration delivery is redelivered by the owner: same id, same
   t.equal(again!.headers['x-service-event'], 'message.created')
   t.equal(again!.body, rx.requests[0]!.body, 'the same bytes, so the same signature')
   await eventually(async () => {
-    const d = (await api({ method: 'GET', url: deliveries, headers: auth(ws.owner.token) })).json().deliveries[0]
+    const d = (await api({ method: 'GET', url: deliveries, headers: bearer(ws.owner.token) })).json().deliveries[0]
     return d?.status === 'succeeded' ? d : null
   }, 'the redelivery to succeed')
 

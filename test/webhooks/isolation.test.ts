@@ -4,18 +4,12 @@
 // after the cool-down. Real receivers; the assertions are about progress and order, not time.
 import t from 'tap'
 import { EndpointGate } from '../../src/workers/endpoints.ts'
-import { seedWorkspace } from '../fixtures.ts'
 import { build } from '../helper.ts'
-import { createChannel, createWebhook, eventually, FAST_ENV, postMessage, receiver } from './helpers.ts'
+import { createWebhook, eventually, FAST_ENV, heldReceiver, receiver } from './helpers.ts'
+import { createChannelId, post, seedWorkspace } from '../support/index.ts'
 
 t.test('a hanging receiver does not hold up a healthy one', async (t) => {
-  let release!: () => void
-  const held = new Promise<void>((resolve) => (release = resolve))
-  t.teardown(() => release())
-  const hanging = await receiver(t, async () => {
-    await held
-    return 200
-  })
+  const { rx: hanging, release } = await heldReceiver(t)
   const healthy = await receiver(t)
   // Four shared slots, one per endpoint, and an attempt timeout longer than the test.
   const env = { ...FAST_ENV, WEBHOOK_CONCURRENCY: '4', WEBHOOK_ENDPOINT_CONCURRENCY: '1', WEBHOOK_TIMEOUT_MS: '120000', WEBHOOK_CLAIM_TIMEOUT_MS: '130000' }
@@ -24,10 +18,10 @@ t.test('a hanging receiver does not hold up a healthy one', async (t) => {
   const [bad, good] = ws.agents
   await createWebhook(api, bad!.key, bad!.id, hanging.url())
   await createWebhook(api, good!.key, good!.id, healthy.url())
-  const channel = await createChannel(api, bad!.key, 'shared', [good!.id])
+  const channel = await createChannelId(api, bad!.key, 'shared', [good!.id])
 
   const N = 12
-  for (let i = 0; i < N; i++) await postMessage(api, bad!.key, channel, `message ${i}`)
+  for (let i = 0; i < N; i++) await post(api, bad!.key, channel, `message ${i}`)
   // Without the per-endpoint limit the hanging receiver takes all four slots and the healthy
   // one gets nothing until the attempts time out (two minutes).
   const got = await healthy.waitFor(N)
@@ -51,9 +45,9 @@ t.test('the circuit breaker opens after consecutive failures; other endpoints ca
   const [bad, good] = ws.agents
   const hook = await createWebhook(api, bad!.key, bad!.id, failing.url())
   await createWebhook(api, good!.key, good!.id, healthy.url())
-  const channel = await createChannel(api, bad!.key, 'breaker', [good!.id])
+  const channel = await createChannelId(api, bad!.key, 'breaker', [good!.id])
 
-  await postMessage(api, bad!.key, channel, 'first')
+  await post(api, bad!.key, channel, 'first')
   await failing.waitFor(3)
   await healthy.waitFor(1)
   const deferred = await eventually(async () => {
@@ -64,7 +58,7 @@ t.test('the circuit breaker opens after consecutive failures; other endpoints ca
   t.equal(app.deliveries!.endpoints.state(hook.id), 'open')
 
   // Later events: the healthy endpoint gets them, the open breaker sends nothing.
-  await postMessage(api, bad!.key, channel, 'second')
+  await post(api, bad!.key, channel, 'second')
   await healthy.waitFor(2)
   t.equal(failing.requests.length, 3, 'no attempt while the breaker is open')
 })

@@ -3,9 +3,9 @@
 // deadline of `eventually` (with the old 60 s lease this test timed out), at least once and
 // under one delivery id per event.
 import t from 'tap'
-import { seedWorkspace } from '../fixtures.ts'
 import { build, testConfig } from '../helper.ts'
-import { auth, createChannel, createWebhook, eventually, receiver, startServer } from './helpers.ts'
+import { createWebhook, eventually, heldReceiver, startServer } from './helpers.ts'
+import { bearer, createChannelId, seedWorkspace } from '../support/index.ts'
 
 t.test('SIGKILL mid-burst: the restarted server resumes the dead one’s deliveries promptly', async (t) => {
   const config = await testConfig(t)
@@ -14,15 +14,9 @@ t.test('SIGKILL mid-burst: the restarted server resumes the dead one’s deliver
   const agent = ws.agents[0]!
 
   // The receiver holds every request until the first server is dead.
-  let release!: () => void
-  const held = new Promise<void>((resolve) => (release = resolve))
-  t.teardown(() => release())
-  const rx = await receiver(t, async () => {
-    await held
-    return 200
-  })
+  const { rx, release } = await heldReceiver(t)
   await createWebhook(api, agent.key, agent.id, rx.url())
-  const channel = await createChannel(api, agent.key, 'burst')
+  const channel = await createChannelId(api, agent.key, 'burst')
 
   // Production defaults for the lease (WEBHOOK_CLAIM_TIMEOUT_MS and WEBHOOK_TIMEOUT_MS unset).
   const env = { WEBHOOK_ALLOW_PRIVATE: 'true', WEBHOOK_POLL_INTERVAL_MS: '100', WEBHOOK_CONCURRENCY: '4' }
@@ -31,7 +25,7 @@ t.test('SIGKILL mid-burst: the restarted server resumes the dead one’s deliver
   for (let i = 0; i < N; i++) {
     const res = await fetch(`${first.http}/api/v1/channels/${channel}/messages`, {
       method: 'POST',
-      headers: { ...auth(agent.key), 'content-type': 'application/json' },
+      headers: { ...bearer(agent.key), 'content-type': 'application/json' },
       body: JSON.stringify({ text: `burst ${i}` }),
     })
     t.equal(res.status, 201)

@@ -2,9 +2,9 @@
 // occurred (but before the planner got to that event) does not receive it; the next event it
 // does.
 import t from 'tap'
-import { seedWorkspace } from '../fixtures.ts'
 import { build } from '../helper.ts'
-import { auth, createChannel, createWebhook, eventually, FAST_ENV, postMessage, receiver } from './helpers.ts'
+import { createWebhook, eventually, FAST_ENV, receiver } from './helpers.ts'
+import { bearer, createChannelId, post, seedWorkspace } from '../support/index.ts'
 
 t.test('a webhook and an integration get only events that occurred after their creation', async (t) => {
   // No background work in the first app: the post's event waits in the outbox, unplanned, as it
@@ -12,8 +12,8 @@ t.test('a webhook and an integration get only events that occurred after their c
   const first = await build(t, { background: false, env: FAST_ENV })
   const ws = await seedWorkspace(first.app)
   const agent = ws.agents[0]!
-  const channel = await createChannel(first.api, agent.key, 'before')
-  await postMessage(first.api, agent.key, channel, 'before the subscriptions')
+  const channel = await createChannelId(first.api, agent.key, 'before')
+  await post(first.api, agent.key, channel, 'before the subscriptions')
   // created_at has millisecond precision: make sure the creations are strictly later.
   await new Promise((resolve) => setTimeout(resolve, 5))
 
@@ -23,7 +23,7 @@ t.test('a webhook and an integration get only events that occurred after their c
   const integration = await first.api({
     method: 'POST',
     url: '/api/v1/integrations',
-    headers: auth(ws.owner.token),
+    headers: bearer(ws.owner.token),
     payload: { name: 'late', webhook_url: integrationRx.url(), events: ['message.created'] },
   })
   t.equal(integration.statusCode, 201)
@@ -35,7 +35,7 @@ t.test('a webhook and an integration get only events that occurred after their c
     const { rows } = await second.app.db.pool.query('SELECT count(*)::int AS n FROM outbox_events WHERE planned_at IS NULL')
     return rows[0].n === 0
   }, 'the old event to be planned')
-  await postMessage(second.api, agent.key, channel, 'after the subscriptions')
+  await post(second.api, agent.key, channel, 'after the subscriptions')
   await hookRx.waitFor(1, (r) => JSON.parse(r.body).payload.message.text === 'after the subscriptions')
   await integrationRx.waitFor(1, (r) => JSON.parse(r.body).payload.text === 'after the subscriptions')
 

@@ -2,9 +2,9 @@
 // 404), validation (400 and nothing stored), secrets shown once, SSRF refusal at registration.
 import { randomUUID } from 'node:crypto'
 import t from 'tap'
-import { seedWorkspace } from '../fixtures.ts'
 import { build } from '../helper.ts'
-import { auth, createChannel, FAST_ENV, postMessage, receiver, verifySignature } from './helpers.ts'
+import { FAST_ENV, receiver, verifySignature } from './helpers.ts'
+import { bearer, createChannelId, post, seedWorkspace } from '../support/index.ts'
 
 const SECRET_RE = /^whsec_[A-Za-z0-9+/]{43}=$/
 
@@ -16,7 +16,7 @@ t.test('webhook endpoints', async (t) => {
   const count = () => app.db.prisma.webhook.count()
 
   t.test('the agent registers a webhook; the secret is shown once', async (t) => {
-    const res = await api({ method: 'POST', url: base, headers: auth(agent.key), payload: { url: 'https://hooks.example.com/agent-1', events: ['message.created', 'member.joined'] } })
+    const res = await api({ method: 'POST', url: base, headers: bearer(agent.key), payload: { url: 'https://hooks.example.com/agent-1', events: ['message.created', 'member.joined'] } })
     t.equal(res.statusCode, 201)
     const body = res.json()
     t.match(body, {
@@ -30,50 +30,50 @@ t.test('webhook endpoints', async (t) => {
       failing_since: null,
     })
     t.match(body.secret, SECRET_RE)
-    const list = await api({ method: 'GET', url: base, headers: auth(agent.key) })
+    const list = await api({ method: 'GET', url: base, headers: bearer(agent.key) })
     t.equal(list.statusCode, 200)
     t.equal(list.json().length, 1)
     t.notOk('secret' in list.json()[0], 'never listed')
     t.notOk(list.body.includes(body.secret))
-    const one = await api({ method: 'GET', url: `${base}/${body.id}`, headers: auth(ws.owner.token) })
+    const one = await api({ method: 'GET', url: `${base}/${body.id}`, headers: bearer(ws.owner.token) })
     t.equal(one.statusCode, 200)
     t.notOk('secret' in one.json())
     t.equal(one.json().id, body.id)
 
-    const rotated = await api({ method: 'POST', url: `${base}/${body.id}/rotate-secret`, headers: auth(agent.key) })
+    const rotated = await api({ method: 'POST', url: `${base}/${body.id}/rotate-secret`, headers: bearer(agent.key) })
     t.equal(rotated.statusCode, 200)
     t.match(rotated.json().secret, SECRET_RE)
     t.not(rotated.json().secret, body.secret)
     const stored = await app.db.prisma.webhook.findUnique({ where: { id: body.id } })
     t.equal(stored!.secret, rotated.json().secret)
 
-    const patched = await api({ method: 'PATCH', url: `${base}/${body.id}`, headers: auth(agent.key), payload: { events: ['message.created'], url: 'https://hooks.example.com/v2' } })
+    const patched = await api({ method: 'PATCH', url: `${base}/${body.id}`, headers: bearer(agent.key), payload: { events: ['message.created'], url: 'https://hooks.example.com/v2' } })
     t.equal(patched.statusCode, 200)
     t.same(patched.json().events, ['message.created'])
     t.equal(patched.json().url, 'https://hooks.example.com/v2')
-    const paused = await api({ method: 'PATCH', url: `${base}/${body.id}`, headers: auth(agent.key), payload: { active: false } })
+    const paused = await api({ method: 'PATCH', url: `${base}/${body.id}`, headers: bearer(agent.key), payload: { active: false } })
     t.match(paused.json(), { active: false, disabled_reason: 'disabled by its owner' })
     t.ok(paused.json().disabled_at)
 
-    const del = await api({ method: 'DELETE', url: `${base}/${body.id}`, headers: auth(agent.key) })
+    const del = await api({ method: 'DELETE', url: `${base}/${body.id}`, headers: bearer(agent.key) })
     t.equal(del.statusCode, 204)
     t.equal(del.body, '')
-    t.equal((await api({ method: 'DELETE', url: `${base}/${body.id}`, headers: auth(agent.key) })).statusCode, 404)
+    t.equal((await api({ method: 'DELETE', url: `${base}/${body.id}`, headers: bearer(agent.key) })).statusCode, 404)
   })
 
   t.test('the workspace owner manages any agent\'s webhooks', async (t) => {
-    const res = await api({ method: 'POST', url: base, headers: auth(ws.owner.token), payload: { url: 'https://hooks.example.com/by-owner', events: ['message.created'] } })
+    const res = await api({ method: 'POST', url: base, headers: bearer(ws.owner.token), payload: { url: 'https://hooks.example.com/by-owner', events: ['message.created'] } })
     t.equal(res.statusCode, 201)
     t.equal(res.json().agent_id, agent.id)
-    const list = await api({ method: 'GET', url: base, headers: auth(agent.key) })
+    const list = await api({ method: 'GET', url: base, headers: bearer(agent.key) })
     t.equal(list.json().length, 1, 'the agent sees it too')
-    const hist = await api({ method: 'GET', url: `${base}/${res.json().id}/deliveries`, headers: auth(ws.owner.token) })
+    const hist = await api({ method: 'GET', url: `${base}/${res.json().id}/deliveries`, headers: bearer(ws.owner.token) })
     t.equal(hist.statusCode, 200)
     t.same(hist.json(), { deliveries: [], has_more: false, next_before: null })
   })
 
   t.test('no credential → 401; anyone else → 404', async (t) => {
-    const hook = (await api({ method: 'GET', url: base, headers: auth(agent.key) })).json()[0]
+    const hook = (await api({ method: 'GET', url: base, headers: bearer(agent.key) })).json()[0]
     const before = await count()
     const paths: [string, string, object?][] = [
       ['POST', base, { url: 'https://hooks.example.com/x', events: ['message.created'] }],
@@ -90,24 +90,24 @@ t.test('webhook endpoints', async (t) => {
       t.equal(none.statusCode, 401, `${method} ${url} without credential`)
       t.equal(none.json().code, 'UNAUTHORIZED')
       for (const [who, token] of [['another agent', other.key], ['a member', ws.member.token], ['an observer', ws.observer.token]] as const) {
-        const res = await api({ method: method as 'GET', url, headers: auth(token), ...(payload ? { payload } : {}) })
+        const res = await api({ method: method as 'GET', url, headers: bearer(token), ...(payload ? { payload } : {}) })
         t.equal(res.statusCode, 404, `${method} ${url} by ${who}`)
         t.equal(res.json().code, 'NOT_FOUND')
       }
     }
     // An integration key is not a credential for these endpoints.
-    const integration = await api({ method: 'POST', url: '/api/v1/integrations', headers: auth(ws.owner.token), payload: { name: 'x', platform: 'custom', webhook_url: 'https://hooks.example.com/i' } })
+    const integration = await api({ method: 'POST', url: '/api/v1/integrations', headers: bearer(ws.owner.token), payload: { name: 'x', platform: 'custom', webhook_url: 'https://hooks.example.com/i' } })
     const intKey = integration.json().api_key
-    t.equal((await api({ method: 'GET', url: base, headers: auth(intKey) })).statusCode, 401)
+    t.equal((await api({ method: 'GET', url: base, headers: bearer(intKey) })).statusCode, 401)
     t.equal(await count(), before, 'nothing changed')
-    const unchanged = (await api({ method: 'GET', url: `${base}/${hook.id}`, headers: auth(agent.key) })).json()
+    const unchanged = (await api({ method: 'GET', url: `${base}/${hook.id}`, headers: bearer(agent.key) })).json()
     t.equal(unchanged.active, true)
     // Unknown agent, unknown webhook, someone else's webhook id under this agent.
-    t.equal((await api({ method: 'GET', url: `/api/v1/agents/${randomUUID()}/webhooks`, headers: auth(ws.owner.token) })).statusCode, 404)
-    t.equal((await api({ method: 'GET', url: `${base}/${randomUUID()}`, headers: auth(agent.key) })).statusCode, 404)
-    const theirs = await api({ method: 'POST', url: `/api/v1/agents/${other.id}/webhooks`, headers: auth(other.key), payload: { url: 'https://hooks.example.com/o', events: ['message.created'] } })
-    t.equal((await api({ method: 'GET', url: `${base}/${theirs.json().id}`, headers: auth(agent.key) })).statusCode, 404)
-    t.equal((await api({ method: 'DELETE', url: `/api/v1/agents/${other.id}/webhooks/${theirs.json().id}`, headers: auth(agent.key) })).statusCode, 404)
+    t.equal((await api({ method: 'GET', url: `/api/v1/agents/${randomUUID()}/webhooks`, headers: bearer(ws.owner.token) })).statusCode, 404)
+    t.equal((await api({ method: 'GET', url: `${base}/${randomUUID()}`, headers: bearer(agent.key) })).statusCode, 404)
+    const theirs = await api({ method: 'POST', url: `/api/v1/agents/${other.id}/webhooks`, headers: bearer(other.key), payload: { url: 'https://hooks.example.com/o', events: ['message.created'] } })
+    t.equal((await api({ method: 'GET', url: `${base}/${theirs.json().id}`, headers: bearer(agent.key) })).statusCode, 404)
+    t.equal((await api({ method: 'DELETE', url: `/api/v1/agents/${other.id}/webhooks/${theirs.json().id}`, headers: bearer(agent.key) })).statusCode, 404)
   })
 
   t.test('bad input → 400 and nothing stored', async (t) => {
@@ -132,18 +132,18 @@ t.test('webhook endpoints', async (t) => {
       [{ url: 'http://localhost/hook', events: ['message.created'] }, 'INVALID_URL'],
     ]
     for (const [payload, code] of bad) {
-      const res = await api({ method: 'POST', url: base, headers: auth(agent.key), payload })
+      const res = await api({ method: 'POST', url: base, headers: bearer(agent.key), payload })
       t.equal(res.statusCode, 400, JSON.stringify(payload))
       t.equal(res.json().code, code)
     }
-    const hook = (await api({ method: 'GET', url: base, headers: auth(agent.key) })).json()[0]
+    const hook = (await api({ method: 'GET', url: base, headers: bearer(agent.key) })).json()[0]
     for (const payload of [{}, { url: 'http://192.168.0.1/' }, { active: 'yes' }, { events: ['nope'] }]) {
-      const res = await api({ method: 'PATCH', url: `${base}/${hook.id}`, headers: auth(agent.key), payload })
+      const res = await api({ method: 'PATCH', url: `${base}/${hook.id}`, headers: bearer(agent.key), payload })
       t.equal(res.statusCode, 400, `PATCH ${JSON.stringify(payload)}`)
     }
-    t.equal((await api({ method: 'GET', url: `${base}/not-a-uuid`, headers: auth(agent.key) })).statusCode, 404, 'an id that is not a UUID is an unknown id')
+    t.equal((await api({ method: 'GET', url: `${base}/not-a-uuid`, headers: bearer(agent.key) })).statusCode, 404, 'an id that is not a UUID is an unknown id')
     t.equal(await count(), before, 'nothing stored')
-    const after = (await api({ method: 'GET', url: `${base}/${hook.id}`, headers: auth(agent.key) })).json()
+    const after = (await api({ method: 'GET', url: `${base}/${hook.id}`, headers: bearer(agent.key) })).json()
     t.same(after, hook, 'nothing changed')
   })
 })
@@ -152,16 +152,16 @@ t.test('WEBHOOK_ALLOW_PRIVATE and WEBHOOK_ALLOW_HOSTS let operators register int
   const { app, api } = await build(t, { background: false, env: { WEBHOOK_ALLOW_HOSTS: '10.0.0.0/8,receiver.internal' } })
   const ws = await seedWorkspace(app)
   const agent = ws.agents[0]!
-  const post = (url: string) => api({ method: 'POST', url: `/api/v1/agents/${agent.id}/webhooks`, headers: auth(agent.key), payload: { url, events: ['message.created'] } })
+  const post = (url: string) => api({ method: 'POST', url: `/api/v1/agents/${agent.id}/webhooks`, headers: bearer(agent.key), payload: { url, events: ['message.created'] } })
   t.equal((await post('http://10.1.2.3:8080/hook')).statusCode, 201)
   t.equal((await post('http://receiver.internal/hook')).statusCode, 201)
   t.equal((await post('http://192.168.1.1/hook')).statusCode, 400)
 
   const open = await build(t, { background: false, env: { WEBHOOK_ALLOW_PRIVATE: 'true' } })
   const ws2 = await seedWorkspace(open.app)
-  const res = await open.api({ method: 'POST', url: `/api/v1/agents/${ws2.agents[0]!.id}/webhooks`, headers: auth(ws2.agents[0]!.key), payload: { url: 'http://127.0.0.1:9/hook', events: ['message.created'] } })
+  const res = await open.api({ method: 'POST', url: `/api/v1/agents/${ws2.agents[0]!.id}/webhooks`, headers: bearer(ws2.agents[0]!.key), payload: { url: 'http://127.0.0.1:9/hook', events: ['message.created'] } })
   t.equal(res.statusCode, 201)
-  const ftp = await open.api({ method: 'POST', url: `/api/v1/agents/${ws2.agents[0]!.id}/webhooks`, headers: auth(ws2.agents[0]!.key), payload: { url: 'gopher://127.0.0.1:9/', events: ['message.created'] } })
+  const ftp = await open.api({ method: 'POST', url: `/api/v1/agents/${ws2.agents[0]!.id}/webhooks`, headers: bearer(ws2.agents[0]!.key), payload: { url: 'gopher://127.0.0.1:9/', events: ['message.created'] } })
   t.equal(ftp.statusCode, 400, 'still http(s) only')
 })
 
@@ -172,25 +172,25 @@ t.test('a caller-chosen secret is used to sign, shown once and never listed', as
   const rx = await receiver(t)
   const base = `/api/v1/agents/${agent.id}/webhooks`
   for (const secret of ['s'.repeat(16), 'é'.repeat(256)]) {
-    const res = await api({ method: 'POST', url: base, headers: auth(agent.key), payload: { url: 'https://hooks.example.com/edge', events: ['message.created'], secret } })
+    const res = await api({ method: 'POST', url: base, headers: bearer(agent.key), payload: { url: 'https://hooks.example.com/edge', events: ['message.created'], secret } })
     t.equal(res.statusCode, 201, `${secret.length} characters`)
     t.equal(res.json().secret, secret)
     t.equal((await app.db.prisma.webhook.findUnique({ where: { id: res.json().id } }))!.secret, secret)
-    await api({ method: 'DELETE', url: `${base}/${res.json().id}`, headers: auth(agent.key) })
+    await api({ method: 'DELETE', url: `${base}/${res.json().id}`, headers: bearer(agent.key) })
   }
 
   const chosen = 'my-own-webhook-secret-2026'
-  const res = await api({ method: 'POST', url: base, headers: auth(agent.key), payload: { url: rx.url('/mine'), events: ['message.created'], secret: chosen } })
+  const res = await api({ method: 'POST', url: base, headers: bearer(agent.key), payload: { url: rx.url('/mine'), events: ['message.created'], secret: chosen } })
   t.equal(res.statusCode, 201)
   t.equal(res.json().secret, chosen, 'returned in the creation response')
-  const list = await api({ method: 'GET', url: base, headers: auth(agent.key) })
+  const list = await api({ method: 'GET', url: base, headers: bearer(agent.key) })
   t.notOk(list.body.includes(chosen), 'never listed')
   t.notOk('secret' in list.json()[0])
-  const one = await api({ method: 'GET', url: `${base}/${res.json().id}`, headers: auth(ws.owner.token) })
+  const one = await api({ method: 'GET', url: `${base}/${res.json().id}`, headers: bearer(ws.owner.token) })
   t.notOk(one.body.includes(chosen))
 
-  const channel = await createChannel(api, agent.key, 'chosen-secret')
-  await postMessage(api, agent.key, channel, 'signed with my secret')
+  const channel = await createChannelId(api, agent.key, 'chosen-secret')
+  await post(api, agent.key, channel, 'signed with my secret')
   const [req] = await rx.waitFor(1)
   t.equal(req!.headers['x-webhook-id'], res.json().id)
   t.ok(verifySignature(chosen, req!.body, req!.headers['x-webhook-signature']), 'X-Webhook-Signature is keyed with the chosen secret')

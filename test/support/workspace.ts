@@ -2,9 +2,9 @@
 // keys, a member and an observer (JWTs). Seeded directly in the database so those tests do not
 // depend on the bootstrap endpoint's details; bootstrap itself is tested in test/identity.
 import type { FastifyInstance } from 'fastify'
-import { uuidv7 } from '../src/lib/ids.ts'
-import { API_KEY_PREFIX, maskSecret, newSecret, sha256Hex } from '../src/lib/tokens.ts'
-import { forgetLoopGuardSettings } from '../src/modules/workspace/settings.ts'
+import { uuidv7 } from '../../src/lib/ids.ts'
+import { API_KEY_PREFIX, maskSecret, newSecret, sha256Hex } from '../../src/lib/tokens.ts'
+import { forgetLoopGuardSettings } from '../../src/modules/workspace/settings.ts'
 
 // bcrypt (cost 12) of 'correct horse battery staple', computed once: hashing per test is slow.
 export const FIXTURE_PASSWORD = 'correct horse battery staple'
