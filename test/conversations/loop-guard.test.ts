@@ -143,7 +143,7 @@ t.test('one batch of admissions spanning conversations counts each exactly, and 
     t.not(r.statusCode, 201, 'the non-member cannot post')
     t.not(r.statusCode, 429, 'and is not told about the guard')
   }
-  const top = await c.api({ method: 'PATCH', url: WORKSPACE, headers: auth(c.tok.owner), payload: { loop_guard_max_messages: 1_000 } })
+  const top = await c.api({ method: 'PATCH', url: WORKSPACE, headers: bearer(c.tok.owner), payload: { loop_guard_max_messages: 1_000 } })
   t.equal(top.statusCode, 200, '1,000 is the largest setting')
 })
 

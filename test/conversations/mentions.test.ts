@@ -7,13 +7,8 @@
 import t, { type Test } from 'tap'
 import type { FastifyInstance } from 'fastify'
 import { uuidv7 } from '../../src/lib/ids.ts'
-import { seedWorkspace, type Workspace } from '../fixtures.ts'
-import { build, type TestApp } from '../helper.ts'
-import { addMember, connect, createChannel, listen, removeMember, type Frame, type WsClient } from '../realtime/helpers.ts'
-
-const auth = (token: string): Record<string, string> => ({ authorization: `Bearer ${token}` })
-
-type Api = TestApp['api']
+import { connect, listen, type Frame, type WsClient } from '../realtime/helpers.ts'
+import { addMember, bearer, build, createChannelId, removeMember, seedWorkspace, type Api, type TestApp, type Workspace } from '../support/index.ts'
 
 async function setup(t: Test) {
   const built = await build(t)
@@ -22,7 +17,7 @@ async function setup(t: Test) {
 }
 
 async function post(api: Api, token: string, channelId: string, payload: Record<string, unknown>) {
-  return api({ method: 'POST', url: `/api/v1/channels/${channelId}/messages`, headers: auth(token), payload })
+  return api({ method: 'POST', url: `/api/v1/channels/${channelId}/messages`, headers: bearer(token), payload })
 }
 
 async function mentionEvents(app: FastifyInstance, channelId: string): Promise<{ message_id: string; mentioned_ids: string[]; mentioned_agent_ids: string[] }[]> {
@@ -43,7 +38,7 @@ t.test('@name tokens resolve to members, in order, without repeats; non-members 
   const { app, api, ws } = await setup(t)
   const [a1, a2] = ws.agents as [Workspace['agents'][0], Workspace['agents'][0]]
   const ada = await seedNamedHuman(app, 'Ada Lovelace', 'ada@example.com')
-  const ch = await createChannel(api, ws.owner.token, 'general', [ws.member.id, a1.id, a2.id, ada.id])
+  const ch = await createChannelId(api, ws.owner.token, 'general', [ws.member.id, a1.id, a2.id, ada.id])
 
   const res = await post(api, ws.owner.token, ch, {
     text: 'hi @AGENT-2 and @ada-lovelace, then @agent-1. again @agent-2; mail bob@agent-1.com; @primary-agent is not here, @nobody exists not',
@@ -52,9 +47,9 @@ t.test('@name tokens resolve to members, in order, without repeats; non-members 
   const message = res.json()
   t.same(message.mentions, [a2.id, ada.id, a1.id], 'order of first appearance, case-insensitive, e-mail addresses are not mentions')
 
-  const got = await api({ method: 'GET', url: `/api/v1/channels/${ch}/messages/${message.id}`, headers: auth(ws.member.token) })
+  const got = await api({ method: 'GET', url: `/api/v1/channels/${ch}/messages/${message.id}`, headers: bearer(ws.member.token) })
   t.same(got.json().mentions, message.mentions, 'stored with the message')
-  const page = await api({ method: 'GET', url: `/api/v1/channels/${ch}/messages`, headers: auth(ws.member.token) })
+  const page = await api({ method: 'GET', url: `/api/v1/channels/${ch}/messages`, headers: bearer(ws.member.token) })
   t.same(page.json().messages[0].mentions, message.mentions, 'history carries them')
 
   t.same(await mentionEvents(app, ch), [{ message_id: message.id, mentioned_ids: [a2.id, ada.id, a1.id], mentioned_agent_ids: [a2.id, a1.id] }], 'one message.mentioned event')
@@ -73,7 +68,7 @@ t.test('a human handle that two members share resolves to no one; an agent name 
   const one = await seedNamedHuman(app, 'Ada Lovelace', 'ada1@example.com')
   const two = await seedNamedHuman(app, 'ada  LOVELACE', 'ada2@example.com')
   const impostor = await seedNamedHuman(app, 'Agent 1', 'agent1@example.com')
-  const ch = await createChannel(api, ws.owner.token, 'adas', [one.id, two.id, a1!.id, impostor.id])
+  const ch = await createChannelId(api, ws.owner.token, 'adas', [one.id, two.id, a1!.id, impostor.id])
   const res = await post(api, ws.owner.token, ch, { text: '@ada-lovelace and @agent-1' })
   t.same(res.json().mentions, [a1!.id])
   const explicit = await post(api, ws.owner.token, ch, { text: '@ada-lovelace', mentions: [two.id] })
@@ -83,7 +78,7 @@ t.test('a human handle that two members share resolves to no one; an agent name 
 t.test('explicit ids: deduplicated after the text tokens; non-members ignored the same whether they exist or not', async (t) => {
   const { app, api, ws } = await setup(t)
   const [a1, a2] = ws.agents as [Workspace['agents'][0], Workspace['agents'][0]]
-  const ch = await createChannel(api, ws.owner.token, 'explicit', [ws.member.id, a1.id, a2.id])
+  const ch = await createChannelId(api, ws.owner.token, 'explicit', [ws.member.id, a1.id, a2.id])
 
   const res = await post(api, ws.member.token, ch, { text: 'ping @agent-1', mentions: [a2.id, a1.id, a2.id, ws.owner.id] })
   t.equal(res.statusCode, 201)
@@ -117,14 +112,14 @@ t.test('explicit ids: deduplicated after the text tokens; non-members ignored th
 t.test('multipart posts take a comma-separated mentions field', async (t) => {
   const { api, ws } = await setup(t)
   const [a1, a2] = ws.agents as [Workspace['agents'][0], Workspace['agents'][0]]
-  const ch = await createChannel(api, ws.owner.token, 'files', [a1.id, a2.id])
+  const ch = await createChannelId(api, ws.owner.token, 'files', [a1.id, a2.id])
   const boundary = '----mentions'
   const part = (name: string, value: string) => `--${boundary}\r\nContent-Disposition: form-data; name="${name}"\r\n\r\n${value}\r\n`
   const body = part('text', 'see @agent-2') + part('mentions', `${a1.id}, ${ws.primary.id}`) + part('mentions', a2.id) + `--${boundary}--\r\n`
   const res = await api({
     method: 'POST',
     url: `/api/v1/channels/${ch}/messages`,
-    headers: { ...auth(ws.owner.token), 'content-type': `multipart/form-data; boundary=${boundary}` },
+    headers: { ...bearer(ws.owner.token), 'content-type': `multipart/form-data; boundary=${boundary}` },
     payload: body,
   })
   t.equal(res.statusCode, 201, res.body)
@@ -132,7 +127,7 @@ t.test('multipart posts take a comma-separated mentions field', async (t) => {
   const bad = await api({
     method: 'POST',
     url: `/api/v1/channels/${ch}/messages`,
-    headers: { ...auth(ws.owner.token), 'content-type': `multipart/form-data; boundary=${boundary}` },
+    headers: { ...bearer(ws.owner.token), 'content-type': `multipart/form-data; boundary=${boundary}` },
     payload: part('text', 'x') + part('mentions', 'nope') + `--${boundary}--\r\n`,
   })
   t.equal(bad.statusCode, 400)
@@ -141,11 +136,11 @@ t.test('multipart posts take a comma-separated mentions field', async (t) => {
 t.test('editing resolves mentions again and notifies only the newly mentioned', async (t) => {
   const { app, api, ws } = await setup(t)
   const [a1, a2] = ws.agents as [Workspace['agents'][0], Workspace['agents'][0]]
-  const ch = await createChannel(api, ws.owner.token, 'edits', [ws.member.id, a1.id, a2.id])
+  const ch = await createChannelId(api, ws.owner.token, 'edits', [ws.member.id, a1.id, a2.id])
   const m = (await post(api, ws.member.token, ch, { text: 'hi @agent-1', mentions: [ws.owner.id] })).json()
   t.same(m.mentions, [a1.id, ws.owner.id])
 
-  const edit = (payload: Record<string, unknown>) => api({ method: 'PATCH', url: `/api/v1/channels/${ch}/messages/${m.id}`, headers: auth(ws.member.token), payload })
+  const edit = (payload: Record<string, unknown>) => api({ method: 'PATCH', url: `/api/v1/channels/${ch}/messages/${m.id}`, headers: bearer(ws.member.token), payload })
   const first = await edit({ text: 'hi @agent-1 and @agent-2' })
   t.equal(first.statusCode, 200)
   t.same(first.json().mentions, [a1.id, a2.id, ws.owner.id], 'explicit ids of the post are kept when the edit gives none')
@@ -163,15 +158,15 @@ t.test('editing resolves mentions again and notifies only the newly mentioned', 
   const updated = await app.db.pool.query(`SELECT count(*)::int AS n FROM outbox_events WHERE type = 'message.updated' AND channel_id = $1`, [ch])
   t.equal(updated.rows[0].n, 3)
 
-  const stranger = await api({ method: 'PATCH', url: `/api/v1/channels/${ch}/messages/${m.id}`, headers: auth(ws.member.token), payload: { text: 'x', mentions: ['bad'] } })
+  const stranger = await api({ method: 'PATCH', url: `/api/v1/channels/${ch}/messages/${m.id}`, headers: bearer(ws.member.token), payload: { text: 'x', mentions: ['bad'] } })
   t.equal(stranger.statusCode, 400)
 })
 
 t.test('GET /api/v1/mentions: newest first, cursor pages, since, and only channels one can still read', async (t) => {
   const { api, ws } = await setup(t)
   const [a1] = ws.agents
-  const one = await createChannel(api, ws.owner.token, 'one', [ws.member.id, a1!.id])
-  const two = await createChannel(api, ws.owner.token, 'two', [ws.member.id, a1!.id])
+  const one = await createChannelId(api, ws.owner.token, 'one', [ws.member.id, a1!.id])
+  const two = await createChannelId(api, ws.owner.token, 'two', [ws.member.id, a1!.id])
   const ids: string[] = []
   ids.push((await post(api, a1!.key, one, { text: 'first @member' })).json().id)
   await post(api, a1!.key, one, { text: 'not about anyone' })
@@ -179,7 +174,7 @@ t.test('GET /api/v1/mentions: newest first, cursor pages, since, and only channe
   ids.push((await post(api, a1!.key, one, { text: '@member third' })).json().id)
   await post(api, ws.member.token, one, { text: '@agent-1 for the agent' })
 
-  const list = (token: string, qs = '') => api({ method: 'GET', url: `/api/v1/mentions${qs}`, headers: auth(token) })
+  const list = (token: string, qs = '') => api({ method: 'GET', url: `/api/v1/mentions${qs}`, headers: bearer(token) })
   const all = await list(ws.member.token)
   t.equal(all.statusCode, 200)
   t.same(all.json().messages.map((m: { id: string }) => m.id), [...ids].reverse())
@@ -194,7 +189,7 @@ t.test('GET /api/v1/mentions: newest first, cursor pages, since, and only channe
   t.same(p2.messages.map((m: { id: string }) => m.id), [ids[0]])
   t.equal(p2.has_more, false)
 
-  const second = (await api({ method: 'GET', url: `/api/v1/channels/${two}/messages`, headers: auth(ws.member.token) })).json().messages[0]
+  const second = (await api({ method: 'GET', url: `/api/v1/channels/${two}/messages`, headers: bearer(ws.member.token) })).json().messages[0]
   const since = (await list(ws.member.token, `?since=${encodeURIComponent(second.created_at)}`)).json()
   t.same(since.messages.map((m: { id: string }) => m.id), [ids[2]], 'since: posted after that time')
 
@@ -216,7 +211,7 @@ t.test('WebSocket: send_message takes mentions; only=mentions gets message_menti
   const { app, api, ws } = await setup(t)
   await listen(app)
   const [a1, a2] = ws.agents as [Workspace['agents'][0], Workspace['agents'][0]]
-  const ch = await createChannel(api, ws.owner.token, 'live', [ws.member.id, a1.id, a2.id])
+  const ch = await createChannelId(api, ws.owner.token, 'live', [ws.member.id, a1.id, a2.id])
 
   const { client: onlyMentions, ready: start } = await connectWith(app, a1.key, { only: 'mentions' })
   const { client: everything } = await connectWith(app, a2.key, {})
@@ -248,7 +243,7 @@ t.test('WebSocket: send_message takes mentions; only=mentions gets message_menti
 
   // The REST event log shows message_mentioned only to those it notifies.
   const log = async (token: string) =>
-    (await api({ method: 'GET', url: `/api/v1/events?since=${start.cursor}`, headers: auth(token) })).json().events.filter((e: Frame) => e.type === 'message_mentioned').length
+    (await api({ method: 'GET', url: `/api/v1/events?since=${start.cursor}`, headers: bearer(token) })).json().events.filter((e: Frame) => e.type === 'message_mentioned').length
   t.equal(await log(a1.key), 2)
   t.equal(await log(a2.key), 1)
   t.equal(await log(ws.member.token), 0)
@@ -258,7 +253,7 @@ t.test('WebSocket: send_message takes mentions; only=mentions gets message_menti
 t.test('adding a member later makes them mentionable; removed members are not', async (t) => {
   const { api, ws } = await setup(t)
   const [a1] = ws.agents
-  const ch = await createChannel(api, ws.owner.token, 'later')
+  const ch = await createChannelId(api, ws.owner.token, 'later')
   t.same((await post(api, ws.owner.token, ch, { text: '@agent-1 ?' })).json().mentions, [])
   await addMember(api, ws.owner.token, ch, a1!.id)
   t.same((await post(api, ws.owner.token, ch, { text: '@agent-1 ?' })).json().mentions, [a1!.id])

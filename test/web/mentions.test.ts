@@ -3,8 +3,7 @@
 // lists the messages that mention me, newest first, updates live, and opens the message in its
 // conversation; wide, narrow and dark screens pass axe.
 import t from 'tap'
-import { bearer } from '../helper.ts'
-import { seedWorkspace } from '../fixtures.ts'
+import { bearer, seedWorkspace } from '../support/index.ts'
 import { browserSkip, checkAccessibility, launch, openPage, screenshot, signedInContext, startServer } from './browser.ts'
 
 const skip = browserSkip()

@@ -3,9 +3,8 @@
 // edit first mentions it), never a mention of another member, and nothing for a name it would
 // have if it were in the channel. Integrations receive it for the agents they act for.
 import t from 'tap'
-import { seedWorkspace } from '../fixtures.ts'
-import { build } from '../helper.ts'
-import { auth, createChannel, createWebhook, eventually, FAST_ENV, receiver, verifySignature, type Received } from './helpers.ts'
+import { bearer, build, createChannelId, seedWorkspace } from '../support/index.ts'
+import { createWebhook, eventually, FAST_ENV, receiver, verifySignature, type Received } from './helpers.ts'
 
 const messageIdOf = (r: Received): string => JSON.parse(r.body).payload.message?.id ?? JSON.parse(r.body).payload.message_id
 
@@ -29,7 +28,7 @@ t.test('webhooks and integrations subscribed to message.mentioned get exactly th
     const res = await api({
       method: 'POST',
       url: '/api/v1/integrations',
-      headers: auth(ws.owner.token),
+      headers: bearer(ws.owner.token),
       payload: { name: `mentions ${agentIds.length}`, webhook_url: url, agent_ids: agentIds, events: ['message.mentioned'] },
     })
     t.equal(res.statusCode, 201, res.body)
@@ -38,12 +37,12 @@ t.test('webhooks and integrations subscribed to message.mentioned get exactly th
   const forA2 = await integration(rxForA2.url(), [a2.id])
   t.same(forA2.events, ['message.mentioned'])
   await integration(rxForAll.url(), [])
-  const defaults = await api({ method: 'POST', url: '/api/v1/integrations', headers: auth(ws.owner.token), payload: { name: 'defaults', webhook_url: 'https://hooks.example.com/x' } })
+  const defaults = await api({ method: 'POST', url: '/api/v1/integrations', headers: bearer(ws.owner.token), payload: { name: 'defaults', webhook_url: 'https://hooks.example.com/x' } })
   t.same(defaults.json().events, ['message.created', 'channel.created', 'member.joined', 'agent.connected'], 'the default stays the spec\'s four')
 
-  const ch = await createChannel(api, ws.owner.token, 'mentions', [ws.member.id, a1.id, a2.id])
+  const ch = await createChannelId(api, ws.owner.token, 'mentions', [ws.member.id, a1.id, a2.id])
   const post = async (token: string, text: string, mentions?: string[]) => {
-    const res = await api({ method: 'POST', url: `/api/v1/channels/${ch}/messages`, headers: auth(token), payload: { text, ...(mentions ? { mentions } : {}) } })
+    const res = await api({ method: 'POST', url: `/api/v1/channels/${ch}/messages`, headers: bearer(token), payload: { text, ...(mentions ? { mentions } : {}) } })
     t.equal(res.statusCode, 201, res.body)
     return res.json() as { id: string }
   }
@@ -54,9 +53,9 @@ t.test('webhooks and integrations subscribed to message.mentioned get exactly th
   await post(a1.key, 'I, @agent-1, mention myself and @member')
   const explicit = await post(ws.member.token, 'no names', [a2.id, ws.primary.id])
   // An edit that adds a mention notifies only the newly mentioned.
-  const edited = await api({ method: 'PATCH', url: `/api/v1/channels/${ch}/messages/${plain.id}`, headers: auth(ws.member.token), payload: { text: 'plain words for @agent-2' } })
+  const edited = await api({ method: 'PATCH', url: `/api/v1/channels/${ch}/messages/${plain.id}`, headers: bearer(ws.member.token), payload: { text: 'plain words for @agent-2' } })
   t.equal(edited.statusCode, 200)
-  const reEdited = await api({ method: 'PATCH', url: `/api/v1/channels/${ch}/messages/${toA1.id}`, headers: auth(ws.member.token), payload: { text: 'hello again @agent-1' } })
+  const reEdited = await api({ method: 'PATCH', url: `/api/v1/channels/${ch}/messages/${toA1.id}`, headers: bearer(ws.member.token), payload: { text: 'hello again @agent-1' } })
   t.same(reEdited.json().mentions, [a1.id])
   const last = await post(ws.owner.token, 'last: @agent-1 @agent-2')
 
@@ -114,7 +113,7 @@ t.test('webhooks and integrations subscribed to message.mentioned get exactly th
 
   // A subscription can be listed and deliveries show in the history like any other event.
   const history = await eventually(async () => {
-    const res = await api({ method: 'GET', url: `/api/v1/agents/${a1.id}/webhooks/${hook1.id}/deliveries`, headers: auth(a1.key) })
+    const res = await api({ method: 'GET', url: `/api/v1/agents/${a1.id}/webhooks/${hook1.id}/deliveries`, headers: bearer(a1.key) })
     const rows = res.json().deliveries as { event_type: string; status: string }[]
     return rows.length === 3 && rows.every((d) => d.status === 'succeeded') ? rows : null
   }, 'succeeded history')
@@ -125,14 +124,14 @@ t.test('inbound: an integration posts with explicit mentions', async (t) => {
   const { app, api } = await build(t, { env: FAST_ENV })
   const ws = await seedWorkspace(app)
   const [a1, a2] = ws.agents as [(typeof ws.agents)[0], (typeof ws.agents)[0]]
-  const ch = await createChannel(api, ws.owner.token, 'inbound', [a1.id, a2.id])
+  const ch = await createChannelId(api, ws.owner.token, 'inbound', [a1.id, a2.id])
   const created = (
-    await api({ method: 'POST', url: '/api/v1/integrations', headers: auth(ws.owner.token), payload: { name: 'in', webhook_url: 'https://hooks.example.com/x', agent_ids: [a1.id] } })
+    await api({ method: 'POST', url: '/api/v1/integrations', headers: bearer(ws.owner.token), payload: { name: 'in', webhook_url: 'https://hooks.example.com/x', agent_ids: [a1.id] } })
   ).json()
   const res = await api({
     method: 'POST',
     url: `/api/v1/integrations/${created.id}/inbound`,
-    headers: auth(created.api_key),
+    headers: bearer(created.api_key),
     payload: { channel_id: ch, agent_id: a1.id, text: 'from outside, @owner', mentions: [a2.id, ws.member.id] },
   })
   t.equal(res.statusCode, 201, res.body)
@@ -140,7 +139,7 @@ t.test('inbound: an integration posts with explicit mentions', async (t) => {
   const bad = await api({
     method: 'POST',
     url: `/api/v1/integrations/${created.id}/inbound`,
-    headers: auth(created.api_key),
+    headers: bearer(created.api_key),
     payload: { channel_id: ch, agent_id: a1.id, text: 'x', mentions: ['x'] },
   })
   t.equal(bad.statusCode, 400)
