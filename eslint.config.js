@@ -4,6 +4,7 @@
 // not reach into the real-time layer or the workers. `npm run lint` runs it; CI too (.ci/run).
 import js from '@eslint/js'
 import reactHooks from 'eslint-plugin-react-hooks'
+import globals from 'globals'
 import tseslint from 'typescript-eslint'
 
 /** Who may import the database drivers: repositories, the db layer and its plugin. */
@@ -37,7 +38,8 @@ export default tseslint.config(
   ...tseslint.configs.recommendedTypeChecked,
   {
     languageOptions: {
-      parserOptions: { projectService: { allowDefaultProject: ['*.js', '*.mjs', 'scripts/*.mjs'] }, tsconfigRootDir: import.meta.dirname },
+      globals: globals.node,
+      parserOptions: { projectService: { allowDefaultProject: ['*.js', 'scripts/*.mjs', 'scripts/bench/*.mjs', 'src/web/vite.config.ts'] }, tsconfigRootDir: import.meta.dirname },
     },
     linterOptions: { reportUnusedDisableDirectives: 'error' },
     rules: {
@@ -57,6 +59,7 @@ export default tseslint.config(
   },
   {
     files: ['src/web/**/*.tsx', 'src/web/**/*.ts'],
+    languageOptions: { globals: globals.browser },
     plugins: { 'react-hooks': reactHooks },
     rules: { 'react-hooks/rules-of-hooks': 'error', 'react-hooks/exhaustive-deps': 'error' },
   },
@@ -77,6 +80,10 @@ export default tseslint.config(
   {
     // Tests and benchmarks drive the real server and databases directly, on purpose.
     files: ['test/**', 'scripts/**'],
-    rules: { '@typescript-eslint/unbound-method': 'off' },
+    rules: {
+      '@typescript-eslint/unbound-method': 'off',
+      // tap runs a file's top-level t.test() calls itself; every other promise must be handled.
+      '@typescript-eslint/no-floating-promises': ['error', { allowForKnownSafeCalls: [{ from: 'package', name: 'test', package: '@tapjs/test' }] }],
+    },
   },
 )
