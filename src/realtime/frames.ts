@@ -7,7 +7,7 @@ import { Type, type Static, type TObject, type TSchema } from 'typebox'
 import { EVENTS } from '../events/catalog.ts'
 import { frameTypeOf, type EventCatalog, type EventSpec, type FrameDoc, type FrameTypeOf } from '../events/define.ts'
 import { CLIENT_EVENTS, typesWith, type ClientEventType, type DomainEvent, type EventPayload } from '../events/types.ts'
-import { InReplyToEventField, MessageSchema } from '../modules/messages/schemas.ts'
+import { InReplyToEventField, MessageSchema, ThreadIdField } from '../modules/messages/schemas.ts'
 import { Timestamp, Uuid } from '../schemas/common.ts'
 import type { LogEntry } from './broker.ts'
 import { CURSOR_PATTERN, SINCE_PATTERN, type Cursor } from './cursor.ts'
@@ -184,11 +184,12 @@ export const SendMessageFrame = Type.Object(
     channel_id: Uuid,
     text: Type.String(),
     in_reply_to_event: Type.Optional(InReplyToEventField),
+    thread_id: Type.Optional(ThreadIdField),
   },
   {
     additionalProperties: true,
     title: 'send_message',
-    description: `Posts a message, exactly like POST /api/v1/channels/{id}/messages with JSON \`{text, in_reply_to_event}\` (loop protection included: docs/loops.md).${IGNORED}`,
+    description: `Posts a message, exactly like POST /api/v1/channels/{id}/messages with JSON \`{text, in_reply_to_event, thread_id}\` (loop protection included: docs/loops.md).${IGNORED}`,
   },
 )
 

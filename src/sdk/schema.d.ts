@@ -512,15 +512,35 @@ export interface paths {
         };
         /**
          * List messages, newest first, with cursors
-         * @description Without a cursor: the newest `limit` messages. `before=<message id>`: the next older page. `after=<message id>`: the `limit` messages just newer than it (still newest first). Walk back with `next_before` while `has_more`; walk forward with `next_after` while `has_more`. `before` and `after` together: 400 `INVALID_CURSOR`.
+         * @description Without a cursor: the newest `limit` messages. `before=<message id>`: the next older page. `after=<message id>`: the `limit` messages just newer than it (still newest first). Walk back with `next_before` while `has_more`; walk forward with `next_after` while `has_more`. `before` and `after` together: 400 `INVALID_CURSOR`. `threads=roots` leaves thread replies out (a thread is read with `listReplies`); the default `all` lists them too.
          */
         get: operations["listMessages"];
         put?: never;
         /**
          * Post a message (JSON text, or multipart text + one file)
-         * @description Members only (observers: 403); the workspace owner may post in any regular channel, and its first post there makes it a member. JSON `{text}`, or `multipart/form-data` with `text` and `file` (one file, at most 10 MiB, streamed to disk; larger: 413 `PAYLOAD_TOO_LARGE` and nothing stored). With a file the text may be empty. Emits `message.created`. Send `Idempotency-Key` to make retries safe. Loop protection (docs/loops.md): a post by an agent answers 429 `LOOP_DETECTED` with `Retry-After` when agents alone posted the workspace setting `loop_guard_max_messages` here within `loop_guard_window_seconds`, or when its `in_reply_to_event` chain would exceed `loop_guard_max_depth`.
+         * @description Members only (observers: 403); the workspace owner may post in any regular channel, and its first post there makes it a member. JSON `{text}`, or `multipart/form-data` with `text` and `file` (one file, at most 10 MiB, streamed to disk; larger: 413 `PAYLOAD_TOO_LARGE` and nothing stored). With a file the text may be empty. Emits `message.created`. Send `Idempotency-Key` to make retries safe. Loop protection (docs/loops.md): a post by an agent answers 429 `LOOP_DETECTED` with `Retry-After` when agents alone posted the workspace setting `loop_guard_max_messages` here within `loop_guard_window_seconds`, or when its `in_reply_to_event` chain would exceed `loop_guard_max_depth`. Threads: `thread_id` posts a reply in the thread of a root message of this channel (one level: a reply to a reply is 400 `THREAD_NOT_ROOT`; a message not in this channel is 404); the root's `reply_count`, `last_reply_at` and `recent_replier_ids` are updated with it, and the loop guard counts the reply in its thread.
          */
         post: operations["postMessage"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/channels/{id}/messages/{message_id}/replies": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List a thread's replies, newest first, with cursors
+         * @description The replies to the root message `message_id`, with the same `limit`, `before` and `after` as the channel's list. Readers of the channel only (404 otherwise, as for an unknown message); the root of a thread is a message of the channel (a deleted root with replies is still listed, as a placeholder). A message that is itself a reply: 400 `THREAD_NOT_ROOT`. A root without replies gives an empty page.
+         */
+        get: operations["listReplies"];
+        put?: never;
+        post?: never;
         delete?: never;
         options?: never;
         head?: never;
@@ -1186,7 +1206,7 @@ export interface components {
              * @description Stable machine-readable code from a closed list; each code and its HTTP status are in docs/errors.md.
              * @enum {string}
              */
-            code: "VALIDATION_ERROR" | "INVALID_JSON" | "WEAK_PASSWORD" | "INVALID_EMAIL" | "DUPLICATE_NAME" | "INVALID_ROLE" | "INVALID_CURSOR" | "INVALID_URL" | "INVITE_INVALID" | "INVITE_EXPIRED" | "INVITE_USED" | "INVITE_EMAIL_MISMATCH" | "SELF_DM" | "MISSING_IDEMPOTENCY_BODY" | "BAD_REQUEST" | "UNAUTHORIZED" | "FORBIDDEN" | "APPROVAL_PENDING" | "REGISTRATION_CLOSED" | "NOT_FOUND" | "METHOD_NOT_ALLOWED" | "NOT_ACCEPTABLE" | "REQUEST_TIMEOUT" | "CONFLICT" | "ALREADY_BOOTSTRAPPED" | "EMAIL_TAKEN" | "NAME_TAKEN" | "ALREADY_MEMBER" | "IDEMPOTENCY_KEY_REUSED" | "IDEMPOTENCY_IN_PROGRESS" | "GONE" | "PAYLOAD_TOO_LARGE" | "URI_TOO_LONG" | "UNSUPPORTED_MEDIA_TYPE" | "UNPROCESSABLE" | "RATE_LIMITED" | "LOOP_DETECTED" | "HEADERS_TOO_LARGE" | "INTERNAL_ERROR" | "SERVICE_UNAVAILABLE";
+            code: "VALIDATION_ERROR" | "INVALID_JSON" | "WEAK_PASSWORD" | "INVALID_EMAIL" | "DUPLICATE_NAME" | "INVALID_ROLE" | "INVALID_CURSOR" | "INVALID_URL" | "INVITE_INVALID" | "INVITE_EXPIRED" | "INVITE_USED" | "INVITE_EMAIL_MISMATCH" | "SELF_DM" | "MISSING_IDEMPOTENCY_BODY" | "BAD_REQUEST" | "THREAD_NOT_ROOT" | "UNAUTHORIZED" | "FORBIDDEN" | "APPROVAL_PENDING" | "REGISTRATION_CLOSED" | "NOT_FOUND" | "METHOD_NOT_ALLOWED" | "NOT_ACCEPTABLE" | "REQUEST_TIMEOUT" | "CONFLICT" | "ALREADY_BOOTSTRAPPED" | "EMAIL_TAKEN" | "NAME_TAKEN" | "ALREADY_MEMBER" | "IDEMPOTENCY_KEY_REUSED" | "IDEMPOTENCY_IN_PROGRESS" | "GONE" | "PAYLOAD_TOO_LARGE" | "URI_TOO_LONG" | "UNSUPPORTED_MEDIA_TYPE" | "UNPROCESSABLE" | "RATE_LIMITED" | "LOOP_DETECTED" | "HEADERS_TOO_LARGE" | "INTERNAL_ERROR" | "SERVICE_UNAVAILABLE";
         };
         /**
          * Message
@@ -1233,6 +1253,16 @@ export interface components {
                 /** @description Absolute URL of `GET /api/v1/attachments/{id}` (members of the channel only, with credentials). */
                 download_url: string;
             };
+            /** @description The root message this one replies to (threads are one level deep); null for a root or a plain message. */
+            thread_id: string | null;
+            /** @description How many replies the thread of this root has; 0 for a reply or a message without replies. */
+            reply_count: number;
+            /** @description When the newest reply was posted; null when there is none (always null for a reply). */
+            last_reply_at: string | null;
+            /** @description Up to 3 distinct authors of the newest replies, newest first; empty when there is none (always empty for a reply). */
+            recent_replier_ids: string[];
+            /** @description True for a deleted root kept as a placeholder while its replies remain (its text is empty and it has no file); false otherwise. */
+            deleted: boolean;
         };
         /**
          * MessagePage
@@ -1293,6 +1323,16 @@ export interface components {
                 /** @description Absolute URL of `GET /api/v1/attachments/{id}` (members of the channel only, with credentials). */
                 download_url: string;
             };
+            /** @description The root message this one replies to (threads are one level deep); null for a root or a plain message. */
+            thread_id: string | null;
+            /** @description How many replies the thread of this root has; 0 for a reply or a message without replies. */
+            reply_count: number;
+            /** @description When the newest reply was posted; null when there is none (always null for a reply). */
+            last_reply_at: string | null;
+            /** @description Up to 3 distinct authors of the newest replies, newest first; empty when there is none (always empty for a reply). */
+            recent_replier_ids: string[];
+            /** @description True for a deleted root kept as a placeholder while its replies remain (its text is empty and it has no file); false otherwise. */
+            deleted: boolean;
             message: components["schemas"]["Message"];
             /** @description ts_rank of the match; results are ordered by it, best first (then newest first), among the newest 200 matches. */
             rank: number;
@@ -1847,6 +1887,8 @@ export interface components {
             channel_id: string;
             /** Format: uuid */
             message_id: string;
+            /** @description The deleted reply's thread (its root's id), so that a client can recount it; null for a root or plain message. */
+            thread_id: string | null;
         } | {
             /** @enum {string} */
             type: "channel_created";
@@ -5250,7 +5292,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /** @example 01a20b48-b362-70b3-8450-d3e957de791c */
+                /** @example 01a20bb3-38a8-70ed-9bca-f1999c9befda */
                 id: string;
             };
             cookie?: never;
@@ -5471,10 +5513,12 @@ export interface operations {
                 before?: string;
                 /** @description Only messages newer than this message id (walk forward): the oldest `limit` of them, still listed newest first. */
                 after?: string;
+                /** @description `all` (default): every message, thread replies included (each with its `thread_id`). `roots`: only messages that are not replies (roots and plain messages), as a channel view shows them. */
+                threads?: "all" | "roots";
             };
             header?: never;
             path: {
-                /** @example 01a20b48-c7c0-7042-93d5-b092cca3037d */
+                /** @example 01a20bb3-38a8-70ed-9bca-f1999c9befda */
                 id: string;
             };
             cookie?: never;
@@ -5567,7 +5611,7 @@ export interface operations {
                 "idempotency-key"?: string;
             };
             path: {
-                /** @example 01a20b48-c7c0-7042-93d5-b092cca3037d */
+                /** @example 01a20bb3-38a8-70ed-9bca-f1999c9befda */
                 id: string;
             };
             cookie?: never;
@@ -5582,6 +5626,11 @@ export interface operations {
                      * @description Optional: the id of the event this message reacts to, e.g. `event_id` of the webhook delivery (or `X-Service-Event-Id` of an integration delivery, `event_id` of a WebSocket frame). For `message.created` that is the message's id. An agent's message then gets `chain_depth` one more than that message's, and a chain deeper than the workspace's `loop_guard_max_depth` is refused with 429 `LOOP_DETECTED`. An id the service does not know starts a new chain. docs/loops.md.
                      */
                     in_reply_to_event?: string;
+                    /**
+                     * Format: uuid
+                     * @description Optional: reply in the thread of this root message of the same channel. A reply to a reply is 400 `THREAD_NOT_ROOT`; an id that is not a message of this channel is 404 `NOT_FOUND`.
+                     */
+                    thread_id?: string;
                 };
                 "multipart/form-data": {
                     /** @description Message text; optional when a file is sent, and may then be empty. */
@@ -5591,6 +5640,11 @@ export interface operations {
                      * @description Optional: the id of the event this message reacts to, e.g. `event_id` of the webhook delivery (or `X-Service-Event-Id` of an integration delivery, `event_id` of a WebSocket frame). For `message.created` that is the message's id. An agent's message then gets `chain_depth` one more than that message's, and a chain deeper than the workspace's `loop_guard_max_depth` is refused with 429 `LOOP_DETECTED`. An id the service does not know starts a new chain. docs/loops.md.
                      */
                     in_reply_to_event?: string;
+                    /**
+                     * Format: uuid
+                     * @description Optional: reply in the thread of this root message of the same channel. A reply to a reply is 400 `THREAD_NOT_ROOT`; an id that is not a message of this channel is 404 `NOT_FOUND`.
+                     */
+                    thread_id?: string;
                     /**
                      * Format: binary
                      * @description One file, at most 10 MiB (10,485,760 bytes); its part carries the file name and media type.
@@ -5705,14 +5759,116 @@ export interface operations {
             };
         };
     };
+    listReplies: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Page size, 1 to 100 (default 50); above 100 is a 400.
+                 * @example 2
+                 */
+                limit?: number;
+                /** @description Only messages older than this message id (walk back). */
+                before?: string;
+                /** @description Only messages newer than this message id (walk forward): the oldest `limit` of them, still listed newest first. */
+                after?: string;
+            };
+            header?: never;
+            path: {
+                /** @example 01a20bb3-38a8-70ed-9bca-f1999c9befda */
+                id: string;
+                /** @example 01a20bb3-3cb6-71cc-a8c8-169a13f606b5 */
+                message_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of messages, newest first, with the cursors for the next page in either direction. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MessagePage"];
+                };
+            };
+            /** @description Bad input (`VALIDATION_ERROR` or another 400 code of docs/errors.md); nothing was changed. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing, invalid, expired or revoked credentials (`UNAUTHORIZED`). */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The caller may see the resource but not do this (`FORBIDDEN`), e.g. a role or an owner-only action. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found, or not visible to the caller (`NOT_FOUND`): both answer the same. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limited (only when a limit is configured). `Retry-After` gives the seconds to wait. */
+            429: {
+                headers: {
+                    /** @description Seconds until the budget has room again. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unexpected server failure (`INTERNAL_ERROR`); nothing is leaked. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The database is unreachable or not answering, or the server is shutting down (`SERVICE_UNAVAILABLE`); retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
     getMessage: {
         parameters: {
             query?: never;
             header?: never;
             path: {
-                /** @example 01a20b42-baf4-70c9-ada9-6438acd9ccdb */
+                /** @example 01a20bb3-38a8-70ed-9bca-f1999c9befda */
                 id: string;
-                /** @example 01a20b42-c0d2-7162-91b5-ed7bc6837d64 */
+                /** @example 01a20bb3-3cb6-71cc-a8c8-169a13f606b5 */
                 message_id: string;
             };
             cookie?: never;
@@ -5802,9 +5958,9 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /** @example 01a20b43-8eb6-70b0-8052-13faef009d69 */
+                /** @example 01a20bb3-8477-70a0-bfbf-c9097c6923d6 */
                 id: string;
-                /** @example 01a20b43-901c-71b8-9103-b83c17cb0502 */
+                /** @example 01a20bb3-86ad-71a2-bf80-1f1cb17b1044 */
                 message_id: string;
             };
             cookie?: never;
@@ -6741,7 +6897,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /** @example 01a20b48-c75b-71ed-bc4d-d18fd49ff476 */
+                /** @example 01a20bb3-b550-70a4-97f9-93f8386384f9 */
                 id: string;
             };
             cookie?: never;
@@ -8428,7 +8584,7 @@ export interface operations {
                 "idempotency-key"?: string;
             };
             path: {
-                /** @example 01a20b48-b45c-7095-8fe3-322f845977f2 */
+                /** @example 01a20bb3-b632-7148-8f91-7bd5b069011a */
                 id: string;
             };
             cookie?: never;
@@ -8450,6 +8606,11 @@ export interface operations {
                      * @description Optional: the id of the event this message reacts to, e.g. `event_id` of the webhook delivery (or `X-Service-Event-Id` of an integration delivery, `event_id` of a WebSocket frame). For `message.created` that is the message's id. An agent's message then gets `chain_depth` one more than that message's, and a chain deeper than the workspace's `loop_guard_max_depth` is refused with 429 `LOOP_DETECTED`. An id the service does not know starts a new chain. docs/loops.md.
                      */
                     in_reply_to_event?: string;
+                    /**
+                     * Format: uuid
+                     * @description Optional: reply in the thread of this root message of the same channel. A reply to a reply is 400 `THREAD_NOT_ROOT`; an id that is not a message of this channel is 404 `NOT_FOUND`.
+                     */
+                    thread_id?: string;
                 };
             };
         };
@@ -8648,6 +8809,16 @@ export interface operations {
                                 /** @description Absolute URL of `GET /api/v1/attachments/{id}` (members of the channel only, with credentials). */
                                 download_url: string;
                             };
+                            /** @description The root message this one replies to (threads are one level deep); null for a root or a plain message. */
+                            thread_id: string | null;
+                            /** @description How many replies the thread of this root has; 0 for a reply or a message without replies. */
+                            reply_count: number;
+                            /** @description When the newest reply was posted; null when there is none (always null for a reply). */
+                            last_reply_at: string | null;
+                            /** @description Up to 3 distinct authors of the newest replies, newest first; empty when there is none (always empty for a reply). */
+                            recent_replier_ids: string[];
+                            /** @description True for a deleted root kept as a placeholder while its replies remain (its text is empty and it has no file); false otherwise. */
+                            deleted: boolean;
                         };
                     };
                 };
@@ -8759,6 +8930,16 @@ export interface operations {
                                 /** @description Absolute URL of `GET /api/v1/attachments/{id}` (members of the channel only, with credentials). */
                                 download_url: string;
                             };
+                            /** @description The root message this one replies to (threads are one level deep); null for a root or a plain message. */
+                            thread_id: string | null;
+                            /** @description How many replies the thread of this root has; 0 for a reply or a message without replies. */
+                            reply_count: number;
+                            /** @description When the newest reply was posted; null when there is none (always null for a reply). */
+                            last_reply_at: string | null;
+                            /** @description Up to 3 distinct authors of the newest replies, newest first; empty when there is none (always empty for a reply). */
+                            recent_replier_ids: string[];
+                            /** @description True for a deleted root kept as a placeholder while its replies remain (its text is empty and it has no file); false otherwise. */
+                            deleted: boolean;
                         };
                     };
                 };
@@ -8832,6 +9013,8 @@ export interface operations {
                         message_id: string;
                         /** Format: uuid */
                         channel_id: string;
+                        /** @description The deleted reply's thread (its root's id), so that a client can recount it; null for a root or plain message. */
+                        thread_id: string | null;
                     };
                 };
             };
@@ -9284,6 +9467,8 @@ export interface operations {
                          */
                         author_type: "agent" | "human";
                         text: string;
+                        /** @description The root message this one replies to (threads); null for a root or plain message. */
+                        thread_id: string | null;
                     };
                 };
             };

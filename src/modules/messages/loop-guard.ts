@@ -15,10 +15,15 @@ import type { MemberPrincipal } from '../../plugins/auth.ts'
 import type { LoopGuardSettings } from '../workspace/settings.ts'
 import * as repo from './repo.ts'
 
-/** Where the count is kept: a channel's top level, or (later) one thread of it. */
+/** Where the count is kept: a channel's top level, or one thread of it. */
 export interface Conversation {
   channelId: string
   threadId: string | null
+}
+
+/** The conversation a message counts in: its thread when it is a reply, else its channel. */
+export function conversationOf(channelId: string, threadId: string | null | undefined): Conversation {
+  return { channelId, threadId: threadId ?? null }
 }
 
 /** An admitted agent message, to take back if it is not stored after all. */

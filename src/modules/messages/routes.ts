@@ -13,6 +13,7 @@ import {
   AttachmentParams,
   ChannelMessageParams,
   EditMessageBody,
+  ListChannelMessagesQuery,
   ListMessagesQuery,
   LoopOrRateLimited,
   MESSAGE_PAGE_DEFAULT,
@@ -60,9 +61,10 @@ function malformedMultipart(error: unknown): unknown {
 const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
 
 /** Reads a multipart post: the `text` field and at most one `file`, streamed to disk as it arrives. */
-async function readMultipart(fastify: FastifyInstance, request: FastifyRequest): Promise<{ text: string; file?: UploadedFile; inReplyToEvent?: string }> {
+async function readMultipart(fastify: FastifyInstance, request: FastifyRequest): Promise<{ text: string; file?: UploadedFile; inReplyToEvent?: string; threadId?: string }> {
   let text: string | undefined
   let inReplyToEvent: string | undefined
+  let threadId: string | undefined
   let file: UploadedFile | undefined
   try {
     for await (const part of request.parts()) {
@@ -76,8 +78,11 @@ async function readMultipart(fastify: FastifyInstance, request: FastifyRequest):
       } else if (part.fieldname === 'in_reply_to_event' && inReplyToEvent === undefined) {
         inReplyToEvent = String(part.value)
         if (!UUID_RE.test(inReplyToEvent)) throw badRequest("form field 'in_reply_to_event' must be an event id (a UUID)")
+      } else if (part.fieldname === 'thread_id' && threadId === undefined) {
+        threadId = String(part.value)
+        if (!UUID_RE.test(threadId)) throw badRequest("form field 'thread_id' must be a message id (a UUID)")
       } else {
-        if (part.fieldname !== 'text' || text !== undefined) throw badRequest(`unexpected form field '${part.fieldname}' (fields: text, file, in_reply_to_event)`)
+        if (part.fieldname !== 'text' || text !== undefined) throw badRequest(`unexpected form field '${part.fieldname}' (fields: text, file, in_reply_to_event, thread_id)`)
         if (part.valueTruncated) throw badRequest(`'text' is longer than ${fastify.config.maxMessageLength} characters`)
         text = String(part.value)
         assertStorable(text, "form field 'text' ")
@@ -88,7 +93,7 @@ async function readMultipart(fastify: FastifyInstance, request: FastifyRequest):
     throw malformedMultipart(error)
   }
   if (text === undefined && !file) throw badRequest("the form needs a 'text' field, a 'file', or both")
-  return { text: text ?? '', file, inReplyToEvent }
+  return { text: text ?? '', file, inReplyToEvent, threadId }
 }
 
 export default async function messagesRoutes(fastify: FastifyInstance): Promise<void> {
@@ -105,8 +110,8 @@ export default async function messagesRoutes(fastify: FastifyInstance): Promise<
     limits: {
       fileSize: fastify.config.maxFileBytes,
       files: 1,
-      fields: 3,
-      parts: 4,
+      fields: 4,
+      parts: 5,
       // Bytes: a character takes at most 4 in UTF-8.
       fieldSize: fastify.config.maxMessageLength * 4,
       headerPairs: 100,
@@ -122,7 +127,7 @@ export default async function messagesRoutes(fastify: FastifyInstance): Promise<
         tags: ['messages'],
         summary: 'Post a message (JSON text, or multipart text + one file)',
         description:
-          'Members only (observers: 403); the workspace owner may post in any regular channel, and its first post there makes it a member. JSON `{text}`, or `multipart/form-data` with `text` and `file` (one file, at most 10 MiB, streamed to disk; larger: 413 `PAYLOAD_TOO_LARGE` and nothing stored). With a file the text may be empty. Emits `message.created`. Send `Idempotency-Key` to make retries safe. Loop protection (docs/loops.md): a post by an agent answers 429 `LOOP_DETECTED` with `Retry-After` when agents alone posted the workspace setting `loop_guard_max_messages` here within `loop_guard_window_seconds`, or when its `in_reply_to_event` chain would exceed `loop_guard_max_depth`.',
+          'Members only (observers: 403); the workspace owner may post in any regular channel, and its first post there makes it a member. JSON `{text}`, or `multipart/form-data` with `text` and `file` (one file, at most 10 MiB, streamed to disk; larger: 413 `PAYLOAD_TOO_LARGE` and nothing stored). With a file the text may be empty. Emits `message.created`. Send `Idempotency-Key` to make retries safe. Loop protection (docs/loops.md): a post by an agent answers 429 `LOOP_DETECTED` with `Retry-After` when agents alone posted the workspace setting `loop_guard_max_messages` here within `loop_guard_window_seconds`, or when its `in_reply_to_event` chain would exceed `loop_guard_max_depth`. Threads: `thread_id` posts a reply in the thread of a root message of this channel (one level: a reply to a reply is 400 `THREAD_NOT_ROOT`; a message not in this channel is 404); the root\'s `reply_count`, `last_reply_at` and `recent_replier_ids` are updated with it, and the loop guard counts the reply in its thread.',
         params: IdParams,
         headers: IdempotencyHeaders,
         body: {
@@ -140,8 +145,10 @@ export default async function messagesRoutes(fastify: FastifyInstance): Promise<
     },
     async (request, reply) => {
       const key = idempotencyKeyOf(request)
-      const body = request.body as { text: string; in_reply_to_event?: string }
-      const input = request.isMultipart() ? await readMultipart(fastify, request) : { text: body.text, inReplyToEvent: body.in_reply_to_event }
+      const body = request.body as { text: string; in_reply_to_event?: string; thread_id?: string }
+      const input = request.isMultipart()
+        ? await readMultipart(fastify, request)
+        : { text: body.text, inReplyToEvent: body.in_reply_to_event, threadId: body.thread_id }
       const result = await messages.createMessage(fastify, member(request), request.params.id, { ...input, idempotencyKey: key })
       // A replay answers with the remembered status (always the original 201) and body.
       return reply.code(result.statusCode as 201).send(result.body as MessageDto)
@@ -157,13 +164,32 @@ export default async function messagesRoutes(fastify: FastifyInstance): Promise<
         tags: ['messages'],
         summary: 'List messages, newest first, with cursors',
         description:
-          'Without a cursor: the newest `limit` messages. `before=<message id>`: the next older page. `after=<message id>`: the `limit` messages just newer than it (still newest first). Walk back with `next_before` while `has_more`; walk forward with `next_after` while `has_more`. `before` and `after` together: 400 `INVALID_CURSOR`.',
+          'Without a cursor: the newest `limit` messages. `before=<message id>`: the next older page. `after=<message id>`: the `limit` messages just newer than it (still newest first). Walk back with `next_before` while `has_more`; walk forward with `next_after` while `has_more`. `before` and `after` together: 400 `INVALID_CURSOR`. `threads=roots` leaves thread replies out (a thread is read with `listReplies`); the default `all` lists them too.',
         params: IdParams,
-        querystring: ListMessagesQuery,
+        querystring: ListChannelMessagesQuery,
         response: { 200: MessagePageSchema, ...errors(400, 404) },
       },
     },
     async (request) => messages.listMessages(fastify, member(request), request.params.id, { ...request.query, limit: request.query.limit ?? MESSAGE_PAGE_DEFAULT }),
+  )
+
+  app.get(
+    '/channels/:id/messages/:message_id/replies',
+    {
+      config: { auth: 'any' },
+      schema: {
+        operationId: 'listReplies',
+        tags: ['messages'],
+        summary: "List a thread's replies, newest first, with cursors",
+        description:
+          'The replies to the root message `message_id`, with the same `limit`, `before` and `after` as the channel\'s list. Readers of the channel only (404 otherwise, as for an unknown message); the root of a thread is a message of the channel (a deleted root with replies is still listed, as a placeholder). A message that is itself a reply: 400 `THREAD_NOT_ROOT`. A root without replies gives an empty page.',
+        params: ChannelMessageParams,
+        querystring: ListMessagesQuery,
+        response: { 200: MessagePageSchema, ...errors(400, 404) },
+      },
+    },
+    async (request) =>
+      messages.listReplies(fastify, member(request), request.params.id, request.params.message_id, { ...request.query, limit: request.query.limit ?? MESSAGE_PAGE_DEFAULT }),
   )
 
   app.get(

@@ -16,6 +16,49 @@ export const AttachmentSchema = Type.Object(
   { additionalProperties: false },
 )
 
+// ---- threads (docs/decisions.md, "Threads") ----
+/** Every message carries its thread, and a root the summary of its replies (kept on its row). */
+export const ThreadFields = {
+  thread_id: Type.Union([Uuid, Type.Null()], {
+    description: 'The root message this one replies to (threads are one level deep); null for a root or a plain message.',
+  }),
+  reply_count: Type.Integer({ minimum: 0, description: 'How many replies the thread of this root has; 0 for a reply or a message without replies.' }),
+  last_reply_at: Type.Union([Timestamp, Type.Null()], { description: 'When the newest reply was posted; null when there is none (always null for a reply).' }),
+  recent_replier_ids: Type.Array(Uuid, {
+    maxItems: 3,
+    description: 'Up to 3 distinct authors of the newest replies, newest first; empty when there is none (always empty for a reply).',
+  }),
+  deleted: Type.Boolean({
+    description: 'True for a deleted root kept as a placeholder while its replies remain (its text is empty and it has no file); false otherwise.',
+  }),
+}
+
+/** What a post's `thread_id` is: every way of posting takes it (REST, multipart, WebSocket, integrations, MCP). */
+export const ThreadIdField = Type.String({
+  format: 'uuid',
+  description:
+    'Optional: reply in the thread of this root message of the same channel. A reply to a reply is 400 `THREAD_NOT_ROOT`; an id that is not a message of this channel is 404 `NOT_FOUND`.',
+})
+
+export interface ThreadRecord {
+  threadId?: string | null
+  replyCount?: number
+  lastReplyAt?: Date | null
+  recentReplierIds?: string[]
+  deleted?: boolean
+}
+
+function threadFieldsOf(m: ThreadRecord) {
+  return {
+    thread_id: m.threadId ?? null,
+    reply_count: m.replyCount ?? 0,
+    last_reply_at: m.lastReplyAt ? m.lastReplyAt.toISOString() : null,
+    recent_replier_ids: m.recentReplierIds ?? [],
+    deleted: m.deleted ?? false,
+  }
+}
+// ---- end threads ----
+
 export const MessageSchema = Type.Object(
   {
     id: Type.String({ format: 'uuid', description: 'UUIDv7; ids sort in posting order and serve as pagination cursors.' }),
@@ -35,6 +78,7 @@ export const MessageSchema = Type.Object(
         "The message's place in a chain of agent messages: 0 for a human's message; for an agent's, one more than the message its `in_reply_to_event` is about (1 when it names none, or an event that is not about a message). The loop guard caps it (`loop_guard_max_depth`).",
     }),
     attachment: Type.Optional(AttachmentSchema),
+    ...ThreadFields,
   },
   { title: 'Message', additionalProperties: false },
 )
@@ -47,7 +91,7 @@ export const MessageComponent = { ...MessageSchema, $id: 'Message' }
 export const MessageRef = Type.Unsafe<MessageDto>(Type.Ref('Message'))
 
 /** A message row as repositories return it (Prisma or raw SQL), with its attachment if any. */
-export interface MessageRecord {
+export interface MessageRecord extends ThreadRecord {
   id: string
   channelId: string
   authorId: string
@@ -84,6 +128,7 @@ export function toMessageDto(m: MessageRecord, publicUrl: string): MessageDto {
     edited_at: m.editedAt ? m.editedAt.toISOString() : null,
     in_reply_to_event: m.inReplyToEvent,
     chain_depth: m.chainDepth,
+    ...threadFieldsOf(m),
   }
   if (m.attachment) {
     dto.attachment = {
@@ -116,6 +161,7 @@ export const PostMessageBody = Type.Object(
   {
     text: Type.String({ description: 'Message text: at least one non-space character, at most MAX_MESSAGE_LENGTH (default 40,000) characters.' }),
     in_reply_to_event: Type.Optional(InReplyToEventField),
+    thread_id: Type.Optional(ThreadIdField),
   },
   { additionalProperties: false },
 )
@@ -130,6 +176,7 @@ export const PostMessageMultipart = Type.Object(
   {
     text: Type.Optional(Type.String({ description: 'Message text; optional when a file is sent, and may then be empty.' })),
     in_reply_to_event: Type.Optional(InReplyToEventField),
+    thread_id: Type.Optional(ThreadIdField),
     file: Type.Optional(
       Type.Unsafe<Blob>({
         type: 'string',
@@ -139,7 +186,7 @@ export const PostMessageMultipart = Type.Object(
       }),
     ),
   },
-  { description: 'Fields `text` and `file` (at least one of them), and optionally `in_reply_to_event`.' },
+  { description: 'Fields `text` and `file` (at least one of them), and optionally `in_reply_to_event` and `thread_id`.' },
 )
 
 export const EditMessageBody = Type.Object(
@@ -160,6 +207,21 @@ export const ListMessagesQuery = Type.Object(
   },
   { additionalProperties: false },
 )
+
+/** The channel's list also chooses whether thread replies are in it. */
+export const ListChannelMessagesQuery = Type.Object(
+  {
+    ...ListMessagesQuery.properties,
+    threads: Type.Optional(
+      Type.Union([Type.Literal('all'), Type.Literal('roots')], {
+        default: 'all',
+        description: '`all` (default): every message, thread replies included (each with its `thread_id`). `roots`: only messages that are not replies (roots and plain messages), as a channel view shows them.',
+      }),
+    ),
+  },
+  { additionalProperties: false },
+)
+export type ListChannelMessagesQueryInput = Static<typeof ListChannelMessagesQuery> & { limit: number }
 // `limit` is optional to callers; the validator fills in the default, so the service always has it.
 export type ListMessagesQueryInput = Static<typeof ListMessagesQuery> & { limit: number }
 
