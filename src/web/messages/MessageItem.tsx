@@ -8,6 +8,7 @@ import { AgentBadge } from '../ui/AgentBadge.tsx'
 import { ErrorNote } from '../ui/ErrorNote.tsx'
 import { Attachment } from './Attachment.tsx'
 import { formatFull, formatTime } from './format.ts'
+import { ThreadSummary } from './ThreadSummary.tsx'
 import type { Message } from './types.ts'
 
 export function MessageItem({ message, session, highlighted = false }: { message: Message; session: Session; highlighted?: boolean }) {
@@ -93,6 +94,7 @@ export function MessageItem({ message, session, highlighted = false }: { message
         message.text && <p className="message-text">{message.text}</p>
       )}
       {message.attachment && <Attachment attachment={message.attachment} />}
+      <ThreadSummary message={message} />
       <ErrorNote error={remove.error} />
     </article>
   )
