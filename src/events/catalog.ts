@@ -36,7 +36,14 @@ export const EVENTS = {
     integration: {
       when: "Any message was sent to a channel (including through the inbound endpoint). DMs only when one of the integration's `agent_ids` takes part (any agent when that list is empty).",
       payload: Type.Object(
-        { message_id: Uuid, channel_id: Uuid, author_id: Uuid, author_type: ActorLower, text: Type.String() },
+        {
+          message_id: Uuid,
+          channel_id: Uuid,
+          author_id: Uuid,
+          author_type: ActorLower,
+          text: Type.String(),
+          thread_id: Type.Union([Uuid, Type.Null()], { description: 'The root message this one replies to (threads); null for a root or plain message.' }),
+        },
         { additionalProperties: false },
       ),
       build: ({ payload: { message } }) => ({
@@ -45,6 +52,7 @@ export const EVENTS = {
         author_id: message.author_id,
         author_type: lower(message.author_type),
         text: message.text,
+        thread_id: message.thread_id,
       }),
     },
   }),
@@ -57,8 +65,15 @@ export const EVENTS = {
   }),
   'message.deleted': defineEvent({
     scope: 'channel',
-    payload: Type.Object({ message_id: Uuid, channel_id: Uuid }),
-    frame: { description: 'A message was deleted.', summary: 'A message was deleted' },
+    payload: Type.Object({
+      message_id: Uuid,
+      channel_id: Uuid,
+      thread_id: Type.Union([Uuid, Type.Null()], { description: "The deleted reply's thread (its root's id), so that a client can recount it; null for a root or plain message." }),
+    }),
+    frame: {
+      description: 'A message was deleted. A root that still has replies stays, as a placeholder (`deleted: true`, empty text) in the lists; the frame is sent all the same.',
+      summary: 'A message was deleted',
+    },
     webhook: { when: 'A message was deleted in a channel the agent belongs to.' },
     integration: null,
   }),

@@ -40,7 +40,8 @@ function kib(bytes: number): string {
 export function messageLine(m: McpMessage): string {
   const file = m.attachment ? ` [file: ${m.attachment.file_name}, ${m.attachment.content_type}, ${kib(m.attachment.size)}]` : ''
   const edited = m.edited_at ? ' (edited)' : ''
-  return `[${when(m.created_at)}] ${m.author_name} (${m.author_type}, ${m.author_id}) msg ${m.id}${edited}: ${m.text}${file}`
+  const thread = m.thread_id ? ` in thread ${m.thread_id}` : m.reply_count ? ` [${m.reply_count} repl${m.reply_count === 1 ? 'y' : 'ies'}: read_thread]` : ''
+  return `[${when(m.created_at)}] ${m.author_name} (${m.author_type}, ${m.author_id}) msg ${m.id}${thread}${edited}: ${m.text}${file}`
 }
 
 /** One line per event of the log. */

@@ -194,6 +194,12 @@ const postMessageTool = tool({
             'The id of the message you are replying to (the id of its message.created event), or the event_id of another event you react to. Lets the server cap chains of agents replying to each other; if it answers LOOP_DETECTED, stop replying in this conversation until a human speaks.',
         }),
       ),
+      thread_id: Type.Optional(
+        Type.String({
+          format: 'uuid',
+          description: 'Reply in a thread: the id of its root message (a message of this channel that is not itself a reply; a reply carries its root as thread_id). read_thread shows a thread.',
+        }),
+      ),
     },
     { additionalProperties: false },
   ),
@@ -207,9 +213,54 @@ const postMessageTool = tool({
       file,
       idempotencyKey: args.idempotency_key,
       inReplyToEvent: args.in_reply_to_event,
+      threadId: args.thread_id,
     })
     const message = bounded(result.body as MessageDto)
     return { text: `Posted: ${messageLine(message)}`, structured: { message } }
+  },
+})
+
+const readThreadTool = tool({
+  name: 'read_thread',
+  title: 'Read a thread',
+  description:
+    'Reads a thread: its root message, then its replies oldest to newest. Give the channel and the id of the root (a message with reply_count, or the thread_id of a reply). Without a cursor: the newest replies; before=<reply id> scrolls back, after=<reply id> catches up. Reply with post_message and thread_id.',
+  inputSchema: Type.Object(
+    {
+      channel: ChannelRef,
+      message_id: { ...MessageId, description: 'The root message of the thread.' },
+      before: Type.Optional({ ...MessageId, description: 'Read the replies older than this reply id.' }),
+      after: Type.Optional({ ...MessageId, description: 'Read the replies newer than this reply id.' }),
+      limit: Type.Integer({ minimum: 1, maximum: 100, default: 30, description: 'At most this many replies (1-100, default 30).' }),
+    },
+    { additionalProperties: false },
+  ),
+  annotations: { readOnlyHint: true, openWorldHint: false },
+  async run(ctx, args) {
+    const channelId = await resolveChannel(ctx.app, ctx.principal, args.channel)
+    const result = await messages.listReplies(ctx.app, ctx.principal, channelId, args.message_id, { limit: args.limit, before: args.before, after: args.after })
+    const root = bounded(await messages.getMessage(ctx.app, ctx.principal, channelId, args.message_id))
+    const forward = Boolean(args.after)
+    const ordered = forward ? [...result.messages].reverse() : result.messages
+    const keep = fitting(ordered, (m) => Math.min(m.text.length, MAX_MESSAGE_CHARS) + 200)
+    const kept = ordered.slice(0, keep).map(bounded)
+    const replies = forward ? kept : [...kept].reverse()
+    const hasMore = result.has_more || keep < ordered.length
+    const structured = {
+      channel_id: channelId,
+      root,
+      replies,
+      has_more: hasMore,
+      older_cursor: replies[0]?.id ?? null,
+      newer_cursor: replies.at(-1)?.id ?? null,
+    }
+    const hint = !hasMore
+      ? ''
+      : forward
+        ? `\nMore newer replies: read_thread with after=${structured.newer_cursor}`
+        : `\nOlder replies exist: read_thread with before=${structured.older_cursor}`
+    const head = `Thread of ${root.deleted ? '(deleted message) ' : ''}${messageLine(root)}\n${root.reply_count} repl${root.reply_count === 1 ? 'y' : 'ies'}; ${replies.length} shown, oldest first:`
+    return { text: `${head}\n${replies.map(messageLine).join('\n') || '(no replies)'}${hint}`, structured }
   },
 })
 
@@ -404,6 +455,7 @@ export const TOOLS: ToolDefinition[] = [
   listChannelsTool,
   readMessagesTool,
   postMessageTool,
+  readThreadTool,
   editMessageTool,
   deleteMessageTool,
   searchMessagesTool,

@@ -7,7 +7,7 @@ import { Type, type Static, type TObject, type TSchema } from 'typebox'
 import { EVENTS } from '../events/catalog.ts'
 import { frameTypeOf, type EventCatalog, type EventSpec, type FrameDoc, type FrameTypeOf } from '../events/define.ts'
 import { CLIENT_EVENTS, typesWith, type ClientEventType, type DomainEvent, type EventPayload } from '../events/types.ts'
-import { InReplyToEventField, MentionsField, MessageSchema } from '../modules/messages/schemas.ts'
+import { InReplyToEventField, MentionsField, MessageSchema, ThreadIdField } from '../modules/messages/schemas.ts'
 import { Timestamp, Uuid } from '../schemas/common.ts'
 import type { LogEntry } from './broker.ts'
 import { CURSOR_PATTERN, SINCE_PATTERN, type Cursor } from './cursor.ts'
@@ -185,6 +185,7 @@ export const SendMessageFrame = Type.Object(
     text: Type.String(),
     in_reply_to_event: Type.Optional(InReplyToEventField),
     mentions: Type.Optional(MentionsField),
+    thread_id: Type.Optional(ThreadIdField),
   },
   {
     additionalProperties: true,

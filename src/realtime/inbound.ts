@@ -49,7 +49,7 @@ export function inboundFrames(app: FastifyInstance): (conn: Connection, data: Ra
       // The frame's id is its idempotency key (24 h, per sender): a client that resends a frame
       // after a reconnect gets the original message back instead of a second one.
       const idempotencyKey = echo.id === null ? undefined : `ws:${echo.id}`
-      const result = await createMessage(app, conn.principal, frame.channel_id, { text: frame.text, idempotencyKey, inReplyToEvent: frame.in_reply_to_event, mentions: frame.mentions })
+      const result = await createMessage(app, conn.principal, frame.channel_id, { text: frame.text, idempotencyKey, inReplyToEvent: frame.in_reply_to_event, mentions: frame.mentions, threadId: frame.thread_id })
       sendJson(conn, { type: 'ack', ...echo, message: result.body })
     } catch (error) {
       if (error instanceof AppError) return sendError(conn, echo, error.code, error.message, error.headers?.['retry-after'])

@@ -512,15 +512,35 @@ export interface paths {
         };
         /**
          * List messages, newest first, with cursors
-         * @description Without a cursor: the newest `limit` messages. `before=<message id>`: the next older page. `after=<message id>`: the `limit` messages just newer than it (still newest first). Walk back with `next_before` while `has_more`; walk forward with `next_after` while `has_more`. `before` and `after` together: 400 `INVALID_CURSOR`.
+         * @description Without a cursor: the newest `limit` messages. `before=<message id>`: the next older page. `after=<message id>`: the `limit` messages just newer than it (still newest first). Walk back with `next_before` while `has_more`; walk forward with `next_after` while `has_more`. `before` and `after` together: 400 `INVALID_CURSOR`. `threads=roots` leaves thread replies out (a thread is read with `listReplies`); the default `all` lists them too.
          */
         get: operations["listMessages"];
         put?: never;
         /**
          * Post a message (JSON text, or multipart text + one file)
-         * @description Members only (observers: 403); the workspace owner may post in any regular channel, and its first post there makes it a member. JSON `{text}` (optionally `mentions`: member ids to mention besides the `@name` tokens of the text; non-members are ignored), or `multipart/form-data` with `text` and `file` (one file, at most 10 MiB, streamed to disk; larger: 413 `PAYLOAD_TOO_LARGE` and nothing stored). With a file the text may be empty. Emits `message.created`, and `message.mentioned` when it mentions members other than its author. Send `Idempotency-Key` to make retries safe. Loop protection (docs/loops.md): a post by an agent answers 429 `LOOP_DETECTED` with `Retry-After` when agents alone posted the workspace setting `loop_guard_max_messages` here within `loop_guard_window_seconds`, or when its `in_reply_to_event` chain would exceed `loop_guard_max_depth`.
+         * @description Members only (observers: 403); the workspace owner may post in any regular channel, and its first post there makes it a member. JSON `{text}` (optionally `mentions`: member ids to mention besides the `@name` tokens of the text; non-members are ignored), or `multipart/form-data` with `text` and `file` (one file, at most 10 MiB, streamed to disk; larger: 413 `PAYLOAD_TOO_LARGE` and nothing stored). With a file the text may be empty. Emits `message.created`, and `message.mentioned` when it mentions members other than its author. Send `Idempotency-Key` to make retries safe. Loop protection (docs/loops.md): a post by an agent answers 429 `LOOP_DETECTED` with `Retry-After` when agents alone posted the workspace setting `loop_guard_max_messages` here within `loop_guard_window_seconds`, or when its `in_reply_to_event` chain would exceed `loop_guard_max_depth`. Threads: `thread_id` posts a reply in the thread of a root message of this channel (one level: a reply to a reply is 400 `THREAD_NOT_ROOT`; a message not in this channel is 404); the root's `reply_count`, `last_reply_at` and `recent_replier_ids` are updated with it, and the loop guard counts the reply in its thread.
          */
         post: operations["postMessage"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/channels/{id}/messages/{message_id}/replies": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List a thread's replies, newest first, with cursors
+         * @description The replies to the root message `message_id`, with the same `limit`, `before` and `after` as the channel's list. Readers of the channel only (404 otherwise, as for an unknown message); the root of a thread is a message of the channel (a deleted root with replies is still listed, as a placeholder). A message that is itself a reply: 400 `THREAD_NOT_ROOT`. A root without replies gives an empty page.
+         */
+        get: operations["listReplies"];
+        put?: never;
+        post?: never;
         delete?: never;
         options?: never;
         head?: never;
@@ -1246,7 +1266,7 @@ export interface components {
              * @description Stable machine-readable code from a closed list; each code and its HTTP status are in docs/errors.md.
              * @enum {string}
              */
-            code: "VALIDATION_ERROR" | "INVALID_JSON" | "WEAK_PASSWORD" | "INVALID_EMAIL" | "DUPLICATE_NAME" | "INVALID_ROLE" | "INVALID_CURSOR" | "INVALID_URL" | "INVITE_INVALID" | "INVITE_EXPIRED" | "INVITE_USED" | "INVITE_EMAIL_MISMATCH" | "SELF_DM" | "MISSING_IDEMPOTENCY_BODY" | "BAD_REQUEST" | "UNAUTHORIZED" | "FORBIDDEN" | "APPROVAL_PENDING" | "REGISTRATION_CLOSED" | "NOT_FOUND" | "METHOD_NOT_ALLOWED" | "NOT_ACCEPTABLE" | "REQUEST_TIMEOUT" | "CONFLICT" | "ALREADY_BOOTSTRAPPED" | "EMAIL_TAKEN" | "NAME_TAKEN" | "ALREADY_MEMBER" | "IDEMPOTENCY_KEY_REUSED" | "IDEMPOTENCY_IN_PROGRESS" | "GONE" | "PAYLOAD_TOO_LARGE" | "URI_TOO_LONG" | "UNSUPPORTED_MEDIA_TYPE" | "UNPROCESSABLE" | "RATE_LIMITED" | "LOOP_DETECTED" | "HEADERS_TOO_LARGE" | "INTERNAL_ERROR" | "SERVICE_UNAVAILABLE";
+            code: "VALIDATION_ERROR" | "INVALID_JSON" | "WEAK_PASSWORD" | "INVALID_EMAIL" | "DUPLICATE_NAME" | "INVALID_ROLE" | "INVALID_CURSOR" | "INVALID_URL" | "INVITE_INVALID" | "INVITE_EXPIRED" | "INVITE_USED" | "INVITE_EMAIL_MISMATCH" | "SELF_DM" | "MISSING_IDEMPOTENCY_BODY" | "BAD_REQUEST" | "THREAD_NOT_ROOT" | "UNAUTHORIZED" | "FORBIDDEN" | "APPROVAL_PENDING" | "REGISTRATION_CLOSED" | "NOT_FOUND" | "METHOD_NOT_ALLOWED" | "NOT_ACCEPTABLE" | "REQUEST_TIMEOUT" | "CONFLICT" | "ALREADY_BOOTSTRAPPED" | "EMAIL_TAKEN" | "NAME_TAKEN" | "ALREADY_MEMBER" | "IDEMPOTENCY_KEY_REUSED" | "IDEMPOTENCY_IN_PROGRESS" | "GONE" | "PAYLOAD_TOO_LARGE" | "URI_TOO_LONG" | "UNSUPPORTED_MEDIA_TYPE" | "UNPROCESSABLE" | "RATE_LIMITED" | "LOOP_DETECTED" | "HEADERS_TOO_LARGE" | "INTERNAL_ERROR" | "SERVICE_UNAVAILABLE";
         };
         /**
          * Message
@@ -1295,6 +1315,16 @@ export interface components {
                 /** @description Absolute URL of `GET /api/v1/attachments/{id}` (members of the channel only, with credentials). */
                 download_url: string;
             };
+            /** @description The root message this one replies to (threads are one level deep); null for a root or a plain message. */
+            thread_id: string | null;
+            /** @description How many replies the thread of this root has; 0 for a reply or a message without replies. */
+            reply_count: number;
+            /** @description When the newest reply was posted; null when there is none (always null for a reply). */
+            last_reply_at: string | null;
+            /** @description Up to 3 distinct authors of the newest replies, newest first; empty when there is none (always empty for a reply). */
+            recent_replier_ids: string[];
+            /** @description True for a deleted root kept as a placeholder while its replies remain (its text is empty and it has no file); false otherwise. */
+            deleted: boolean;
         };
         /**
          * MessagePage
@@ -1357,6 +1387,16 @@ export interface components {
                 /** @description Absolute URL of `GET /api/v1/attachments/{id}` (members of the channel only, with credentials). */
                 download_url: string;
             };
+            /** @description The root message this one replies to (threads are one level deep); null for a root or a plain message. */
+            thread_id: string | null;
+            /** @description How many replies the thread of this root has; 0 for a reply or a message without replies. */
+            reply_count: number;
+            /** @description When the newest reply was posted; null when there is none (always null for a reply). */
+            last_reply_at: string | null;
+            /** @description Up to 3 distinct authors of the newest replies, newest first; empty when there is none (always empty for a reply). */
+            recent_replier_ids: string[];
+            /** @description True for a deleted root kept as a placeholder while its replies remain (its text is empty and it has no file); false otherwise. */
+            deleted: boolean;
             message: components["schemas"]["Message"];
             /** @description ts_rank of the match; results are ordered by it, best first (then newest first), among the newest 200 matches. */
             rank: number;
@@ -1911,6 +1951,8 @@ export interface components {
             channel_id: string;
             /** Format: uuid */
             message_id: string;
+            /** @description The deleted reply's thread (its root's id), so that a client can recount it; null for a root or plain message. */
+            thread_id: string | null;
         } | {
             /** @enum {string} */
             type: "message_mentioned";
@@ -3914,7 +3956,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /** @example 01a20b49-1484-71d5-95ea-b7f8a1db2731 */
+                /** @example 01a20bd9-4317-7056-8c03-4f066b5b8e5e */
                 id: string;
             };
             cookie?: never;
@@ -5339,7 +5381,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /** @example 01a20bad-142d-71fd-bc43-283e58f63c6d */
+                /** @example 01a20bd8-67cf-7179-abd1-f0dba18c9957 */
                 id: string;
             };
             cookie?: never;
@@ -5466,9 +5508,9 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /** @example 01a20bad-6dc0-7153-8f10-34a5235a81c1 */
+                /** @example 01a20bd8-a283-70ae-acf2-b1622f8bd0d4 */
                 id: string;
-                /** @example 01a20bad-6d0b-7005-8d25-afb0b02461a9 */
+                /** @example 01a20bd8-a202-70cd-9f36-4ddae495306f */
                 user_id: string;
             };
             cookie?: never;
@@ -5560,10 +5602,12 @@ export interface operations {
                 before?: string;
                 /** @description Only messages newer than this message id (walk forward): the oldest `limit` of them, still listed newest first. */
                 after?: string;
+                /** @description `all` (default): every message, thread replies included (each with its `thread_id`). `roots`: only messages that are not replies (roots and plain messages), as a channel view shows them. */
+                threads?: "all" | "roots";
             };
             header?: never;
             path: {
-                /** @example 01a20bad-142d-71fd-bc43-283e58f63c6d */
+                /** @example 01a20bd8-907f-7167-b9e2-b9e5c13ab60c */
                 id: string;
             };
             cookie?: never;
@@ -5656,7 +5700,7 @@ export interface operations {
                 "idempotency-key"?: string;
             };
             path: {
-                /** @example 01a20bad-142d-71fd-bc43-283e58f63c6d */
+                /** @example 01a20bd8-e648-71a6-9776-85f55f5fcb56 */
                 id: string;
             };
             cookie?: never;
@@ -5673,6 +5717,11 @@ export interface operations {
                     in_reply_to_event?: string;
                     /** @description Optional: ids of channel members (users or agents) to mention, besides the `@name` tokens of the text (at most 100). Repeats are dropped; ids that are not members of the channel are ignored silently, whether or not they exist. */
                     mentions?: string[];
+                    /**
+                     * Format: uuid
+                     * @description Optional: reply in the thread of this root message of the same channel. A reply to a reply is 400 `THREAD_NOT_ROOT`; an id that is not a message of this channel is 404 `NOT_FOUND`.
+                     */
+                    thread_id?: string;
                 };
                 "multipart/form-data": {
                     /** @description Message text; optional when a file is sent, and may then be empty. */
@@ -5684,6 +5733,11 @@ export interface operations {
                     in_reply_to_event?: string;
                     /** @description Optional: member ids to mention, comma-separated (the field may also repeat); same rules as `mentions` in JSON. */
                     mentions?: string;
+                    /**
+                     * Format: uuid
+                     * @description Optional: reply in the thread of this root message of the same channel. A reply to a reply is 400 `THREAD_NOT_ROOT`; an id that is not a message of this channel is 404 `NOT_FOUND`.
+                     */
+                    thread_id?: string;
                     /**
                      * Format: binary
                      * @description One file, at most 10 MiB (10,485,760 bytes); its part carries the file name and media type.
@@ -5798,14 +5852,116 @@ export interface operations {
             };
         };
     };
+    listReplies: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Page size, 1 to 100 (default 50); above 100 is a 400.
+                 * @example 2
+                 */
+                limit?: number;
+                /** @description Only messages older than this message id (walk back). */
+                before?: string;
+                /** @description Only messages newer than this message id (walk forward): the oldest `limit` of them, still listed newest first. */
+                after?: string;
+            };
+            header?: never;
+            path: {
+                /** @example 01a20bd8-e1f7-7143-8006-5e62066e7bf6 */
+                id: string;
+                /** @example 01a20bd8-e2d4-7188-a969-87c3b124e989 */
+                message_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of messages, newest first, with the cursors for the next page in either direction. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MessagePage"];
+                };
+            };
+            /** @description Bad input (`VALIDATION_ERROR` or another 400 code of docs/errors.md); nothing was changed. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing, invalid, expired or revoked credentials (`UNAUTHORIZED`). */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The caller may see the resource but not do this (`FORBIDDEN`), e.g. a role or an owner-only action. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found, or not visible to the caller (`NOT_FOUND`): both answer the same. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limited (only when a limit is configured). `Retry-After` gives the seconds to wait. */
+            429: {
+                headers: {
+                    /** @description Seconds until the budget has room again. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unexpected server failure (`INTERNAL_ERROR`); nothing is leaked. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The database is unreachable or not answering, or the server is shutting down (`SERVICE_UNAVAILABLE`); retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
     getMessage: {
         parameters: {
             query?: never;
             header?: never;
             path: {
-                /** @example 01a20bad-142d-71fd-bc43-283e58f63c6d */
+                /** @example 01a20bd8-67cf-7179-abd1-f0dba18c9957 */
                 id: string;
-                /** @example 01a20bad-18f9-7082-8215-35cd928d5dd2 */
+                /** @example 01a20bd8-68e5-700b-b05f-118344d9f643 */
                 message_id: string;
             };
             cookie?: never;
@@ -5895,9 +6051,9 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /** @example 01a20b43-8eb6-70b0-8052-13faef009d69 */
+                /** @example 01a20bd8-a555-705a-95cc-7656b215cbe5 */
                 id: string;
-                /** @example 01a20b43-901c-71b8-9103-b83c17cb0502 */
+                /** @example 01a20bd8-a5fd-70ba-8446-51f6613d550d */
                 message_id: string;
             };
             cookie?: never;
@@ -5985,9 +6141,9 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /** @example 01a20bad-5f57-71c5-aac1-b62f19fc6b69 */
+                /** @example 01a20bd8-9a70-70b8-93e3-a3c415091811 */
                 id: string;
-                /** @example 01a20bad-6038-71fc-a30b-767546b906f3 */
+                /** @example 01a20bd8-9b1d-7081-b797-5549798e011e */
                 message_id: string;
             };
             cookie?: never;
@@ -6562,16 +6718,13 @@ export interface operations {
     listEvents: {
         parameters: {
             query?: {
-                /**
-                 * @description Return the events after this cursor (the `next_cursor` of the previous page, or a WebSocket frame's `cursor`). A bare integer N is read as the cursor `N-0`: `0` asks for the whole log (resync_required when the log no longer reaches back that far). Absent: from the oldest retained event.
-                 * @example 1795483853145-1
-                 */
+                /** @description Return the events after this cursor (the `next_cursor` of the previous page, or a WebSocket frame's `cursor`). A bare integer N is read as the cursor `N-0`: `0` asks for the whole log (resync_required when the log no longer reaches back that far). Absent: from the oldest retained event. */
                 since?: string;
                 /** @description At most this many events (default 100, maximum 500). */
                 limit?: number;
                 /**
                  * @description Long polling: when there is nothing to return yet, hold the request up to this many seconds (at most 30) and answer as soon as an event the caller may see arrives. At the deadline the answer is an empty page whose `next_cursor` is where the log was read up to (the `since` given, when nothing at all happened). Absent or 0: answer at once.
-                 * @example 30
+                 * @example 25
                  */
                 wait?: number;
             };
@@ -6836,7 +6989,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /** @example 01a20b48-c75b-71ed-bc4d-d18fd49ff476 */
+                /** @example 01a20bd9-2d77-7187-afdb-3094362f9c8f */
                 id: string;
             };
             cookie?: never;
@@ -7872,7 +8025,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /** @example 01a20b48-aa17-719a-9f62-eaefe31c7bc9 */
+                /** @example 01a20bd9-234a-7148-a3fe-e2a4c4175f88 */
                 id: string;
             };
             cookie?: never;
@@ -7962,7 +8115,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /** @example 01a20b48-b45c-7095-8fe3-322f845977f2 */
+                /** @example 01a20bd9-27d3-71a3-bed7-b3a18b158507 */
                 id: string;
             };
             cookie?: never;
@@ -8050,7 +8203,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /** @example 01a20b48-aa17-719a-9f62-eaefe31c7bc9 */
+                /** @example 01a20bd9-234a-7148-a3fe-e2a4c4175f88 */
                 id: string;
             };
             cookie?: never;
@@ -8180,7 +8333,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /** @example 01a20b48-aa17-719a-9f62-eaefe31c7bc9 */
+                /** @example 01a20bd9-234a-7148-a3fe-e2a4c4175f88 */
                 id: string;
             };
             cookie?: never;
@@ -8288,7 +8441,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /** @example 01a20b48-aa17-719a-9f62-eaefe31c7bc9 */
+                /** @example 01a20bd9-234a-7148-a3fe-e2a4c4175f88 */
                 id: string;
             };
             cookie?: never;
@@ -8403,7 +8556,7 @@ export interface operations {
             };
             header?: never;
             path: {
-                /** @example 01a20b48-c77e-708d-8589-8dec4be2a330 */
+                /** @example 01a20bd9-2d9a-70c0-8bdb-8a915e7aa8f8 */
                 id: string;
             };
             cookie?: never;
@@ -8493,9 +8646,9 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /** @example 01a20b49-337b-70b8-8b34-2b981bf020ac */
+                /** @example 01a20bd9-4832-7164-8e4e-95c18dceab67 */
                 id: string;
-                /** @example 01a20b49-3405-70d5-8f2c-65e15602313c */
+                /** @example 01a20bd9-48aa-7057-a629-db6a13bbd48c */
                 delivery_id: string;
             };
             cookie?: never;
@@ -8615,7 +8768,7 @@ export interface operations {
                 "idempotency-key"?: string;
             };
             path: {
-                /** @example 01a20b48-b45c-7095-8fe3-322f845977f2 */
+                /** @example 01a20bd9-27d3-71a3-bed7-b3a18b158507 */
                 id: string;
             };
             cookie?: never;
@@ -8639,6 +8792,11 @@ export interface operations {
                     in_reply_to_event?: string;
                     /** @description Optional: ids of channel members (users or agents) to mention, besides the `@name` tokens of the text (at most 100). Repeats are dropped; ids that are not members of the channel are ignored silently, whether or not they exist. */
                     mentions?: string[];
+                    /**
+                     * Format: uuid
+                     * @description Optional: reply in the thread of this root message of the same channel. A reply to a reply is 400 `THREAD_NOT_ROOT`; an id that is not a message of this channel is 404 `NOT_FOUND`.
+                     */
+                    thread_id?: string;
                 };
             };
         };
@@ -8839,6 +8997,16 @@ export interface operations {
                                 /** @description Absolute URL of `GET /api/v1/attachments/{id}` (members of the channel only, with credentials). */
                                 download_url: string;
                             };
+                            /** @description The root message this one replies to (threads are one level deep); null for a root or a plain message. */
+                            thread_id: string | null;
+                            /** @description How many replies the thread of this root has; 0 for a reply or a message without replies. */
+                            reply_count: number;
+                            /** @description When the newest reply was posted; null when there is none (always null for a reply). */
+                            last_reply_at: string | null;
+                            /** @description Up to 3 distinct authors of the newest replies, newest first; empty when there is none (always empty for a reply). */
+                            recent_replier_ids: string[];
+                            /** @description True for a deleted root kept as a placeholder while its replies remain (its text is empty and it has no file); false otherwise. */
+                            deleted: boolean;
                         };
                     };
                 };
@@ -8952,6 +9120,16 @@ export interface operations {
                                 /** @description Absolute URL of `GET /api/v1/attachments/{id}` (members of the channel only, with credentials). */
                                 download_url: string;
                             };
+                            /** @description The root message this one replies to (threads are one level deep); null for a root or a plain message. */
+                            thread_id: string | null;
+                            /** @description How many replies the thread of this root has; 0 for a reply or a message without replies. */
+                            reply_count: number;
+                            /** @description When the newest reply was posted; null when there is none (always null for a reply). */
+                            last_reply_at: string | null;
+                            /** @description Up to 3 distinct authors of the newest replies, newest first; empty when there is none (always empty for a reply). */
+                            recent_replier_ids: string[];
+                            /** @description True for a deleted root kept as a placeholder while its replies remain (its text is empty and it has no file); false otherwise. */
+                            deleted: boolean;
                         };
                     };
                 };
@@ -9025,6 +9203,8 @@ export interface operations {
                         message_id: string;
                         /** Format: uuid */
                         channel_id: string;
+                        /** @description The deleted reply's thread (its root's id), so that a client can recount it; null for a root or plain message. */
+                        thread_id: string | null;
                     };
                 };
             };
@@ -9137,6 +9317,16 @@ export interface operations {
                                 /** @description Absolute URL of `GET /api/v1/attachments/{id}` (members of the channel only, with credentials). */
                                 download_url: string;
                             };
+                            /** @description The root message this one replies to (threads are one level deep); null for a root or a plain message. */
+                            thread_id: string | null;
+                            /** @description How many replies the thread of this root has; 0 for a reply or a message without replies. */
+                            reply_count: number;
+                            /** @description When the newest reply was posted; null when there is none (always null for a reply). */
+                            last_reply_at: string | null;
+                            /** @description Up to 3 distinct authors of the newest replies, newest first; empty when there is none (always empty for a reply). */
+                            recent_replier_ids: string[];
+                            /** @description True for a deleted root kept as a placeholder while its replies remain (its text is empty and it has no file); false otherwise. */
+                            deleted: boolean;
                         };
                         /** @description The members this event notifies: on a post, everyone the message mentions but its author; on an edit, only those mentioned for the first time. A subset of `message.mentions`. */
                         mentioned_ids: string[];
@@ -9594,6 +9784,8 @@ export interface operations {
                          */
                         author_type: "agent" | "human";
                         text: string;
+                        /** @description The root message this one replies to (threads); null for a root or plain message. */
+                        thread_id: string | null;
                     };
                 };
             };

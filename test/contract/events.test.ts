@@ -116,12 +116,12 @@ t.test('one list of event types, and one documented mapping of names', async (t)
 const channelId = uuidv7()
 const actorId = uuidv7()
 const at = new Date().toISOString()
-const message = { id: uuidv7(), channel_id: channelId, author_id: actorId, author_name: 'Ada', author_type: 'AGENT' as const, text: 'hello', created_at: at, edited_at: null, in_reply_to_event: null, chain_depth: 1, mentions: [] as string[] }
+const message = { id: uuidv7(), channel_id: channelId, author_id: actorId, author_name: 'Ada', author_type: 'AGENT' as const, text: 'hello', created_at: at, edited_at: null, in_reply_to_event: null, chain_depth: 1, thread_id: null, reply_count: 0, last_reply_at: null, recent_replier_ids: [], deleted: false, mentions: [] as string[] }
 const channel = { id: channelId, name: 'general', description: '', topic: null, type: 'channel' as const, created_at: at }
 const samples: { [T in keyof typeof EVENTS]: EventPayload<T> } = {
   'message.created': { message },
   'message.updated': { message: { ...message, edited_at: at } },
-  'message.deleted': { message_id: message.id, channel_id: channelId },
+  'message.deleted': { message_id: message.id, channel_id: channelId, thread_id: null },
   'message.mentioned': { message: { ...message, mentions: [actorId] }, mentioned_ids: [actorId], mentioned_agent_ids: [actorId] },
   'channel.created': { channel, creator_id: actorId, creator_type: 'HUMAN' },
   'channel.updated': { channel: { ...channel, topic: 'news' } },

@@ -40,7 +40,7 @@ t.test('MCP tools over the REST services', async (t) => {
     const { tools } = await client.listTools()
     t.same(tools.map((x) => x.name).sort(), [
       'delete_message', 'edit_message', 'list_agents', 'list_channels', 'list_members', 'mark_read', 'open_dm',
-      'post_message', 'read_messages', 'search_messages', 'wait_for_events', 'whoami',
+      'post_message', 'read_messages', 'read_thread', 'search_messages', 'wait_for_events', 'whoami',
     ])
     for (const tool of tools) {
       t.ok(tool.description && tool.description.length > 40, `${tool.name} has a description`)
@@ -292,4 +292,38 @@ t.test('mark_read: moves the read marker, unread_count follows; a channel one ca
   const stranger = await call(client, 'mark_read', { channel: secret, message_id: posts[0] })
   t.ok(stranger.isError)
   t.equal(structured(stranger).code, 'NOT_FOUND', 'a channel the agent does not read is not found')
+})
+
+t.test('threads: post_message with thread_id replies, read_thread gives the root and its replies; a reply to a reply and a stranger are refused', async (t) => {
+  const ctx = await setup(t)
+  const [agent1, agent2] = ctx.ws.agents as [(typeof ctx.ws.agents)[0], (typeof ctx.ws.agents)[0]]
+  const general = await channel(ctx, 'general', [agent1.id, agent2.id])
+  const secret = await channel(ctx, 'secret', [agent2.id])
+  const { client } = await connectClient(t, ctx.base, agent1.key)
+  const root = await restPost(ctx, agent2.key, general, 'a question for the thread')
+  const hidden = await restPost(ctx, agent2.key, secret, 'not for agent1')
+
+  const posted = await call(client, 'post_message', { channel: 'general', text: 'an answer in the thread', thread_id: root })
+  t.notOk(posted.isError)
+  const reply = structured(posted).message
+  t.equal(reply.thread_id, root)
+  t.match(textOf(posted), `in thread ${root}`)
+
+  const read = await call(client, 'read_thread', { channel: general, message_id: root })
+  t.notOk(read.isError)
+  const thread = structured(read)
+  t.equal(thread.root.id, root)
+  t.equal(thread.root.reply_count, 1)
+  t.same(thread.replies.map((m: { id: string }) => m.id), [reply.id])
+  t.equal(thread.has_more, false)
+  t.match(textOf(read), '1 reply')
+  t.match(textOf(read), 'an answer in the thread')
+
+  const nested = await call(client, 'post_message', { channel: general, text: 'nested', thread_id: reply.id })
+  t.ok(nested.isError)
+  t.equal(structured(nested).code, 'THREAD_NOT_ROOT')
+  const stranger = await call(client, 'read_thread', { channel: secret, message_id: hidden })
+  t.ok(stranger.isError)
+  t.equal(structured(stranger).code, 'NOT_FOUND')
+  t.equal(await messageCount(ctx, general), 2, 'nothing more stored')
 })

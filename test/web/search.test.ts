@@ -77,7 +77,7 @@ t.test('search jumps to the message in its channel', { skip }, async (t) => {
   const spot = await jumped.boundingBox()
   t.ok(list && spot && spot.y >= list.y && spot.y + spot.height <= list.y + list.height, 'scrolled into view')
   t.same(listed.filter((u) => !u.startsWith('?')).sort(), [`/${target}`], 'the message itself was fetched')
-  t.same(listed.filter((u) => u.startsWith('?')).sort(), [`?limit=25&after=${target}`, `?limit=25&before=${target}`].sort(), 'and the page around it, not the newest page')
+  t.same(listed.filter((u) => u.startsWith('?')).sort(), [`?limit=25&after=${target}&threads=roots`, `?limit=25&before=${target}&threads=roots`].sort(), 'and the page around it (roots: replies are read in their thread), not the newest page')
   t.equal(await page.getByTestId('message').filter({ hasText: 'History message 149' }).count(), 1, 'its neighbours are there')
   t.equal(await page.getByTestId('message').filter({ hasText: 'History message 299' }).count(), 0, 'the newest are not')
   await page.getByText('You are reading older messages.').waitFor()

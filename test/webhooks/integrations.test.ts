@@ -246,7 +246,7 @@ t.test('deliveries: envelope, headers and payloads of all four events, byte for 
     event_type: 'message.created',
     integration_id: created.id,
     occurred_at: JSON.parse(msg.body).occurred_at,
-    payload: { message_id: message.id, channel_id: channel.id, author_id: agent.id, author_type: 'agent', text: 'from the platform' },
+    payload: { message_id: message.id, channel_id: channel.id, author_id: agent.id, author_type: 'agent', text: 'from the platform', thread_id: null },
   }), 'message.created byte for byte')
 
   const [connected] = await rx.waitFor(1, (r) => r.headers['x-service-event'] === 'agent.connected')

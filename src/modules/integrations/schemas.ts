@@ -2,7 +2,7 @@
 import { Type, type Static } from 'typebox'
 import { Timestamp, Uuid } from '../../schemas/common.ts'
 import { INTEGRATION_EVENTS } from '../../events/types.ts'
-import { InReplyToEventField, MentionsField } from '../messages/schemas.ts'
+import { InReplyToEventField, MentionsField, ThreadIdField } from '../messages/schemas.ts'
 import { ChosenSecretField, TargetUrlField } from '../webhooks/schemas.ts'
 
 // Closed list; `langgraph` and `openclaw` are values a public implementation of the same spec uses.
@@ -133,6 +133,7 @@ export const InboundSchema = Type.Object(
     text: Type.String({ description: 'Message text (same rules as `POST /api/v1/channels/{id}/messages`).' }),
     in_reply_to_event: Type.Optional(InReplyToEventField),
     mentions: Type.Optional(MentionsField),
+    thread_id: Type.Optional(ThreadIdField),
   },
   { additionalProperties: false },
 )

@@ -158,7 +158,7 @@ export async function inbound(app: FastifyInstance, principal: Principal, integr
   if (!agent || !(await isMember(app, input.channel_id, agent.id))) throw notFound('channel (or the agent is not a member of it)')
   const author: AgentPrincipal = { kind: 'agent', id: agent.id, name: agent.name, displayName: agent.displayName, keyId: '' }
   const key = idempotencyKey === undefined ? undefined : `integration:${integrationId}:${idempotencyKey}`
-  const result = await createMessage(app, author, input.channel_id, { text: input.text, idempotencyKey: key, inReplyToEvent: input.in_reply_to_event, mentions: input.mentions })
+  const result = await createMessage(app, author, input.channel_id, { text: input.text, idempotencyKey: key, inReplyToEvent: input.in_reply_to_event, mentions: input.mentions, threadId: input.thread_id })
   return result.body as MessageDto
 }
 

@@ -3,8 +3,8 @@
 // them go through createMessage.
 //
 // 1. The window guard: agents alone (no human message in between) may post at most
-//    `loop_guard_max_messages` messages in one conversation (a channel; a thread once threads
-//    exist) within `loop_guard_window_seconds`. The state is one row per conversation in
+//    `loop_guard_max_messages` messages in one conversation (a channel, or one thread of it:
+//    a reply counts in its thread) within `loop_guard_window_seconds`. The state is one row per conversation in
 //    PostgreSQL, updated under a row lock, so the count is exact across servers.
 // 2. The chain cap: a message posted `in_reply_to_event` of an agent's message is one deeper than
 //    it; beyond `loop_guard_max_depth` the post is refused. A human's message is depth 0.
@@ -15,10 +15,15 @@ import type { MemberPrincipal } from '../../plugins/auth.ts'
 import type { LoopGuardSettings } from '../workspace/settings.ts'
 import * as repo from './repo.ts'
 
-/** Where the count is kept: a channel's top level, or (later) one thread of it. */
+/** Where the count is kept: a channel's top level, or one thread of it. */
 export interface Conversation {
   channelId: string
   threadId: string | null
+}
+
+/** The conversation a message counts in: its thread when it is a reply, else its channel. */
+export function conversationOf(channelId: string, threadId: string | null | undefined): Conversation {
+  return { channelId, threadId: threadId ?? null }
 }
 
 /** An admitted agent message, to take back if it is not stored after all. */

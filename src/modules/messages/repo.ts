@@ -22,6 +22,8 @@ export interface NewMessage {
   createdAt: Date
   inReplyToEvent: string | null
   chainDepth: number
+  /** A reply's root (threads); the root's summary is updated by the same statement. */
+  threadId?: string | null
   attachment?: { id: string; fileName: string; contentType: string; size: number; storageName: string }
   idempotency?: { key: string; hash: string; body: unknown }
   event: DomainEvent<'message.created'>
@@ -31,18 +33,19 @@ export interface NewMessage {
 
 const sqlCache = new Map<string, string>()
 
-function insertSql(withAttachment: boolean, withIdempotency: boolean, withMentions = 0): string {
-  const cacheKey = `${withAttachment}:${withIdempotency}:${withMentions}`
+function insertSql(withAttachment: boolean, withIdempotency: boolean, withMentions = 0, withThread = false): string {
+  const cacheKey = `${withAttachment}:${withIdempotency}:${withMentions}:${withThread}`
   let sql = sqlCache.get(cacheKey)
   if (sql) return sql
   // $1..$9 message, $10..$14 outbox, $15..$19 attachment, $20..$22 idempotency, then mentions:
-  // the ids, and (withMentions 2) the message.mentioned outbox row.
+  // the ids, and (withMentions 2) the message.mentioned outbox row; then the thread's root.
   const m = 15 + (withAttachment ? 5 : 0) + (withIdempotency ? 3 : 0)
+  const root = m + (withMentions ? 1 : 0) + (withMentions === 2 ? 5 : 0)
   const parts = [
-    `WITH msg AS (
-       INSERT INTO messages (id, channel_id, author_id, author_type, author_name, text, created_at, in_reply_to_event, chain_depth${withMentions ? ', mentions' : ''})
-       SELECT $1, $2, $3, $4::actor_type, $5, $6, $7, $8::uuid, $9::int${withMentions ? `, $${m}::uuid[]` : ''}
-        WHERE EXISTS (SELECT 1 FROM channel_members WHERE channel_id = $2 AND member_id = $3)
+    `WITH ${withThread ? rootSummaryCte(root) : ''}msg AS (
+       INSERT INTO messages (id, channel_id, author_id, author_type, author_name, text, created_at, in_reply_to_event, chain_depth${withMentions ? ', mentions' : ''}${withThread ? ', thread_id' : ''})
+       SELECT $1, $2, $3, $4::actor_type, $5, $6, $7, $8::uuid, $9::int${withMentions ? `, $${m}::uuid[]` : ''}${withThread ? ', (SELECT id FROM root)' : ''}
+        WHERE ${withThread ? 'EXISTS (SELECT 1 FROM root)' : 'EXISTS (SELECT 1 FROM channel_members WHERE channel_id = $2 AND member_id = $3)'}
        RETURNING id
      ), ob AS (
        INSERT INTO outbox_events (event_id, type, channel_id, payload, occurred_at)
@@ -77,6 +80,30 @@ function insertSql(withAttachment: boolean, withIdempotency: boolean, withMentio
   sqlCache.set(cacheKey, sql)
   return sql
 }
+
+// ---- threads: a reply and its root's summary in one statement ----
+/**
+ * The root's summary, updated under its row lock by the statement that inserts a reply:
+ * reply_count, last_reply_at, recent_replier_ids (the author first, then the previous ones
+ * without it, three at most). The reply is inserted only if the root was updated: it exists, is
+ * in this channel, is not itself a reply, and the author is a member; a root deleted meanwhile
+ * inserts nothing.
+ */
+function rootSummaryCte(param: number): string {
+  return `root AS (
+       UPDATE messages r
+          SET reply_count = r.reply_count + 1,
+              last_reply_at = greatest(r.last_reply_at, $7),
+              recent_replier_ids = (
+                SELECT array_agg(x ORDER BY o) FROM (
+                  SELECT x, min(o) AS o FROM unnest(ARRAY[$3::uuid] || r.recent_replier_ids) WITH ORDINALITY AS u(x, o)
+                   GROUP BY x ORDER BY min(o) LIMIT 3) s)
+        WHERE r.id = $${param}::uuid AND r.channel_id = $2 AND r.thread_id IS NULL
+          AND EXISTS (SELECT 1 FROM channel_members WHERE channel_id = $2 AND member_id = $3)
+       RETURNING r.id
+     ), `
+}
+// ---- end threads ----
 
 // Many plain messages (no file, no Idempotency-Key) in one statement: each row is inserted, with
 // its outbox event, only if its author is a member of its channel. Returns the ids inserted.
@@ -131,7 +158,8 @@ const batchers = new WeakMap<pg.Pool, Batcher<NewMessage, InsertOutcome>>()
  */
 export async function insertMessage(app: FastifyInstance, m: NewMessage): Promise<boolean> {
   const pool = app.db.pool
-  if (m.attachment || m.idempotency || m.mentions) return insertOne(pool, m)
+  // A reply updates its root's row in the same statement: it goes alone (docs/decisions.md, Threads).
+  if (m.attachment || m.idempotency || m.mentions || m.threadId) return insertOne(pool, m)
   let batcher = batchers.get(pool)
   if (!batcher) {
     batcher = new Batcher((rows) => insertPlainMessages(pool, rows), { maxInFlight: 1, maxBatch: 200 })
@@ -151,9 +179,11 @@ async function insertOne(pool: pg.Pool, m: NewMessage): Promise<boolean> {
   if (m.mentions?.event) values.push(...outboxRow(m.mentions.event))
   const withAttachment = Boolean(m.attachment)
   const withIdempotency = Boolean(m.idempotency)
+  const withThread = Boolean(m.threadId)
+  if (withThread) values.push(m.threadId)
   const { rows } = await pool.query<{ inserted: number }>({
-    name: `post-message-${withAttachment}-${withIdempotency}-${withMentions}`,
-    text: insertSql(withAttachment, withIdempotency, withMentions),
+    name: `post-message-${withAttachment}-${withIdempotency}-${withMentions}${withThread ? '-reply' : ''}`,
+    text: insertSql(withAttachment, withIdempotency, withMentions, withThread),
     values,
   })
   return rows[0]!.inserted === 1
@@ -171,16 +201,22 @@ export function findMessage(db: Db, channelId: string, messageId: string) {
 // that every bound is an index condition on (channel_id, id).
 export const PAGE_COLUMNS = `m.id, m.channel_id, m.author_id, m.author_type, m.author_name, m.text, m.created_at, m.edited_at,
        m.in_reply_to_event, m.chain_depth, m.mentions::text[] AS mentions,
+       m.thread_id, m.reply_count, m.last_reply_at, m.recent_replier_ids, m.deleted,
        a.id AS att_id, a.file_name AS att_file_name, a.content_type AS att_content_type, a.size AS att_size`
+/** The page statements of one list: a channel's messages, its roots only, or a thread's replies. */
+function pageSql(where: string) {
+  const from = `SELECT ${PAGE_COLUMNS} FROM messages m LEFT JOIN attachments a ON a.message_id = m.id WHERE ${where}`
+  return {
+    newest: `${from} ORDER BY m.id DESC LIMIT $2`,
+    before: `${from} AND m.id < $3 ORDER BY m.id DESC LIMIT $2`,
+    after: `${from} AND m.id > $3 ORDER BY m.id ASC LIMIT $2`,
+    between: `${from} AND m.id > $3 AND m.id < $4 ORDER BY m.id ASC LIMIT $2`,
+  }
+}
 const PAGE_SQL = {
-  newest: `SELECT ${PAGE_COLUMNS} FROM messages m LEFT JOIN attachments a ON a.message_id = m.id
-            WHERE m.channel_id = $1 ORDER BY m.id DESC LIMIT $2`,
-  before: `SELECT ${PAGE_COLUMNS} FROM messages m LEFT JOIN attachments a ON a.message_id = m.id
-            WHERE m.channel_id = $1 AND m.id < $3 ORDER BY m.id DESC LIMIT $2`,
-  after: `SELECT ${PAGE_COLUMNS} FROM messages m LEFT JOIN attachments a ON a.message_id = m.id
-           WHERE m.channel_id = $1 AND m.id > $3 ORDER BY m.id ASC LIMIT $2`,
-  between: `SELECT ${PAGE_COLUMNS} FROM messages m LEFT JOIN attachments a ON a.message_id = m.id
-             WHERE m.channel_id = $1 AND m.id > $3 AND m.id < $4 ORDER BY m.id ASC LIMIT $2`,
+  history: pageSql('m.channel_id = $1'),
+  roots: pageSql('m.channel_id = $1 AND m.thread_id IS NULL'),
+  replies: pageSql('m.thread_id = $1'),
 }
 
 interface MessageRow {
@@ -195,6 +231,11 @@ interface MessageRow {
   in_reply_to_event: string | null
   chain_depth: number
   mentions: string[]
+  thread_id?: string | null
+  reply_count?: number
+  last_reply_at?: Date | null
+  recent_replier_ids?: string[]
+  deleted?: boolean
   att_id: string | null
   att_file_name: string | null
   att_content_type: string | null
@@ -215,14 +256,29 @@ export function messageRecord(r: MessageRow): MessageRecord {
     inReplyToEvent: r.in_reply_to_event,
     chainDepth: r.chain_depth,
     mentions: r.mentions,
+    threadId: r.thread_id ?? null,
+    replyCount: r.reply_count ?? 0,
+    lastReplyAt: r.last_reply_at ?? null,
+    recentReplierIds: r.recent_replier_ids ?? [],
+    deleted: r.deleted ?? false,
     attachment: r.att_id ? { id: r.att_id, fileName: r.att_file_name!, contentType: r.att_content_type!, size: r.att_size! } : null,
   }
 }
 
-/** A page of messages, newest first; `take` rows (the caller asks for one extra to learn has_more). */
-export async function listMessages(app: FastifyInstance, channelId: string, take: number, cursor: { before?: string; after?: string }): Promise<MessageRecord[]> {
-  const query = (name: keyof typeof PAGE_SQL, values: unknown[]) =>
-    app.db.pool.query<MessageRow>({ name: `history-${name}`, text: PAGE_SQL[name], values: [channelId, take, ...values] })
+/**
+ * A page of messages, newest first; `take` rows (the caller asks for one extra to learn has_more).
+ * `list`: the channel's messages (`history`), its roots only, or the replies of the thread whose
+ * root is `id` (threads).
+ */
+export async function listMessages(
+  app: FastifyInstance,
+  id: string,
+  take: number,
+  cursor: { before?: string; after?: string },
+  list: keyof typeof PAGE_SQL = 'history',
+): Promise<MessageRecord[]> {
+  const query = (name: keyof (typeof PAGE_SQL)['history'], values: unknown[]) =>
+    app.db.pool.query<MessageRow>({ name: `${list}-${name}`, text: PAGE_SQL[list][name], values: [id, take, ...values] })
   if (cursor.after) {
     const { rows } = cursor.before ? await query('between', [cursor.after, cursor.before]) : await query('after', [cursor.after])
     return rows.map(messageRecord).reverse()
@@ -312,6 +368,7 @@ const SEARCH_SQL = `
     LIMIT $6)
   SELECT m.id, m.channel_id, m.author_id, m.author_type, m.author_name, m.text, m.created_at, m.edited_at,
          m.in_reply_to_event, m.chain_depth, m.mentions::text[] AS mentions,
+         m.thread_id, m.reply_count, m.last_reply_at, m.recent_replier_ids, m.deleted,
          a.id AS att_id, a.file_name AS att_file_name, a.content_type AS att_content_type, a.size AS att_size,
          n.rank,
          ts_headline('english',
@@ -339,6 +396,61 @@ export const postgresSearch: SearchEngine = {
 export function searchStatement(text: string, scope: string[], limit: number, now = Date.now()): { text: string; values: unknown[] } {
   const bounds = RECENT_SLICES_MS.map((span) => firstIdAt(now - span))
   return { text: SEARCH_SQL, values: [text, scope, ...bounds, RANKED_MATCHES, limit] }
+}
+
+// ---- threads: what a reply names, and deletions that keep a thread readable ----
+
+/** The message a post's thread_id names, if it is in this channel: its own thread_id tells a root (null) from a reply. */
+export async function findThreadTarget(pool: pg.Pool, channelId: string, messageId: string): Promise<{ threadId: string | null } | null> {
+  const { rows } = await pool.query<{ thread_id: string | null }>({
+    name: 'thread-target',
+    text: 'SELECT thread_id FROM messages WHERE id = $1 AND channel_id = $2',
+    values: [messageId, channelId],
+  })
+  return rows[0] ? { threadId: rows[0].thread_id } : null
+}
+
+export type Removal =
+  | { kind: 'gone' } // deleted meanwhile
+  | { kind: 'deleted'; rootRemoved: boolean } // rootRemoved: the reply was the last of a deleted root, which went too
+  | { kind: 'placeholder' } // a root with replies: kept, empty, without its file
+
+/**
+ * Deletes a message in a transaction. A root with replies becomes a placeholder (deleted, empty
+ * text, no file) so that its thread stays readable; a reply is removed and its root's summary
+ * recounted, and a placeholder root whose last reply goes is removed too. The root's row is
+ * locked first, as a reply's insert locks it, so the summary cannot miss a concurrent reply.
+ */
+export async function removeMessage(tx: Prisma.TransactionClient, m: { id: string; threadId: string | null }): Promise<Removal> {
+  const rootId = m.threadId ?? m.id
+  const locked = await tx.$queryRaw<{ reply_count: number }[]>`SELECT reply_count FROM messages WHERE id = ${rootId}::uuid FOR UPDATE`
+  if (!m.threadId) {
+    if (!locked.length) return { kind: 'gone' }
+    if (locked[0]!.reply_count > 0) {
+      await tx.$executeRaw`UPDATE messages SET text = '', deleted = true WHERE id = ${m.id}::uuid`
+      await tx.$executeRaw`DELETE FROM attachments WHERE message_id = ${m.id}::uuid`
+      return { kind: 'placeholder' }
+    }
+    await tx.$executeRaw`DELETE FROM messages WHERE id = ${m.id}::uuid`
+    return { kind: 'deleted', rootRemoved: false }
+  }
+  const removed = await tx.$executeRaw`DELETE FROM messages WHERE id = ${m.id}::uuid`
+  if (removed === 0) return { kind: 'gone' }
+  const [root] = await tx.$queryRaw<{ deleted: boolean; reply_count: number }[]>`
+    UPDATE messages r
+       SET reply_count = s.n, last_reply_at = s.last, recent_replier_ids = s.recent
+      FROM (SELECT count(*)::int AS n, max(created_at) AS last,
+                   coalesce((SELECT array_agg(author_id ORDER BY newest DESC) FROM (
+                      SELECT author_id, max(id::text) AS newest FROM messages WHERE thread_id = ${rootId}::uuid
+                       GROUP BY author_id ORDER BY max(id::text) DESC LIMIT 3) x), '{}') AS recent
+              FROM messages WHERE thread_id = ${rootId}::uuid) s
+     WHERE r.id = ${rootId}::uuid
+    RETURNING r.deleted, r.reply_count`
+  if (root?.deleted && root.reply_count === 0) {
+    await tx.$executeRaw`DELETE FROM messages WHERE id = ${rootId}::uuid`
+    return { kind: 'deleted', rootRemoved: true }
+  }
+  return { kind: 'deleted', rootRemoved: false }
 }
 
 // ---- the loop guard (src/modules/messages/loop-guard.ts) ----

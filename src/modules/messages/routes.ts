@@ -13,6 +13,7 @@ import {
   AttachmentParams,
   ChannelMessageParams,
   EditMessageBody,
+  ListChannelMessagesQuery,
   ListMessagesQuery,
   LoopOrRateLimited,
   MAX_EXPLICIT_MENTIONS,
@@ -61,10 +62,11 @@ function malformedMultipart(error: unknown): unknown {
 const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
 
 /** Reads a multipart post: the `text` field and at most one `file`, streamed to disk as it arrives. */
-async function readMultipart(fastify: FastifyInstance, request: FastifyRequest): Promise<{ text: string; file?: UploadedFile; inReplyToEvent?: string; mentions?: string[] }> {
+async function readMultipart(fastify: FastifyInstance, request: FastifyRequest): Promise<{ text: string; file?: UploadedFile; inReplyToEvent?: string; mentions?: string[]; threadId?: string }> {
   let text: string | undefined
   let inReplyToEvent: string | undefined
   let mentions: string[] | undefined
+  let threadId: string | undefined
   let file: UploadedFile | undefined
   try {
     for await (const part of request.parts()) {
@@ -78,10 +80,13 @@ async function readMultipart(fastify: FastifyInstance, request: FastifyRequest):
       } else if (part.fieldname === 'in_reply_to_event' && inReplyToEvent === undefined) {
         inReplyToEvent = String(part.value)
         if (!UUID_RE.test(inReplyToEvent)) throw badRequest("form field 'in_reply_to_event' must be an event id (a UUID)")
+      } else if (part.fieldname === 'thread_id' && threadId === undefined) {
+        threadId = String(part.value)
+        if (!UUID_RE.test(threadId)) throw badRequest("form field 'thread_id' must be a message id (a UUID)")
       } else if (part.fieldname === 'mentions') {
         mentions = [...(mentions ?? []), ...mentionIds(String(part.value))]
       } else {
-        if (part.fieldname !== 'text' || text !== undefined) throw badRequest(`unexpected form field '${part.fieldname}' (fields: text, file, in_reply_to_event, mentions)`)
+        if (part.fieldname !== 'text' || text !== undefined) throw badRequest(`unexpected form field '${part.fieldname}' (fields: text, file, in_reply_to_event, mentions, thread_id)`)
         if (part.valueTruncated) throw badRequest(`'text' is longer than ${fastify.config.maxMessageLength} characters`)
         text = String(part.value)
         assertStorable(text, "form field 'text' ")
@@ -92,7 +97,7 @@ async function readMultipart(fastify: FastifyInstance, request: FastifyRequest):
     throw malformedMultipart(error)
   }
   if (text === undefined && !file) throw badRequest("the form needs a 'text' field, a 'file', or both")
-  return { text: text ?? '', file, inReplyToEvent, mentions }
+  return { text: text ?? '', file, inReplyToEvent, mentions, threadId }
 }
 
 /** The ids of a multipart `mentions` field: comma-separated UUIDs (at most MAX_EXPLICIT_MENTIONS in all). */
@@ -110,9 +115,9 @@ export default async function messagesRoutes(fastify: FastifyInstance): Promise<
     limits: {
       fileSize: fastify.config.maxFileBytes,
       files: 1,
-      // text, in_reply_to_event, and `mentions` (which may repeat).
-      fields: 3 + MAX_EXPLICIT_MENTIONS,
-      parts: 4 + MAX_EXPLICIT_MENTIONS,
+      // text, in_reply_to_event, thread_id, and `mentions` (which may repeat).
+      fields: 4 + MAX_EXPLICIT_MENTIONS,
+      parts: 5 + MAX_EXPLICIT_MENTIONS,
       // Bytes: a character takes at most 4 in UTF-8.
       fieldSize: fastify.config.maxMessageLength * 4,
       headerPairs: 100,
@@ -128,7 +133,7 @@ export default async function messagesRoutes(fastify: FastifyInstance): Promise<
         tags: ['messages'],
         summary: 'Post a message (JSON text, or multipart text + one file)',
         description:
-          'Members only (observers: 403); the workspace owner may post in any regular channel, and its first post there makes it a member. JSON `{text}` (optionally `mentions`: member ids to mention besides the `@name` tokens of the text; non-members are ignored), or `multipart/form-data` with `text` and `file` (one file, at most 10 MiB, streamed to disk; larger: 413 `PAYLOAD_TOO_LARGE` and nothing stored). With a file the text may be empty. Emits `message.created`, and `message.mentioned` when it mentions members other than its author. Send `Idempotency-Key` to make retries safe. Loop protection (docs/loops.md): a post by an agent answers 429 `LOOP_DETECTED` with `Retry-After` when agents alone posted the workspace setting `loop_guard_max_messages` here within `loop_guard_window_seconds`, or when its `in_reply_to_event` chain would exceed `loop_guard_max_depth`.',
+          'Members only (observers: 403); the workspace owner may post in any regular channel, and its first post there makes it a member. JSON `{text}` (optionally `mentions`: member ids to mention besides the `@name` tokens of the text; non-members are ignored), or `multipart/form-data` with `text` and `file` (one file, at most 10 MiB, streamed to disk; larger: 413 `PAYLOAD_TOO_LARGE` and nothing stored). With a file the text may be empty. Emits `message.created`, and `message.mentioned` when it mentions members other than its author. Send `Idempotency-Key` to make retries safe. Loop protection (docs/loops.md): a post by an agent answers 429 `LOOP_DETECTED` with `Retry-After` when agents alone posted the workspace setting `loop_guard_max_messages` here within `loop_guard_window_seconds`, or when its `in_reply_to_event` chain would exceed `loop_guard_max_depth`. Threads: `thread_id` posts a reply in the thread of a root message of this channel (one level: a reply to a reply is 400 `THREAD_NOT_ROOT`; a message not in this channel is 404); the root\'s `reply_count`, `last_reply_at` and `recent_replier_ids` are updated with it, and the loop guard counts the reply in its thread.',
         params: IdParams,
         headers: IdempotencyHeaders,
         body: {
@@ -146,8 +151,10 @@ export default async function messagesRoutes(fastify: FastifyInstance): Promise<
     },
     async (request, reply) => {
       const key = idempotencyKeyOf(request)
-      const body = request.body as { text: string; in_reply_to_event?: string; mentions?: string[] }
-      const input = request.isMultipart() ? await readMultipart(fastify, request) : { text: body.text, inReplyToEvent: body.in_reply_to_event, mentions: body.mentions }
+      const body = request.body as { text: string; in_reply_to_event?: string; mentions?: string[]; thread_id?: string }
+      const input = request.isMultipart()
+        ? await readMultipart(fastify, request)
+        : { text: body.text, inReplyToEvent: body.in_reply_to_event, mentions: body.mentions, threadId: body.thread_id }
       if ((input.mentions?.length ?? 0) > MAX_EXPLICIT_MENTIONS) throw badRequest(`at most ${MAX_EXPLICIT_MENTIONS} ids in 'mentions'`)
       const result = await messages.createMessage(fastify, member(request), request.params.id, { ...input, idempotencyKey: key })
       // A replay answers with the remembered status (always the original 201) and body.
@@ -164,13 +171,32 @@ export default async function messagesRoutes(fastify: FastifyInstance): Promise<
         tags: ['messages'],
         summary: 'List messages, newest first, with cursors',
         description:
-          'Without a cursor: the newest `limit` messages. `before=<message id>`: the next older page. `after=<message id>`: the `limit` messages just newer than it (still newest first). Walk back with `next_before` while `has_more`; walk forward with `next_after` while `has_more`. `before` and `after` together: 400 `INVALID_CURSOR`.',
+          'Without a cursor: the newest `limit` messages. `before=<message id>`: the next older page. `after=<message id>`: the `limit` messages just newer than it (still newest first). Walk back with `next_before` while `has_more`; walk forward with `next_after` while `has_more`. `before` and `after` together: 400 `INVALID_CURSOR`. `threads=roots` leaves thread replies out (a thread is read with `listReplies`); the default `all` lists them too.',
         params: IdParams,
-        querystring: ListMessagesQuery,
+        querystring: ListChannelMessagesQuery,
         response: { 200: MessagePageSchema, ...errors(400, 404) },
       },
     },
     async (request) => messages.listMessages(fastify, member(request), request.params.id, { ...request.query, limit: request.query.limit ?? MESSAGE_PAGE_DEFAULT }),
+  )
+
+  app.get(
+    '/channels/:id/messages/:message_id/replies',
+    {
+      config: { auth: 'any' },
+      schema: {
+        operationId: 'listReplies',
+        tags: ['messages'],
+        summary: "List a thread's replies, newest first, with cursors",
+        description:
+          'The replies to the root message `message_id`, with the same `limit`, `before` and `after` as the channel\'s list. Readers of the channel only (404 otherwise, as for an unknown message); the root of a thread is a message of the channel (a deleted root with replies is still listed, as a placeholder). A message that is itself a reply: 400 `THREAD_NOT_ROOT`. A root without replies gives an empty page.',
+        params: ChannelMessageParams,
+        querystring: ListMessagesQuery,
+        response: { 200: MessagePageSchema, ...errors(400, 404) },
+      },
+    },
+    async (request) =>
+      messages.listReplies(fastify, member(request), request.params.id, request.params.message_id, { ...request.query, limit: request.query.limit ?? MESSAGE_PAGE_DEFAULT }),
   )
 
   app.get(

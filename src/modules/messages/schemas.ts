@@ -16,6 +16,49 @@ export const AttachmentSchema = Type.Object(
   { additionalProperties: false },
 )
 
+// ---- threads (docs/decisions.md, "Threads") ----
+/** Every message carries its thread, and a root the summary of its replies (kept on its row). */
+export const ThreadFields = {
+  thread_id: Type.Union([Uuid, Type.Null()], {
+    description: 'The root message this one replies to (threads are one level deep); null for a root or a plain message.',
+  }),
+  reply_count: Type.Integer({ minimum: 0, description: 'How many replies the thread of this root has; 0 for a reply or a message without replies.' }),
+  last_reply_at: Type.Union([Timestamp, Type.Null()], { description: 'When the newest reply was posted; null when there is none (always null for a reply).' }),
+  recent_replier_ids: Type.Array(Uuid, {
+    maxItems: 3,
+    description: 'Up to 3 distinct authors of the newest replies, newest first; empty when there is none (always empty for a reply).',
+  }),
+  deleted: Type.Boolean({
+    description: 'True for a deleted root kept as a placeholder while its replies remain (its text is empty and it has no file); false otherwise.',
+  }),
+}
+
+/** What a post's `thread_id` is: every way of posting takes it (REST, multipart, WebSocket, integrations, MCP). */
+export const ThreadIdField = Type.String({
+  format: 'uuid',
+  description:
+    'Optional: reply in the thread of this root message of the same channel. A reply to a reply is 400 `THREAD_NOT_ROOT`; an id that is not a message of this channel is 404 `NOT_FOUND`.',
+})
+
+export interface ThreadRecord {
+  threadId?: string | null
+  replyCount?: number
+  lastReplyAt?: Date | null
+  recentReplierIds?: string[]
+  deleted?: boolean
+}
+
+function threadFieldsOf(m: ThreadRecord) {
+  return {
+    thread_id: m.threadId ?? null,
+    reply_count: m.replyCount ?? 0,
+    last_reply_at: m.lastReplyAt ? m.lastReplyAt.toISOString() : null,
+    recent_replier_ids: m.recentReplierIds ?? [],
+    deleted: m.deleted ?? false,
+  }
+}
+// ---- end threads ----
+
 export const MessageSchema = Type.Object(
   {
     id: Type.String({ format: 'uuid', description: 'UUIDv7; ids sort in posting order and serve as pagination cursors.' }),
@@ -40,6 +83,7 @@ export const MessageSchema = Type.Object(
         "Ids of the channel members (users or agents) the message mentions, in order, without repeats: the `@name` tokens of its text that name a member (an agent's `name`; a human's handle, the display name in lower case with hyphens for spaces), then the ids given in `mentions` when posting that are members. Resolved again when the text is edited. Non-members are never listed.",
     }),
     attachment: Type.Optional(AttachmentSchema),
+    ...ThreadFields,
   },
   { title: 'Message', additionalProperties: false },
 )
@@ -49,7 +93,7 @@ export type MessageDto = Static<typeof MessageSchema>
 export const MessageRef = Type.Unsafe<MessageDto>(Type.Ref('Message'))
 
 /** A message row as repositories return it (Prisma or raw SQL), with its attachment if any. */
-export interface MessageRecord {
+export interface MessageRecord extends ThreadRecord {
   id: string
   channelId: string
   authorId: string
@@ -89,6 +133,7 @@ export function toMessageDto(m: MessageRecord, publicUrl: string): MessageDto {
     in_reply_to_event: m.inReplyToEvent,
     chain_depth: m.chainDepth,
     mentions: m.mentions ?? [],
+    ...threadFieldsOf(m),
   }
   if (m.attachment) {
     dto.attachment = {
@@ -130,6 +175,7 @@ export const PostMessageBody = Type.Object(
     text: Type.String({ description: 'Message text: at least one non-space character, at most MAX_MESSAGE_LENGTH (default 40,000) characters.' }),
     in_reply_to_event: Type.Optional(InReplyToEventField),
     mentions: Type.Optional(MentionsField),
+    thread_id: Type.Optional(ThreadIdField),
   },
   { additionalProperties: false },
 )
@@ -146,6 +192,7 @@ export const PostMessageMultipart = Type.Object(
     mentions: Type.Optional(
       Type.String({ description: 'Optional: member ids to mention, comma-separated (the field may also repeat); same rules as `mentions` in JSON.' }),
     ),
+    thread_id: Type.Optional(ThreadIdField),
     file: Type.Optional(
       Type.Unsafe<Blob>({
         type: 'string',
@@ -155,7 +202,7 @@ export const PostMessageMultipart = Type.Object(
       }),
     ),
   },
-  { description: 'Fields `text` and `file` (at least one of them), and optionally `in_reply_to_event` and `mentions`.' },
+  { description: 'Fields `text` and `file` (at least one of them), and optionally `in_reply_to_event`, `mentions` and `thread_id`.' },
 )
 
 export const EditMessageBody = Type.Object(
@@ -183,6 +230,21 @@ export const ListMessagesQuery = Type.Object(
   },
   { additionalProperties: false },
 )
+
+/** The channel's list also chooses whether thread replies are in it. */
+export const ListChannelMessagesQuery = Type.Object(
+  {
+    ...ListMessagesQuery.properties,
+    threads: Type.Optional(
+      Type.Union([Type.Literal('all'), Type.Literal('roots')], {
+        default: 'all',
+        description: '`all` (default): every message, thread replies included (each with its `thread_id`). `roots`: only messages that are not replies (roots and plain messages), as a channel view shows them.',
+      }),
+    ),
+  },
+  { additionalProperties: false },
+)
+export type ListChannelMessagesQueryInput = Static<typeof ListChannelMessagesQuery> & { limit: number }
 // `limit` is optional to callers; the validator fills in the default, so the service always has it.
 export type ListMessagesQueryInput = Static<typeof ListMessagesQuery> & { limit: number }
 

@@ -47,7 +47,7 @@ export function validateText(app: FastifyInstance, text: string, hasFile: boolea
 
 
 /** Posts a message as `author` (REST JSON, WebSocket, integrations). */
-export async function postMessage(app: FastifyInstance, author: MemberPrincipal, channelId: string, input: { text: string; inReplyToEvent?: string; mentions?: string[] }): Promise<MessageDto> {
+export async function postMessage(app: FastifyInstance, author: MemberPrincipal, channelId: string, input: { text: string; inReplyToEvent?: string; mentions?: string[]; threadId?: string }): Promise<MessageDto> {
   const result = await createMessage(app, author, channelId, input)
   return result.body as MessageDto
 }
@@ -61,21 +61,23 @@ export async function createMessage(
   app: FastifyInstance,
   author: MemberPrincipal,
   channelId: string,
-  input: { text: string; file?: UploadedFile; idempotencyKey?: string; inReplyToEvent?: string; mentions?: string[] },
+  input: { text: string; file?: UploadedFile; idempotencyKey?: string; inReplyToEvent?: string; mentions?: string[]; threadId?: string },
 ): Promise<StoredResponse> {
   const { text, file, idempotencyKey, inReplyToEvent } = input
+  const threadId = input.threadId?.toLowerCase()
   let admission = null as Admission | null // (set in the callback below: not narrowed to null)
   let stored = false
   try {
     validateText(app, text, Boolean(file))
-    const postHashOf = (): string => postHash(channelId, text, file, inReplyToEvent, input.mentions)
+    const postHashOf = (): string => postHash(channelId, text, file, inReplyToEvent, input.mentions, threadId)
     const dropFile = file ? () => removeFiles(app.config.uploadDir, [file.storageName]) : undefined
     return await withIdempotency(app.db.pool, author.id, idempotencyKey, postHashOf, async (idempotent) => {
     // Observers are refused before anything is written (404 if they cannot even see the channel).
     if (isObserver(author)) assertCanPost(author, await readableChannel(app, author, channelId))
+    if (threadId) await assertThreadRoot(app, author, channelId, threadId)
 
     // Loop protection (docs/loops.md): the chain cap, then the window guard, for agents.
-    const conversation: Conversation = { channelId, threadId: null }
+    const conversation: Conversation = loopGuard.conversationOf(channelId, threadId)
     const guard = await loopGuardSettings(app)
     const chainDepth = await loopGuard.chainDepth(app, author, inReplyToEvent, guard)
     const id = uuidv7()
@@ -97,6 +99,7 @@ export async function createMessage(
         inReplyToEvent: inReplyToEvent ?? null,
         chainDepth,
         mentions: mentioned.ids,
+        threadId: threadId ?? null,
         attachment,
       },
       app.config.publicUrl,
@@ -117,6 +120,7 @@ export async function createMessage(
       createdAt,
       inReplyToEvent: inReplyToEvent ?? null,
       chainDepth,
+      threadId: threadId ?? null,
       attachment,
       idempotency: idempotent ? { key: idempotent.key, hash: idempotent.hash, body: dto } : undefined,
       event,
@@ -138,7 +142,7 @@ export async function createMessage(
       if ((error as { code?: string }).code === '23503') throw notFound('channel') // deleted meanwhile
       throw error
     }
-    if (!inserted) throw notFound('channel') // removed or deleted in between
+    if (!inserted) throw notFound(threadId ? 'thread root message' : 'channel') // removed or deleted in between
     stored = true
     app.events.publish(mentionEvent ? [event, mentionEvent] : [event])
     await loopGuard.humanSpoke(app, author, conversation).catch((err: unknown) => app.log.warn({ err }, 'could not reset the loop guard'))
@@ -153,9 +157,12 @@ export async function createMessage(
 }
 
 /** The Idempotency-Key fingerprint of a post (without a cause, the same as before causes existed). */
-function postHash(channelId: string, text: string, file: UploadedFile | undefined, inReplyToEvent: string | undefined, mentions?: string[]): string {
+function postHash(channelId: string, text: string, file: UploadedFile | undefined, inReplyToEvent: string | undefined, mentions?: string[], threadId?: string): string {
   const fileRef = file ? { name: file.fileName, type: file.contentType, sha256: file.sha256 } : null
-  if (mentions !== undefined) return requestHash('POST /channels/:id/messages', channelId, text, fileRef, inReplyToEvent ?? null, mentions)
+  if (mentions !== undefined || threadId !== undefined) {
+    const extras = { ...(mentions !== undefined ? { mentions } : {}), ...(threadId !== undefined ? { thread_id: threadId } : {}) }
+    return requestHash('POST /channels/:id/messages', channelId, text, fileRef, inReplyToEvent ?? null, extras)
+  }
   return inReplyToEvent === undefined
     ? requestHash('POST /channels/:id/messages', channelId, text, fileRef)
     : requestHash('POST /channels/:id/messages', channelId, text, fileRef, inReplyToEvent)
@@ -175,10 +182,19 @@ async function admitOrExplain(app: FastifyInstance, author: MemberPrincipal, whe
   }
 }
 
-export async function listMessages(app: FastifyInstance, principal: MemberPrincipal, channelId: string, query: ListMessagesQueryInput): Promise<MessagePage> {
+export async function listMessages(
+  app: FastifyInstance,
+  principal: MemberPrincipal,
+  channelId: string,
+  query: ListMessagesQueryInput & { threads?: 'all' | 'roots' },
+): Promise<MessagePage> {
   if (query.before && query.after) throw new AppError('INVALID_CURSOR', 'give either before or after, not both')
   await readableChannel(app, principal, channelId)
-  const rows = await repo.listMessages(app, channelId, query.limit + 1, { before: query.before, after: query.after })
+  const rows = await repo.listMessages(app, channelId, query.limit + 1, { before: query.before, after: query.after }, query.threads === 'roots' ? 'roots' : 'history')
+  return pageOf(app, rows, query)
+}
+
+function pageOf(app: FastifyInstance, rows: Awaited<ReturnType<typeof repo.listMessages>>, query: ListMessagesQueryInput): MessagePage {
   const hasMore = rows.length > query.limit
   // Going forward the extra row is the newest (first); going back it is the oldest (last).
   const page = hasMore ? (query.after ? rows.slice(1) : rows.slice(0, query.limit)) : rows
@@ -190,6 +206,30 @@ export async function listMessages(app: FastifyInstance, principal: MemberPrinci
     next_after: messages[0]?.id ?? null,
   }
 }
+
+// ---- threads (docs/decisions.md, "Threads") ----
+
+/**
+ * A reply's thread_id must name a root of the same channel, and only a member who may post there
+ * learns anything about it: the channel's own answer (404, or 403 for an observer) comes first.
+ * A message of another channel, or none, is 404; a reply is 400 THREAD_NOT_ROOT.
+ */
+async function assertThreadRoot(app: FastifyInstance, author: MemberPrincipal, channelId: string, threadId: string): Promise<void> {
+  assertCanPost(author, await readableChannel(app, author, channelId))
+  const target = await repo.findThreadTarget(app.db.pool, channelId, threadId)
+  if (!target) throw notFound('thread root message')
+  if (target.threadId) throw new AppError('THREAD_NOT_ROOT', `message ${threadId} is a reply; threads are one level deep: reply in its thread with thread_id ${target.threadId}`)
+}
+
+/** A thread's replies, newest first, with the channel list's cursors; readers of the channel only. */
+export async function listReplies(app: FastifyInstance, principal: MemberPrincipal, channelId: string, rootId: string, query: ListMessagesQueryInput): Promise<MessagePage> {
+  if (query.before && query.after) throw new AppError('INVALID_CURSOR', 'give either before or after, not both')
+  const { message } = await messageInReadableChannel(app, principal, channelId, rootId)
+  if (message.threadId) throw new AppError('THREAD_NOT_ROOT', `message ${rootId} is a reply; its thread is that of ${message.threadId}`)
+  const rows = await repo.listMessages(app, rootId, query.limit + 1, { before: query.before, after: query.after }, 'replies')
+  return pageOf(app, rows, query)
+}
+// ---- end threads ----
 
 async function messageInReadableChannel(app: FastifyInstance, principal: MemberPrincipal, channelId: string, messageId: string) {
   const access = await readableChannel(app, principal, channelId)
@@ -209,6 +249,7 @@ export async function getMessage(app: FastifyInstance, principal: MemberPrincipa
  */
 export async function editMessage(app: FastifyInstance, principal: MemberPrincipal, channelId: string, messageId: string, text: string, mentions?: string[]): Promise<MessageDto> {
   const { message } = await messageInReadableChannel(app, principal, channelId, messageId)
+  if (message.deleted) throw notFound('message') // a deleted root kept for its thread
   if (message.authorId !== principal.id) throw forbidden('only the author may edit a message')
   validateText(app, text, Boolean(message.attachment))
   const mentioned = await mentionsForEdit(app, channelId, message, text, mentions)
@@ -224,11 +265,19 @@ export async function editMessage(app: FastifyInstance, principal: MemberPrincip
 /** The author or an admin deletes; the attached file goes with it. */
 export async function deleteMessage(app: FastifyInstance, principal: MemberPrincipal, channelId: string, messageId: string): Promise<void> {
   const { message } = await messageInReadableChannel(app, principal, channelId, messageId)
+  if (message.deleted) throw notFound('message') // a deleted root kept for its thread
   if (message.authorId !== principal.id && !(await isAdmin(app, principal))) throw forbidden('only the author or an admin may delete a message')
-  await app.events.transaction(async (tx, emit) => {
-    await repo.deleteMessage(tx, messageId)
-    emit('message.deleted', channelId, { message_id: messageId, channel_id: channelId })
+  // A root with replies stays as a placeholder; a reply's root is recounted (repo.removeMessage).
+  const removal = await app.events.transaction(async (tx, emit) => {
+    const outcome = await repo.removeMessage(tx, { id: messageId, threadId: message.threadId })
+    if (outcome.kind === 'gone') return outcome
+    emit('message.deleted', channelId, { message_id: messageId, channel_id: channelId, thread_id: message.threadId })
+    if (outcome.kind === 'deleted' && outcome.rootRemoved && message.threadId) {
+      emit('message.deleted', channelId, { message_id: message.threadId, channel_id: channelId, thread_id: null })
+    }
+    return outcome
   })
+  if (removal.kind === 'gone') throw notFound('message')
   if (message.attachment) await removeFiles(app.config.uploadDir, [message.attachment.storageName]).catch((err: unknown) => app.log.warn({ err }, 'could not remove a deleted file'))
 }
 

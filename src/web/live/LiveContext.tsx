@@ -8,6 +8,7 @@ import type { Session } from '../api/session.ts'
 import { clearLive, forgetLive, rememberLive, updateLive } from '../messages/live-buffer.ts'
 import { flushOutbox, openOutbox } from '../messages/outbox.ts'
 import type { MessageWindow, WindowPage } from '../messages/queries.ts'
+import { messageDeleted, replyArrived, replyUpdated } from '../messages/threads.ts'
 import type { Message } from '../messages/types.ts'
 
 const LiveStatus = createContext<RealtimeStatus>('connecting')
@@ -26,6 +27,12 @@ export function applyEvent(queryClient: QueryClient, event: RealtimeEvent, me: s
   switch (event.type) {
     case 'new_message': {
       const message = event.message as Message
+      // A reply is not in the channel's list (roots only): its root and its thread change.
+      if (message.thread_id) {
+        replyArrived(queryClient, message)
+        if (message.author_id !== me) queryClient.invalidateQueries({ queryKey: ['sidebar'] })
+        return
+      }
       rememberLive(message)
       // Only a window that reaches the newest messages shows it; one still behind fetches it later.
       updateMessages(queryClient, channelId, (messages, page, index) =>
@@ -36,6 +43,7 @@ export function applyEvent(queryClient: QueryClient, event: RealtimeEvent, me: s
     }
     case 'message_updated': {
       const message = event.message as Message
+      if (message.thread_id) return replyUpdated(queryClient, message)
       updateLive(message)
       updateMessages(queryClient, channelId, (messages) => messages.map((m) => (m.id === message.id ? message : m)))
       return
@@ -43,7 +51,9 @@ export function applyEvent(queryClient: QueryClient, event: RealtimeEvent, me: s
     case 'message_deleted': {
       const id = event.message_id as string
       forgetLive(channelId, id)
-      updateMessages(queryClient, channelId, (messages) => messages.filter((m) => m.id !== id))
+      // A root with replies stays (a placeholder); a reply leaves its thread.
+      if (messageDeleted(queryClient, channelId, id, (event.thread_id as string | null | undefined) ?? null))
+        updateMessages(queryClient, channelId, (messages) => messages.filter((m) => m.id !== id))
       queryClient.invalidateQueries({ queryKey: ['sidebar'] })
       return
     }

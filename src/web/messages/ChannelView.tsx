@@ -9,12 +9,20 @@ import { AgentBadge } from '../ui/AgentBadge.tsx'
 import { ErrorNote } from '../ui/ErrorNote.tsx'
 import { Composer } from './Composer.tsx'
 import { MessageList } from './MessageList.tsx'
+import { ThreadPanel } from './ThreadPanel.tsx'
 
 export function ChannelView({ channelId, session }: { channelId: string; session: Session }) {
   const channel = useChannel(channelId)
   const dms = useDms()
-  const anchor = new URLSearchParams(useSearch()).get('message')
-  const [, navigate] = useLocation()
+  const search = new URLSearchParams(useSearch())
+  const anchor = search.get('message')
+  const threadId = search.get('thread')
+  const [location, navigate] = useLocation()
+  const closeThread = () => {
+    search.delete('thread')
+    const rest = search.toString()
+    navigate(rest ? `${location}?${rest}` : location)
+  }
   const [membersOpen, setMembersOpen] = useState(false)
   if (channel.isPending) {
     return (
@@ -41,6 +49,7 @@ export function ChannelView({ channelId, session }: { channelId: string; session
   // The owner may post in any regular channel (the first post joins it); others must be members.
   else if (!info.is_member && !(session.is_owner && info.type === 'channel')) readOnly = 'You are not a member of this channel, so you can read it but not post. Ask a member to add you.'
   return (
+    <div className={threadId ? 'channel-with-thread thread-open' : 'channel-with-thread'}>
     <section className="channel-view" aria-labelledby="channel-title">
       <header className="channel-header">
         <h1 id="channel-title">
@@ -67,5 +76,7 @@ export function ChannelView({ channelId, session }: { channelId: string; session
         }}
       />
     </section>
+    {threadId && <ThreadPanel key={threadId} channelId={channelId} place={info.type === 'channel' ? `#${title}` : title} rootId={threadId} session={session} readOnly={readOnly} onClose={closeThread} />}
+    </div>
   )
 }

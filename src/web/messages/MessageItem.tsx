@@ -9,6 +9,7 @@ import { ErrorNote } from '../ui/ErrorNote.tsx'
 import { Attachment } from './Attachment.tsx'
 import { formatFull, formatTime } from './format.ts'
 import { MessageText } from './MessageText.tsx'
+import { ThreadSummary } from './ThreadSummary.tsx'
 import type { Message } from './types.ts'
 
 export function MessageItem({ message, session, highlighted = false }: { message: Message; session: Session; highlighted?: boolean }) {
@@ -94,6 +95,7 @@ export function MessageItem({ message, session, highlighted = false }: { message
         message.text && <MessageText message={message} session={session} />
       )}
       {message.attachment && <Attachment attachment={message.attachment} />}
+      <ThreadSummary message={message} />
       <ErrorNote error={remove.error} />
     </article>
   )

@@ -29,7 +29,9 @@ export type MessageWindow = InfiniteData<WindowPage, PageParam>
 export const messagesKey = (channelId: string, anchor: string | null) => (anchor ? ['messages', channelId, 'around', anchor] : ['messages', channelId])
 
 type Query = { limit: number; before?: string; after?: string }
-const list = (channelId: string, query: Query) => unwrap(api.GET('/api/v1/channels/{id}/messages', { params: { path: { id: channelId }, query } }))
+// Thread replies are read in the thread panel, not in the channel's list.
+const list = (channelId: string, query: Query) =>
+  unwrap(api.GET('/api/v1/channels/{id}/messages', { params: { path: { id: channelId }, query: { ...query, threads: 'roots' } } }))
 
 /** A page that reaches the newest messages takes in those that arrived live while it was fetched. */
 function withLive(channelId: string, page: WindowPage): WindowPage {
