@@ -27,6 +27,7 @@ import agentRoutes from './modules/agents/routes.ts'
 import workspaceRoutes from './modules/workspace/routes.ts'
 import channelRoutes from './modules/channels/routes.ts'
 import messageRoutes from './modules/messages/routes.ts'
+import reactionRoutes from './modules/reactions/routes.ts'
 import dmRoutes from './modules/dm/routes.ts'
 import directoryRoutes from './modules/directory/routes.ts'
 import eventRoutes from './modules/events/routes.ts'
@@ -121,6 +122,7 @@ export async function buildApp(config: AppConfig, options: BuildOptions = {}): P
       await api.register(workspaceRoutes)
       await api.register(channelRoutes)
       await api.register(messageRoutes)
+      await api.register(reactionRoutes)
       await api.register(dmRoutes)
       await api.register(directoryRoutes)
       await api.register(eventRoutes)

@@ -61,6 +61,9 @@ export function eventLine(e: EventFrame): string {
       return `${head}: #${e.channel.name} (${e.channel.type})`
     case 'channel_deleted':
       return head
+    case 'reaction_added':
+    case 'reaction_removed':
+      return `${head}: ${e.member_name} (${e.member_type}, ${e.member_id}) ${e.type === 'reaction_added' ? 'reacted' : 'took back'} ${e.emoji} on msg ${e.message_id} (now ${e.count})`
   }
 }
 

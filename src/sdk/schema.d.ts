@@ -592,6 +592,30 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/channels/{id}/messages/{message_id}/reactions/{emoji}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        /**
+         * React to a message (idempotent)
+         * @description Adds the caller's reaction; adding the same one again changes nothing and emits nothing. Emits `reaction.added`. Members of the channel who may post (observers: 403; the workspace owner in a channel it has not joined: 403). A channel the caller cannot read, or a message not in it: 404. An emoji that is not one emoji nor a `:shortcode:`: 400 `INVALID_EMOJI`.
+         */
+        put: operations["addReaction"];
+        post?: never;
+        /**
+         * Take back one's reaction (idempotent)
+         * @description Removes the caller's reaction: 204, also when there was none (then nothing is emitted). Emits `reaction.removed`. Members of the channel who may post (observers: 403; the workspace owner in a channel it has not joined: 403). A channel the caller cannot read, or a message not in it: 404. An emoji that is not one emoji nor a `:shortcode:`: 400 `INVALID_EMOJI`.
+         */
+        delete: operations["removeReaction"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/dm": {
         parameters: {
             query?: never;
@@ -1092,6 +1116,46 @@ export interface webhooks {
         patch?: never;
         trace?: never;
     };
+    "agent-webhook.reaction.added": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * reaction.added → agent webhook
+         * @description A member reacted to a message in a channel the agent belongs to (the agent itself included). POSTed to the webhook `url` with `Content-Type: application/json`; the body is byte-identical on every attempt.
+         */
+        post: operations["agentWebhookReactionAdded"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "agent-webhook.reaction.removed": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * reaction.removed → agent webhook
+         * @description A member took back a reaction in a channel the agent belongs to. POSTed to the webhook `url` with `Content-Type: application/json`; the body is byte-identical on every attempt.
+         */
+        post: operations["agentWebhookReactionRemoved"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "integration.message.created": {
         parameters: {
             query?: never;
@@ -1152,6 +1216,46 @@ export interface webhooks {
         patch?: never;
         trace?: never;
     };
+    "integration.reaction.added": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * reaction.added → integration webhook_url
+         * @description A member reacted to a message (in a DM only when one of the integration's `agent_ids` takes part, any agent when that list is empty). POSTed to the integration's `webhook_url` with `Content-Type: application/json`; the body is byte-identical on every attempt.
+         */
+        post: operations["integrationReactionAdded"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "integration.reaction.removed": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * reaction.removed → integration webhook_url
+         * @description A member took back a reaction (in a DM only when one of the integration's `agent_ids` takes part, any agent when that list is empty). POSTed to the integration's `webhook_url` with `Content-Type: application/json`; the body is byte-identical on every attempt.
+         */
+        post: operations["integrationReactionRemoved"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "integration.agent.connected": {
         parameters: {
             query?: never;
@@ -1186,7 +1290,7 @@ export interface components {
              * @description Stable machine-readable code from a closed list; each code and its HTTP status are in docs/errors.md.
              * @enum {string}
              */
-            code: "VALIDATION_ERROR" | "INVALID_JSON" | "WEAK_PASSWORD" | "INVALID_EMAIL" | "DUPLICATE_NAME" | "INVALID_ROLE" | "INVALID_CURSOR" | "INVALID_URL" | "INVITE_INVALID" | "INVITE_EXPIRED" | "INVITE_USED" | "INVITE_EMAIL_MISMATCH" | "SELF_DM" | "MISSING_IDEMPOTENCY_BODY" | "BAD_REQUEST" | "UNAUTHORIZED" | "FORBIDDEN" | "APPROVAL_PENDING" | "REGISTRATION_CLOSED" | "NOT_FOUND" | "METHOD_NOT_ALLOWED" | "NOT_ACCEPTABLE" | "REQUEST_TIMEOUT" | "CONFLICT" | "ALREADY_BOOTSTRAPPED" | "EMAIL_TAKEN" | "NAME_TAKEN" | "ALREADY_MEMBER" | "IDEMPOTENCY_KEY_REUSED" | "IDEMPOTENCY_IN_PROGRESS" | "GONE" | "PAYLOAD_TOO_LARGE" | "URI_TOO_LONG" | "UNSUPPORTED_MEDIA_TYPE" | "UNPROCESSABLE" | "RATE_LIMITED" | "LOOP_DETECTED" | "HEADERS_TOO_LARGE" | "INTERNAL_ERROR" | "SERVICE_UNAVAILABLE";
+            code: "VALIDATION_ERROR" | "INVALID_JSON" | "WEAK_PASSWORD" | "INVALID_EMAIL" | "DUPLICATE_NAME" | "INVALID_ROLE" | "INVALID_CURSOR" | "INVALID_URL" | "INVALID_EMOJI" | "INVITE_INVALID" | "INVITE_EXPIRED" | "INVITE_USED" | "INVITE_EMAIL_MISMATCH" | "SELF_DM" | "MISSING_IDEMPOTENCY_BODY" | "BAD_REQUEST" | "UNAUTHORIZED" | "FORBIDDEN" | "APPROVAL_PENDING" | "REGISTRATION_CLOSED" | "NOT_FOUND" | "METHOD_NOT_ALLOWED" | "NOT_ACCEPTABLE" | "REQUEST_TIMEOUT" | "CONFLICT" | "ALREADY_BOOTSTRAPPED" | "EMAIL_TAKEN" | "NAME_TAKEN" | "ALREADY_MEMBER" | "IDEMPOTENCY_KEY_REUSED" | "IDEMPOTENCY_IN_PROGRESS" | "GONE" | "PAYLOAD_TOO_LARGE" | "URI_TOO_LONG" | "UNSUPPORTED_MEDIA_TYPE" | "UNPROCESSABLE" | "RATE_LIMITED" | "LOOP_DETECTED" | "HEADERS_TOO_LARGE" | "INTERNAL_ERROR" | "SERVICE_UNAVAILABLE";
         };
         /**
          * Message
@@ -1233,6 +1337,15 @@ export interface components {
                 /** @description Absolute URL of `GET /api/v1/attachments/{id}` (members of the channel only, with credentials). */
                 download_url: string;
             };
+            /** @description Reactions, in the order their first one was added; empty when none. */
+            reactions: {
+                /** @description A single emoji (e.g. `👀`) or a `:shortcode:`. */
+                emoji: string;
+                /** @description How many members reacted with it. */
+                count: number;
+                /** @description Whether the caller is one of them. Always false in events (an event goes to many recipients): reaction events carry `member_id`. */
+                reacted: boolean;
+            }[];
         };
         /**
          * MessagePage
@@ -1293,6 +1406,15 @@ export interface components {
                 /** @description Absolute URL of `GET /api/v1/attachments/{id}` (members of the channel only, with credentials). */
                 download_url: string;
             };
+            /** @description Reactions, in the order their first one was added; empty when none. */
+            reactions: {
+                /** @description A single emoji (e.g. `👀`) or a `:shortcode:`. */
+                emoji: string;
+                /** @description How many members reacted with it. */
+                count: number;
+                /** @description Whether the caller is one of them. Always false in events (an event goes to many recipients): reaction events carry `member_id`. */
+                reacted: boolean;
+            }[];
             message: components["schemas"]["Message"];
             /** @description ts_rank of the match; results are ordered by it, best first (then newest first), among the newest 200 matches. */
             rank: number;
@@ -1983,6 +2105,66 @@ export interface components {
             /** Format: uuid */
             member_id: string;
             member_type: "AGENT" | "HUMAN";
+        } | {
+            /** @enum {string} */
+            type: "reaction_added";
+            /**
+             * Format: uuid
+             * @description Unique per event; a client that sees an id twice drops the repeat.
+             */
+            event_id: string;
+            /**
+             * @description Position in the event log ("<milliseconds>-<sequence>"); larger is later. Opaque to clients: store it, send it back as `since`.
+             * @example 1764000000000-0
+             */
+            cursor: string;
+            /**
+             * Format: date-time
+             * @description ISO 8601 UTC timestamp.
+             */
+            occurred_at: string;
+            /** Format: uuid */
+            channel_id: string;
+            /** Format: uuid */
+            message_id: string;
+            /** @description One emoji or a `:shortcode:`. */
+            emoji: string;
+            /** Format: uuid */
+            member_id: string;
+            member_type: "AGENT" | "HUMAN";
+            member_name: string;
+            /** @description How many members reacted with this emoji after the change. */
+            count: number;
+        } | {
+            /** @enum {string} */
+            type: "reaction_removed";
+            /**
+             * Format: uuid
+             * @description Unique per event; a client that sees an id twice drops the repeat.
+             */
+            event_id: string;
+            /**
+             * @description Position in the event log ("<milliseconds>-<sequence>"); larger is later. Opaque to clients: store it, send it back as `since`.
+             * @example 1764000000000-0
+             */
+            cursor: string;
+            /**
+             * Format: date-time
+             * @description ISO 8601 UTC timestamp.
+             */
+            occurred_at: string;
+            /** Format: uuid */
+            channel_id: string;
+            /** Format: uuid */
+            message_id: string;
+            /** @description One emoji or a `:shortcode:`. */
+            emoji: string;
+            /** Format: uuid */
+            member_id: string;
+            member_type: "AGENT" | "HUMAN";
+            member_name: string;
+            /** @description How many members reacted with this emoji after the change. */
+            count: number;
         };
         /**
          * EventPage
@@ -6190,6 +6372,220 @@ export interface operations {
             };
         };
     };
+    addReaction: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+                message_id: string;
+                /** @description One emoji, URL-encoded (`%F0%9F%91%80` for 👀), or a shortcode `:name:` (1-32 of `a-z 0-9 _ + -`). Anything else: 400 `INVALID_EMOJI`. */
+                emoji: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description React to a message (idempotent): done. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** Format: uuid */
+                        channel_id: string;
+                        /** Format: uuid */
+                        message_id: string;
+                        /** @description The message's reactions after the change, as the caller sees them. */
+                        reactions: {
+                            /** @description A single emoji (e.g. `👀`) or a `:shortcode:`. */
+                            emoji: string;
+                            /** @description How many members reacted with it. */
+                            count: number;
+                            /** @description Whether the caller is one of them. Always false in events (an event goes to many recipients): reaction events carry `member_id`. */
+                            reacted: boolean;
+                        }[];
+                    };
+                };
+            };
+            /** @description Bad input (`VALIDATION_ERROR` or another 400 code of docs/errors.md); nothing was changed. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing, invalid, expired or revoked credentials (`UNAUTHORIZED`). */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The caller may see the resource but not do this (`FORBIDDEN`), e.g. a role or an owner-only action. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found, or not visible to the caller (`NOT_FOUND`): both answer the same. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Request body too large (`PAYLOAD_TOO_LARGE`). */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unsupported Content-Type (`UNSUPPORTED_MEDIA_TYPE`). */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limited (only when a limit is configured). `Retry-After` gives the seconds to wait. */
+            429: {
+                headers: {
+                    /** @description Seconds until the budget has room again. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unexpected server failure (`INTERNAL_ERROR`); nothing is leaked. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The database is unreachable or not answering, or the server is shutting down (`SERVICE_UNAVAILABLE`); retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    removeReaction: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+                message_id: string;
+                /** @description One emoji, URL-encoded (`%F0%9F%91%80` for 👀), or a shortcode `:name:` (1-32 of `a-z 0-9 _ + -`). Anything else: 400 `INVALID_EMOJI`. */
+                emoji: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Done (also when there was no such reaction); no body. */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Bad input (`VALIDATION_ERROR` or another 400 code of docs/errors.md); nothing was changed. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing, invalid, expired or revoked credentials (`UNAUTHORIZED`). */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The caller may see the resource but not do this (`FORBIDDEN`), e.g. a role or an owner-only action. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found, or not visible to the caller (`NOT_FOUND`): both answer the same. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limited (only when a limit is configured). `Retry-After` gives the seconds to wait. */
+            429: {
+                headers: {
+                    /** @description Seconds until the budget has room again. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unexpected server failure (`INTERNAL_ERROR`); nothing is leaked. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The database is unreachable or not answering, or the server is shutting down (`SERVICE_UNAVAILABLE`); retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
     listDms: {
         parameters: {
             query?: never;
@@ -6751,7 +7147,7 @@ export interface operations {
                 "application/json": {
                     /** @description Absolute http(s) URL. Loopback, private, link-local (169.254.0.0/16), CGNAT, unspecified and other reserved addresses are refused (400 `INVALID_URL`) here and again, on the resolved address, at every connection; an operator can allow them with `WEBHOOK_ALLOW_PRIVATE` / `WEBHOOK_ALLOW_HOSTS`. Redirects are not followed. */
                     url: string;
-                    events: ("message.created" | "message.updated" | "message.deleted" | "channel.created" | "channel.updated" | "channel.deleted" | "member.joined" | "member.left")[];
+                    events: ("message.created" | "message.updated" | "message.deleted" | "channel.created" | "channel.updated" | "channel.deleted" | "member.joined" | "member.left" | "reaction.added" | "reaction.removed")[];
                     /** @description Optional: your own signing secret, 16 to 256 characters (the HMAC key is this whole string, UTF-8). Omit it to let the server generate one (`whsec_` + 32 random bytes, base64), which is better unless you need to reuse an existing secret. Shown back only in the creation response. */
                     secret?: string;
                     /** @description Whether `message.created` and `message.updated` deliveries include the agent's own messages: true (the default, the spec's "a new message in any channel the agent belongs to"), or false so that an agent does not hear itself, the first step against echo loops (docs/loops.md). */
@@ -7055,7 +7451,7 @@ export interface operations {
                 "application/json": {
                     /** @description Absolute http(s) URL. Loopback, private, link-local (169.254.0.0/16), CGNAT, unspecified and other reserved addresses are refused (400 `INVALID_URL`) here and again, on the resolved address, at every connection; an operator can allow them with `WEBHOOK_ALLOW_PRIVATE` / `WEBHOOK_ALLOW_HOSTS`. Redirects are not followed. */
                     url?: string;
-                    events?: ("message.created" | "message.updated" | "message.deleted" | "channel.created" | "channel.updated" | "channel.deleted" | "member.joined" | "member.left")[];
+                    events?: ("message.created" | "message.updated" | "message.deleted" | "channel.created" | "channel.updated" | "channel.deleted" | "member.joined" | "member.left" | "reaction.added" | "reaction.removed")[];
                     /** @description Whether `message.created` and `message.updated` deliveries include the agent's own messages: true (the default, the spec's "a new message in any channel the agent belongs to"), or false so that an agent does not hear itself, the first step against echo loops (docs/loops.md). */
                     include_own_messages?: boolean;
                     /** @description true re-enables a disabled webhook (its failure streak is reset); false pauses it. */
@@ -7580,7 +7976,7 @@ export interface operations {
                     /** @description Absolute http(s) URL. Loopback, private, link-local (169.254.0.0/16), CGNAT, unspecified and other reserved addresses are refused (400 `INVALID_URL`) here and again, on the resolved address, at every connection; an operator can allow them with `WEBHOOK_ALLOW_PRIVATE` / `WEBHOOK_ALLOW_HOSTS`. Redirects are not followed. */
                     webhook_url: string;
                     /** @description Subscribed events (default: all four). Payloads: the `webhooks` section of this document. */
-                    events?: ("message.created" | "channel.created" | "member.joined" | "agent.connected")[];
+                    events?: ("message.created" | "channel.created" | "member.joined" | "reaction.added" | "reaction.removed" | "agent.connected")[];
                     /** @description Agents the integration may act for on the inbound endpoint. Each must exist (400 otherwise). Empty (the default): any agent. A non-empty list also limits which DMs the integration receives (those with one of these agents). */
                     agent_ids?: string[];
                     /** @description A UUID: shorthand for `agent_ids: [agent_id]` (both may be given: the union is used). Each must exist (400 otherwise). */
@@ -7881,7 +8277,7 @@ export interface operations {
                     /** @description Absolute http(s) URL. Loopback, private, link-local (169.254.0.0/16), CGNAT, unspecified and other reserved addresses are refused (400 `INVALID_URL`) here and again, on the resolved address, at every connection; an operator can allow them with `WEBHOOK_ALLOW_PRIVATE` / `WEBHOOK_ALLOW_HOSTS`. Redirects are not followed. */
                     webhook_url?: string;
                     /** @description Subscribed events (default: all four). Payloads: the `webhooks` section of this document. */
-                    events?: ("message.created" | "channel.created" | "member.joined" | "agent.connected")[];
+                    events?: ("message.created" | "channel.created" | "member.joined" | "reaction.added" | "reaction.removed" | "agent.connected")[];
                     /** @description Agents the integration may act for on the inbound endpoint. Each must exist (400 otherwise). Empty (the default): any agent. A non-empty list also limits which DMs the integration receives (those with one of these agents). */
                     agent_ids?: string[];
                     /** @description Whether `message.created` deliveries include messages authored by the agents this integration acts for (its `agent_ids`; with `all_agents`, every agent): true (the default, the spec's "any message is sent to a channel"), or false so that an integration does not hear its own agents' messages, the first step against echo loops (docs/loops.md). With `all_agents` and false it receives only humans' messages. */
@@ -8648,6 +9044,15 @@ export interface operations {
                                 /** @description Absolute URL of `GET /api/v1/attachments/{id}` (members of the channel only, with credentials). */
                                 download_url: string;
                             };
+                            /** @description Reactions, in the order their first one was added; empty when none. */
+                            reactions: {
+                                /** @description A single emoji (e.g. `👀`) or a `:shortcode:`. */
+                                emoji: string;
+                                /** @description How many members reacted with it. */
+                                count: number;
+                                /** @description Whether the caller is one of them. Always false in events (an event goes to many recipients): reaction events carry `member_id`. */
+                                reacted: boolean;
+                            }[];
                         };
                     };
                 };
@@ -8759,6 +9164,15 @@ export interface operations {
                                 /** @description Absolute URL of `GET /api/v1/attachments/{id}` (members of the channel only, with credentials). */
                                 download_url: string;
                             };
+                            /** @description Reactions, in the order their first one was added; empty when none. */
+                            reactions: {
+                                /** @description A single emoji (e.g. `👀`) or a `:shortcode:`. */
+                                emoji: string;
+                                /** @description How many members reacted with it. */
+                                count: number;
+                                /** @description Whether the caller is one of them. Always false in events (an event goes to many recipients): reaction events carry `member_id`. */
+                                reacted: boolean;
+                            }[];
                         };
                     };
                 };
@@ -9235,6 +9649,166 @@ export interface operations {
             };
         };
     };
+    agentWebhookReactionAdded: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description `sha256=` + hex HMAC-SHA256 of the raw body, keyed with the webhook secret (the whole `whsec_…` string, UTF-8). */
+                "X-Webhook-Signature": string;
+                /** @description Unix time (seconds) of this attempt. */
+                "X-Webhook-Timestamp": string;
+                /** @description `sha256=` + hex HMAC-SHA256 of `<X-Webhook-Timestamp>.<raw body>`: reject it when the timestamp is more than 5 minutes off (replay protection). */
+                "X-Webhook-Timestamp-Signature": string;
+                /** @description Delivery id, the same on every attempt of this delivery: de-duplicate on it. */
+                "X-Webhook-Delivery-ID": string;
+                /** @description Event type, as in the body. */
+                "X-Webhook-Event": string;
+                /** @description Event id, as in the body. */
+                "X-Webhook-Event-ID": string;
+                /** @description The webhook this delivery is for. */
+                "X-Webhook-ID": string;
+                /** @description Attempt number, 1 for the first. */
+                "X-Webhook-Attempt": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /**
+                     * Format: uuid
+                     * @description Unique per event; the same for every webhook receiving it.
+                     */
+                    event_id: string;
+                    /** @constant */
+                    event_type: "reaction.added";
+                    /**
+                     * Format: date-time
+                     * @description ISO 8601 UTC timestamp.
+                     */
+                    occurred_at: string;
+                    /** Format: uuid */
+                    webhook_id: string;
+                    /**
+                     * Format: uuid
+                     * @description The agent the webhook belongs to.
+                     */
+                    agent_id: string;
+                    payload: {
+                        /** Format: uuid */
+                        channel_id: string;
+                        /** Format: uuid */
+                        message_id: string;
+                        /** @description One emoji or a `:shortcode:`. */
+                        emoji: string;
+                        /** Format: uuid */
+                        member_id: string;
+                        member_type: "AGENT" | "HUMAN";
+                        member_name: string;
+                        /** @description How many members reacted with this emoji after the change. */
+                        count: number;
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description Signature mismatch (the receiver should answer 401). Like every non-2xx answer, timeout or network error, the delivery is retried with backoff (docs/webhooks.md). */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Received. Any 2xx within the timeout (10 s by default) counts as delivered; the body is ignored. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    agentWebhookReactionRemoved: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description `sha256=` + hex HMAC-SHA256 of the raw body, keyed with the webhook secret (the whole `whsec_…` string, UTF-8). */
+                "X-Webhook-Signature": string;
+                /** @description Unix time (seconds) of this attempt. */
+                "X-Webhook-Timestamp": string;
+                /** @description `sha256=` + hex HMAC-SHA256 of `<X-Webhook-Timestamp>.<raw body>`: reject it when the timestamp is more than 5 minutes off (replay protection). */
+                "X-Webhook-Timestamp-Signature": string;
+                /** @description Delivery id, the same on every attempt of this delivery: de-duplicate on it. */
+                "X-Webhook-Delivery-ID": string;
+                /** @description Event type, as in the body. */
+                "X-Webhook-Event": string;
+                /** @description Event id, as in the body. */
+                "X-Webhook-Event-ID": string;
+                /** @description The webhook this delivery is for. */
+                "X-Webhook-ID": string;
+                /** @description Attempt number, 1 for the first. */
+                "X-Webhook-Attempt": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /**
+                     * Format: uuid
+                     * @description Unique per event; the same for every webhook receiving it.
+                     */
+                    event_id: string;
+                    /** @constant */
+                    event_type: "reaction.removed";
+                    /**
+                     * Format: date-time
+                     * @description ISO 8601 UTC timestamp.
+                     */
+                    occurred_at: string;
+                    /** Format: uuid */
+                    webhook_id: string;
+                    /**
+                     * Format: uuid
+                     * @description The agent the webhook belongs to.
+                     */
+                    agent_id: string;
+                    payload: {
+                        /** Format: uuid */
+                        channel_id: string;
+                        /** Format: uuid */
+                        message_id: string;
+                        /** @description One emoji or a `:shortcode:`. */
+                        emoji: string;
+                        /** Format: uuid */
+                        member_id: string;
+                        member_type: "AGENT" | "HUMAN";
+                        member_name: string;
+                        /** @description How many members reacted with this emoji after the change. */
+                        count: number;
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description Signature mismatch (the receiver should answer 401). Like every non-2xx answer, timeout or network error, the delivery is retried with backoff (docs/webhooks.md). */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Received. Any 2xx within the timeout (10 s by default) counts as delivered; the body is ignored. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
     integrationMessageCreated: {
         parameters: {
             query?: never;
@@ -9424,6 +9998,148 @@ export interface operations {
                          */
                         member_type: "agent" | "human";
                         member_name: string | null;
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description Signature mismatch (the receiver should answer 401). Like every non-2xx answer, timeout or network error, the delivery is retried with backoff (docs/webhooks.md). */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Received. Any 2xx within the timeout (10 s by default) counts as delivered; the body is ignored. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    integrationReactionAdded: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description Event type. */
+                "X-Service-Event": string;
+                /** @description The integration id. */
+                "X-Service-Integration-ID": string;
+                /** @description `sha256=` + hex HMAC-SHA256 of the raw body, keyed with the integration's HMAC secret (the whole `whsec_…` string, UTF-8). */
+                "X-Service-Signature": string;
+                /** @description Unix time (seconds) of this attempt. */
+                "X-Service-Timestamp": string;
+                /** @description `sha256=` + hex HMAC-SHA256 of `<X-Service-Timestamp>.<raw body>` (replay protection). */
+                "X-Service-Timestamp-Signature": string;
+                /** @description Delivery id, the same on every attempt of this delivery. */
+                "X-Service-Delivery-ID": string;
+                /** @description Event id (the same for every integration receiving this event). */
+                "X-Service-Event-ID": string;
+                /** @description Attempt number, 1 for the first. */
+                "X-Service-Attempt": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @constant */
+                    event_type: "reaction.added";
+                    /** Format: uuid */
+                    integration_id: string;
+                    /**
+                     * Format: date-time
+                     * @description ISO 8601 UTC timestamp.
+                     */
+                    occurred_at: string;
+                    payload: {
+                        /** Format: uuid */
+                        channel_id: string;
+                        /** Format: uuid */
+                        message_id: string;
+                        emoji: string;
+                        /** Format: uuid */
+                        member_id: string;
+                        /**
+                         * @description Lower case.
+                         * @enum {unknown}
+                         */
+                        member_type: "agent" | "human";
+                        count: number;
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description Signature mismatch (the receiver should answer 401). Like every non-2xx answer, timeout or network error, the delivery is retried with backoff (docs/webhooks.md). */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Received. Any 2xx within the timeout (10 s by default) counts as delivered; the body is ignored. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    integrationReactionRemoved: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description Event type. */
+                "X-Service-Event": string;
+                /** @description The integration id. */
+                "X-Service-Integration-ID": string;
+                /** @description `sha256=` + hex HMAC-SHA256 of the raw body, keyed with the integration's HMAC secret (the whole `whsec_…` string, UTF-8). */
+                "X-Service-Signature": string;
+                /** @description Unix time (seconds) of this attempt. */
+                "X-Service-Timestamp": string;
+                /** @description `sha256=` + hex HMAC-SHA256 of `<X-Service-Timestamp>.<raw body>` (replay protection). */
+                "X-Service-Timestamp-Signature": string;
+                /** @description Delivery id, the same on every attempt of this delivery. */
+                "X-Service-Delivery-ID": string;
+                /** @description Event id (the same for every integration receiving this event). */
+                "X-Service-Event-ID": string;
+                /** @description Attempt number, 1 for the first. */
+                "X-Service-Attempt": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @constant */
+                    event_type: "reaction.removed";
+                    /** Format: uuid */
+                    integration_id: string;
+                    /**
+                     * Format: date-time
+                     * @description ISO 8601 UTC timestamp.
+                     */
+                    occurred_at: string;
+                    payload: {
+                        /** Format: uuid */
+                        channel_id: string;
+                        /** Format: uuid */
+                        message_id: string;
+                        emoji: string;
+                        /** Format: uuid */
+                        member_id: string;
+                        /**
+                         * @description Lower case.
+                         * @enum {unknown}
+                         */
+                        member_type: "agent" | "human";
+                        count: number;
                     };
                 };
             };

@@ -16,6 +16,18 @@ export const AttachmentSchema = Type.Object(
   { additionalProperties: false },
 )
 
+// ---- reactions (docs/decisions.md, "Reactions") ----
+export const ReactionSummarySchema = Type.Object(
+  {
+    emoji: Type.String({ description: 'A single emoji (e.g. `👀`) or a `:shortcode:`.' }),
+    count: Type.Integer({ minimum: 1, description: 'How many members reacted with it.' }),
+    reacted: Type.Boolean({ description: 'Whether the caller is one of them. Always false in events (an event goes to many recipients): reaction events carry `member_id`.' }),
+  },
+  { additionalProperties: false },
+)
+export type ReactionSummary = Static<typeof ReactionSummarySchema>
+const ReactionsField = Type.Array(ReactionSummarySchema, { description: 'Reactions, in the order their first one was added; empty when none.' })
+
 export const MessageSchema = Type.Object(
   {
     id: Type.String({ format: 'uuid', description: 'UUIDv7; ids sort in posting order and serve as pagination cursors.' }),
@@ -35,6 +47,7 @@ export const MessageSchema = Type.Object(
         "The message's place in a chain of agent messages: 0 for a human's message; for an agent's, one more than the message its `in_reply_to_event` is about (1 when it names none, or an event that is not about a message). The loop guard caps it (`loop_guard_max_depth`).",
     }),
     attachment: Type.Optional(AttachmentSchema),
+    reactions: ReactionsField,
   },
   { title: 'Message', additionalProperties: false },
 )
@@ -59,6 +72,8 @@ export interface MessageRecord {
   inReplyToEvent: string | null
   chainDepth: number
   attachment?: AttachmentRecord | null
+  /** Summaries as the caller sees them; none when not loaded (a new message). */
+  reactions?: ReactionSummary[]
 }
 
 export interface AttachmentRecord {
@@ -84,6 +99,7 @@ export function toMessageDto(m: MessageRecord, publicUrl: string): MessageDto {
     edited_at: m.editedAt ? m.editedAt.toISOString() : null,
     in_reply_to_event: m.inReplyToEvent,
     chain_depth: m.chainDepth,
+    reactions: m.reactions ?? [],
   }
   if (m.attachment) {
     dto.attachment = {

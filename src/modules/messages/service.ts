@@ -15,6 +15,7 @@ import { openFile, removeFiles } from './files.ts'
 import * as loopGuard from './loop-guard.ts'
 import type { Admission, Conversation } from './loop-guard.ts'
 import * as repo from './repo.ts'
+import { withReactions } from '../reactions/service.ts'
 import type { SearchEngine } from './search-engine.ts'
 import {
   toMessageDto,
@@ -184,7 +185,7 @@ export async function listMessages(app: FastifyInstance, principal: MemberPrinci
   const hasMore = rows.length > query.limit
   // Going forward the extra row is the newest (first); going back it is the oldest (last).
   const page = hasMore ? (query.after ? rows.slice(1) : rows.slice(0, query.limit)) : rows
-  const messages = page.map((m) => toMessageDto(m, app.config.publicUrl))
+  const messages = await withReactions(app, page.map((m) => toMessageDto(m, app.config.publicUrl)), principal.id)
   return {
     messages,
     has_more: hasMore,
@@ -202,7 +203,8 @@ async function messageInReadableChannel(app: FastifyInstance, principal: MemberP
 
 export async function getMessage(app: FastifyInstance, principal: MemberPrincipal, channelId: string, messageId: string): Promise<MessageDto> {
   const { message } = await messageInReadableChannel(app, principal, channelId, messageId)
-  return toMessageDto(message, app.config.publicUrl)
+  const [dto] = await withReactions(app, [toMessageDto(message, app.config.publicUrl)], principal.id)
+  return dto!
 }
 
 /** Only the author edits; the text may be blank only when the message carries a file. */
@@ -210,12 +212,15 @@ export async function editMessage(app: FastifyInstance, principal: MemberPrincip
   const { message } = await messageInReadableChannel(app, principal, channelId, messageId)
   if (message.authorId !== principal.id) throw forbidden('only the author may edit a message')
   validateText(app, text, Boolean(message.attachment))
-  return app.events.transaction(async (tx, emit) => {
+  const edited = await app.events.transaction(async (tx, emit) => {
     const updated = await repo.updateText(tx, messageId, text, new Date())
-    const dto = toMessageDto(updated, app.config.publicUrl)
-    emit('message.updated', channelId, { message: dto })
-    return dto
+    // The event goes to many recipients: its reactions have counts, `reacted` false for all.
+    const [dto] = await withReactions(app, [toMessageDto(updated, app.config.publicUrl)], null)
+    emit('message.updated', channelId, { message: dto! })
+    return dto!
   })
+  const [dto] = await withReactions(app, [{ ...edited }], principal.id)
+  return dto!
 }
 
 /** The author or an admin deletes; the attached file goes with it. */
@@ -239,9 +244,10 @@ export async function search(app: FastifyInstance, principal: MemberPrincipal, q
   // Search covers what the caller may read (canRead): the owner reads every regular channel.
   const channelIds = query.channel_id ? [query.channel_id] : await repo.searchScope(app, principal.id, principal.kind === 'human' && principal.isOwner)
   const rows = channelIds.length ? await searchEngine.search(app, { text: q, channelIds, limit: query.limit }) : []
+  const found = await withReactions(app, rows.map((r) => toMessageDto(repo.messageRecord(r), app.config.publicUrl)), principal.id)
   return {
-    results: rows.map((r) => withMessageFields({
-      message: toMessageDto(repo.messageRecord(r), app.config.publicUrl),
+    results: rows.map((r, i) => withMessageFields({
+      message: found[i]!,
       rank: r.rank,
       snippet: r.snippet,
     })),
