@@ -4,7 +4,7 @@ import { seedWorkspace } from '../fixtures.ts'
 import { bearer, build } from '../helper.ts'
 import { API_KEY_RE, rowCounts, UUID_RE } from './fixtures/support.ts'
 
-const AGENT_KEYS = ['id', 'name', 'display_name', 'description', 'avatar_url', 'metadata', 'is_primary', 'created_at', 'updated_at'].sort()
+const AGENT_KEYS = ['id', 'name', 'display_name', 'description', 'avatar_url', 'metadata', 'is_primary', 'created_at', 'updated_at', 'online', 'last_seen_at', 'status'].sort()
 
 t.test('the owner creates an agent; others get 401/403 and nothing is stored', async (t) => {
   const { app, api } = await build(t)
