@@ -8327,7 +8327,7 @@ export interface operations {
                     platform?: "openai" | "anthropic" | "langchain" | "langgraph" | "crewai" | "autogen" | "openclaw" | "n8n" | "zapier" | "make" | "custom";
                     /** @description Absolute http(s) URL. Loopback, private, link-local (169.254.0.0/16), CGNAT, unspecified and other reserved addresses are refused (400 `INVALID_URL`) here and again, on the resolved address, at every connection; an operator can allow them with `WEBHOOK_ALLOW_PRIVATE` / `WEBHOOK_ALLOW_HOSTS`. Redirects are not followed. */
                     webhook_url: string;
-                    /** @description Subscribed events (default: all four). Payloads: the `webhooks` section of this document. */
+                    /** @description Subscribed events (default: the four of the specification, `message.created`, `channel.created`, `member.joined`, `agent.connected`; `reaction.added` and `reaction.removed` are opt-in). Payloads: the `webhooks` section of this document. */
                     events?: ("message.created" | "channel.created" | "member.joined" | "reaction.added" | "reaction.removed" | "agent.connected")[];
                     /** @description Agents the integration may act for on the inbound endpoint. Each must exist (400 otherwise). Empty (the default): any agent. A non-empty list also limits which DMs the integration receives (those with one of these agents). */
                     agent_ids?: string[];
@@ -8628,7 +8628,7 @@ export interface operations {
                     platform?: "openai" | "anthropic" | "langchain" | "langgraph" | "crewai" | "autogen" | "openclaw" | "n8n" | "zapier" | "make" | "custom";
                     /** @description Absolute http(s) URL. Loopback, private, link-local (169.254.0.0/16), CGNAT, unspecified and other reserved addresses are refused (400 `INVALID_URL`) here and again, on the resolved address, at every connection; an operator can allow them with `WEBHOOK_ALLOW_PRIVATE` / `WEBHOOK_ALLOW_HOSTS`. Redirects are not followed. */
                     webhook_url?: string;
-                    /** @description Subscribed events (default: all four). Payloads: the `webhooks` section of this document. */
+                    /** @description Subscribed events (default: the four of the specification, `message.created`, `channel.created`, `member.joined`, `agent.connected`; `reaction.added` and `reaction.removed` are opt-in). Payloads: the `webhooks` section of this document. */
                     events?: ("message.created" | "channel.created" | "member.joined" | "reaction.added" | "reaction.removed" | "agent.connected")[];
                     /** @description Agents the integration may act for on the inbound endpoint. Each must exist (400 otherwise). Empty (the default): any agent. A non-empty list also limits which DMs the integration receives (those with one of these agents). */
                     agent_ids?: string[];

@@ -7,7 +7,10 @@ import { AppError, forbidden, notFound } from '../../lib/errors.ts'
 import { uuidv7 } from '../../lib/ids.ts'
 import { INTEGRATION_KEY_PREFIX, maskSecret, newSecret, sha256Hex, WEBHOOK_SECRET_PREFIX } from '../../lib/tokens.ts'
 import type { AgentPrincipal, Principal } from '../../plugins/auth.ts'
-import { INTEGRATION_EVENTS } from '../../events/types.ts'
+import type { INTEGRATION_EVENTS } from '../../events/types.ts'
+
+// The specification's four; later events (reactions) are opted into (docs/decisions.md, "Reactions").
+const DEFAULT_INTEGRATION_EVENTS: (typeof INTEGRATION_EVENTS)[number][] = ['message.created', 'channel.created', 'member.joined', 'agent.connected']
 import { isMember } from '../channels/access.ts'
 import { createMessage } from '../messages/service.ts'
 import type { MessageDto } from '../messages/schemas.ts'
@@ -67,7 +70,7 @@ export async function createIntegration(app: FastifyInstance, input: CreateInteg
       name: input.name.trim(),
       platform: input.platform ?? 'custom',
       webhookUrl,
-      events: [...new Set(input.events ?? INTEGRATION_EVENTS)],
+      events: [...new Set(input.events ?? DEFAULT_INTEGRATION_EVENTS)],
       keyHash,
       maskedKey,
       hmacSecret,

@@ -24,6 +24,8 @@ const EVENT_LABELS: Record<WebhookEvent | IntegrationEvent, string> = {
   'member.joined': 'Someone joins a channel',
   'member.left': 'Someone leaves a channel',
   'agent.connected': 'An agent connects',
+  'reaction.added': 'Someone reacts to a message',
+  'reaction.removed': 'Someone takes back a reaction',
 }
 
 const WEBHOOK_EVENT_SET: Record<WebhookEvent, true> = {
@@ -35,11 +37,15 @@ const WEBHOOK_EVENT_SET: Record<WebhookEvent, true> = {
   'channel.deleted': true,
   'member.joined': true,
   'member.left': true,
+  'reaction.added': true,
+  'reaction.removed': true,
 }
 const INTEGRATION_EVENT_SET: Record<IntegrationEvent, true> = {
   'message.created': true,
   'channel.created': true,
   'member.joined': true,
+  'reaction.added': true,
+  'reaction.removed': true,
   'agent.connected': true,
 }
 
