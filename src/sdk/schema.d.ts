@@ -5496,7 +5496,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /** @example 01a20b48-b362-70b3-8450-d3e957de791c */
+                /** @example 01a20bc7-bd06-7125-9ded-2f6692e7e8d1 */
                 id: string;
             };
             cookie?: never;
@@ -5720,7 +5720,7 @@ export interface operations {
             };
             header?: never;
             path: {
-                /** @example 01a20b48-c7c0-7042-93d5-b092cca3037d */
+                /** @example 01a20bc7-bd06-7125-9ded-2f6692e7e8d1 */
                 id: string;
             };
             cookie?: never;
@@ -5813,7 +5813,7 @@ export interface operations {
                 "idempotency-key"?: string;
             };
             path: {
-                /** @example 01a20b48-c7c0-7042-93d5-b092cca3037d */
+                /** @example 01a20bc7-bd06-7125-9ded-2f6692e7e8d1 */
                 id: string;
             };
             cookie?: never;
@@ -5956,9 +5956,9 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /** @example 01a20b42-baf4-70c9-ada9-6438acd9ccdb */
+                /** @example 01a20bc7-bd06-7125-9ded-2f6692e7e8d1 */
                 id: string;
-                /** @example 01a20b42-c0d2-7162-91b5-ed7bc6837d64 */
+                /** @example 01a20bc7-bf80-70d5-b322-e898dd45f109 */
                 message_id: string;
             };
             cookie?: never;
@@ -6048,9 +6048,9 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /** @example 01a20b43-8eb6-70b0-8052-13faef009d69 */
+                /** @example 01a20bc7-bd06-7125-9ded-2f6692e7e8d1 */
                 id: string;
-                /** @example 01a20b43-901c-71b8-9103-b83c17cb0502 */
+                /** @example 01a20bc7-bf80-70d5-b322-e898dd45f109 */
                 message_id: string;
             };
             cookie?: never;
@@ -6138,9 +6138,9 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /** @example 01a20b43-6df2-7097-a280-87e885787972 */
+                /** @example 01a20bc7-bd06-7125-9ded-2f6692e7e8d1 */
                 id: string;
-                /** @example 01a20b43-6f69-716b-ba51-bf5a18424bfe */
+                /** @example 01a20bc7-bf80-70d5-b322-e898dd45f109 */
                 message_id: string;
             };
             cookie?: never;
@@ -6345,7 +6345,7 @@ export interface operations {
             query: {
                 /**
                  * @description Web-search syntax: words, "quoted phrases", OR, -excluded (English stemming).
-                 * @example secret
+                 * @example deploy
                  */
                 q: string;
                 channel_id?: string;
@@ -6441,9 +6441,14 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @example 01a20bc7-bd06-7125-9ded-2f6692e7e8d1 */
                 id: string;
+                /** @example 01a20bc7-bf80-70d5-b322-e898dd45f109 */
                 message_id: string;
-                /** @description One emoji, URL-encoded (`%F0%9F%91%80` for 👀), or a shortcode `:name:` (1-32 of `a-z 0-9 _ + -`). Anything else: 400 `INVALID_EMOJI`. */
+                /**
+                 * @description One emoji, URL-encoded (`%F0%9F%91%80` for 👀), or a shortcode `:name:` (1-32 of `a-z 0-9 _ + -`). Anything else: 400 `INVALID_EMOJI`.
+                 * @example 👀
+                 */
                 emoji: string;
             };
             cookie?: never;
@@ -6565,9 +6570,14 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @example 01a20bc7-bd06-7125-9ded-2f6692e7e8d1 */
                 id: string;
+                /** @example 01a20bc7-bf80-70d5-b322-e898dd45f109 */
                 message_id: string;
-                /** @description One emoji, URL-encoded (`%F0%9F%91%80` for 👀), or a shortcode `:name:` (1-32 of `a-z 0-9 _ + -`). Anything else: 400 `INVALID_EMOJI`. */
+                /**
+                 * @description One emoji, URL-encoded (`%F0%9F%91%80` for 👀), or a shortcode `:name:` (1-32 of `a-z 0-9 _ + -`). Anything else: 400 `INVALID_EMOJI`.
+                 * @example 👀
+                 */
                 emoji: string;
             };
             cookie?: never;
@@ -6655,6 +6665,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @example 01a20bc8-2020-70bf-825d-cdb5afbff2f9 */
                 id: string;
             };
             cookie?: never;
@@ -7215,16 +7226,16 @@ export interface operations {
     listEvents: {
         parameters: {
             query?: {
-                /**
-                 * @description Return the events after this cursor (the `next_cursor` of the previous page, or a WebSocket frame's `cursor`). A bare integer N is read as the cursor `N-0`: `0` asks for the whole log (resync_required when the log no longer reaches back that far). Absent: from the oldest retained event.
-                 * @example 1795483853145-1
-                 */
+                /** @description Return the events after this cursor (the `next_cursor` of the previous page, or a WebSocket frame's `cursor`). A bare integer N is read as the cursor `N-0`: `0` asks for the whole log (resync_required when the log no longer reaches back that far). Absent: from the oldest retained event. */
                 since?: string;
-                /** @description At most this many events (default 100, maximum 500). */
+                /**
+                 * @description At most this many events (default 100, maximum 500).
+                 * @example 500
+                 */
                 limit?: number;
                 /**
                  * @description Long polling: when there is nothing to return yet, hold the request up to this many seconds (at most 30) and answer as soon as an event the caller may see arrives. At the deadline the answer is an empty page whose `next_cursor` is where the log was read up to (the `since` given, when nothing at all happened). Absent or 0: answer at once.
-                 * @example 30
+                 * @example 25
                  */
                 wait?: number;
             };
