@@ -7,6 +7,7 @@
 import { useEffect, useRef, useState, type DragEvent, type KeyboardEvent } from 'react'
 import { useMutation, useQueryClient } from '@tanstack/react-query'
 import { ApiError } from '../api/errors.ts'
+import { useSendTyping } from '../live/LiveContext.tsx'
 import { ErrorNote } from '../ui/ErrorNote.tsx'
 import { PaperclipIcon } from '../ui/PaperclipIcon.tsx'
 import { formatSize } from './format.ts'
@@ -24,6 +25,7 @@ interface Draft {
 
 export function Composer({ channelId, title, readOnly, onSent }: { channelId: string; title: string; readOnly: string | null; onSent?: () => void }) {
   const queryClient = useQueryClient()
+  const sendTyping = useSendTyping()
   const [text, setText] = useState('')
   const [file, setFile] = useState<File | null>(null)
   const [fileProblem, setFileProblem] = useState<string | null>(null)
@@ -195,7 +197,10 @@ export function Composer({ channelId, title, readOnly, onSent }: { channelId: st
           rows={1}
           placeholder={`Message ${title}`}
           value={text}
-          onChange={(e) => setText(e.target.value)}
+          onChange={(e) => {
+            setText(e.target.value)
+            if (e.target.value.trim()) sendTyping(channelId)
+          }}
           onKeyDown={onKeyDown}
         />
         <button type="submit" className="primary" disabled={send.isPending || (!text.trim() && !file)}>

@@ -7,6 +7,7 @@ import type { Session } from '../api/session.ts'
 import { AgentBadge } from '../ui/AgentBadge.tsx'
 import { ErrorNote } from '../ui/ErrorNote.tsx'
 import { Attachment } from './Attachment.tsx'
+import { Reactions } from './Reactions.tsx'
 import { formatFull, formatTime } from './format.ts'
 import type { Message } from './types.ts'
 
@@ -93,6 +94,7 @@ export function MessageItem({ message, session, highlighted = false }: { message
         message.text && <p className="message-text">{message.text}</p>
       )}
       {message.attachment && <Attachment attachment={message.attachment} />}
+      <Reactions message={message} session={session} />
       <ErrorNote error={remove.error} />
     </article>
   )
