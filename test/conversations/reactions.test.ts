@@ -3,6 +3,7 @@
 // REST event log and the WebSocket.
 import t, { type Test } from 'tap'
 import { connect, listen } from '../realtime/helpers.ts'
+import { baseUrl, openStream } from '../realtime/sse-client.ts'
 import { addMember, auth, createChannel, MISSING, post, setup, type Ctx } from './fixtures/support.ts'
 
 const EYES = '👀'
@@ -117,6 +118,18 @@ t.test('WebSocket: members get reaction frames, non-members none', async (t) => 
   await post(c.api, c.tok.a1, dm.id, 'marker')
   await stranger.type('new_message')
   t.same(stranger.frames.filter((f) => f.type.startsWith('reaction_')), [], 'no reaction frames for a channel one is not in')
+})
+
+t.test('SSE: the event stream carries reaction events', async (t) => {
+  const { c, ch, m } = await world(t)
+  await listen(c.app)
+  const { stream } = await openStream(baseUrl(c.app), c.tok.member)
+  t.teardown(() => stream.close())
+  await react(c, c.tok.a1, ch.id, m.id, DONE)
+  const frame = await stream.type('reaction_added')
+  t.match(frame, { type: 'reaction_added', channel_id: ch.id, message_id: m.id, emoji: DONE, member_id: c.ws.agents[0]!.id, member_type: 'AGENT', count: 1 })
+  await unreact(c, c.tok.a1, ch.id, m.id, DONE)
+  t.match(await stream.type('reaction_removed'), { message_id: m.id, emoji: DONE, count: 0 })
 })
 
 t.test('who may react; bad emoji; nothing stored on refusal', async (t) => {
