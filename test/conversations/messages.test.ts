@@ -9,7 +9,7 @@ t.test('post JSON: 201 with the message object; message.created after commit, in
   const res = await c.api({ method: 'POST', url: `/api/v1/channels/${ch.id}/messages`, headers: auth(c.tok.a1), payload: { text: 'Hello, world' } })
   t.equal(res.statusCode, 201)
   const m = res.json()
-  t.same(Object.keys(m).sort(), ['author_id', 'author_name', 'author_type', 'chain_depth', 'channel_id', 'created_at', 'edited_at', 'id', 'in_reply_to_event', 'text'])
+  t.same(Object.keys(m).sort(), ['author_id', 'author_name', 'author_type', 'chain_depth', 'channel_id', 'created_at', 'edited_at', 'id', 'in_reply_to_event', 'reactions', 'text'])
   t.match(m.id, UUID_RE)
   t.equal(m.channel_id, ch.id)
   t.equal(m.author_id, c.ws.agents[0]!.id)
