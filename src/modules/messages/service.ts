@@ -72,7 +72,7 @@ export async function createMessage(
       const remembered = await findRemembered(app, author.id, idempotencyKey, hash)
       if (remembered) {
         if (file) await removeFiles(app.config.uploadDir, [file.storageName])
-        return remembered
+        return rememberedMessage(remembered)
       }
     }
     // Observers are refused before anything is written (404 if they cannot even see the channel).
@@ -137,7 +137,7 @@ export async function createMessage(
         const remembered = await findRemembered(app, author.id, idempotencyKey, hash)
         if (remembered) {
           if (file) await removeFiles(app.config.uploadDir, [file.storageName])
-          return remembered
+          return rememberedMessage(remembered)
         }
       }
       if ((error as { code?: string }).code === '23503') throw notFound('channel') // deleted meanwhile
@@ -154,6 +154,12 @@ export async function createMessage(
   } finally {
     if (admission && !stored) await admission.release().catch((err: unknown) => app.log.warn({ err }, 'could not release a loop guard admission'))
   }
+}
+
+/** A response remembered before messages carried `reactions` (kept 24 h) gets the empty list. */
+function rememberedMessage(remembered: StoredResponse): StoredResponse {
+  const body = remembered.body as Partial<MessageDto> | null
+  return body && typeof body === 'object' && 'id' in body && !('reactions' in body) ? { ...remembered, body: { ...body, reactions: [] } } : remembered
 }
 
 /** The Idempotency-Key fingerprint of a post (without a cause, the same as before causes existed). */
