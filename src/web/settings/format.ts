@@ -51,6 +51,8 @@ const INTEGRATION_EVENT_SET: Record<IntegrationEvent, true> = {
 
 export const WEBHOOK_EVENTS = Object.keys(WEBHOOK_EVENT_SET) as WebhookEvent[]
 export const INTEGRATION_EVENTS = Object.keys(INTEGRATION_EVENT_SET) as IntegrationEvent[]
+/** What a new integration starts with, as the server's default: the specification's four (reactions are opt-in). */
+export const DEFAULT_INTEGRATION_EVENTS: IntegrationEvent[] = ['message.created', 'channel.created', 'member.joined', 'agent.connected']
 
 export const eventLabel = (event: string): string => EVENT_LABELS[event as WebhookEvent] ?? event
 
