@@ -45,8 +45,11 @@ export function Reactions({ message, session }: { message: Message; session: Ses
     toggle.mutate({ emoji, on })
   }
   if (!message.reactions.length && !canReact) return null
+  const bare = !message.reactions.length && !picking
   return (
-    <div className="reactions" data-testid="reactions">
+    // Without reactions the row takes no room: only the add button, floating in the message's
+    // corner and shown on hover or focus (a list of messages keeps its height).
+    <div className={`reactions${bare ? ' bare' : ''}`} data-testid="reactions">
       {message.reactions.map((r) => (
         <button
           key={r.emoji}
@@ -63,8 +66,10 @@ export function Reactions({ message, session }: { message: Message; session: Ses
       ))}
       {canReact && (
         <span className="reaction-add">
-          <button type="button" className="reaction-chip add" aria-expanded={picking} aria-label="Add reaction" onClick={() => setPicking((p) => !p)}>
-            <span aria-hidden="true">☺+</span>
+          {/* Not a Tab stop on a message without reactions: one per message would double the stops in a long history. */}
+          <button type="button" className="reaction-chip add" aria-expanded={picking} aria-label="Add reaction" tabIndex={bare ? -1 : undefined} onClick={() => setPicking((p) => !p)}>
+            {/* The glyph is drawn by CSS, so a message's text stays its own text. */}
+            <span aria-hidden="true" className="reaction-add-glyph" />
           </button>
           {picking && (
             <span className="reaction-picker" role="group" aria-label="Pick a reaction">
