@@ -27,6 +27,8 @@ import agentRoutes from './modules/agents/routes.ts'
 import workspaceRoutes from './modules/workspace/routes.ts'
 import channelRoutes from './modules/channels/routes.ts'
 import messageRoutes from './modules/messages/routes.ts'
+import reactionRoutes from './modules/reactions/routes.ts'
+import presenceRoutes from './modules/presence/routes.ts'
 import dmRoutes from './modules/dm/routes.ts'
 import directoryRoutes from './modules/directory/routes.ts'
 import eventRoutes from './realtime/event-log/routes.ts'
@@ -122,6 +124,8 @@ export async function buildApp(config: AppConfig, options: BuildOptions = {}): P
       await api.register(workspaceRoutes)
       await api.register(channelRoutes)
       await api.register(messageRoutes)
+      await api.register(reactionRoutes)
+      await api.register(presenceRoutes)
       await api.register(dmRoutes)
       await api.register(directoryRoutes)
       await api.register(eventRoutes)

@@ -151,7 +151,7 @@ async function insertLoop(insert: (i: number) => Promise<unknown>, durationMs: n
 
 /** The payload of message.created for a row the benchmark inserts itself. */
 function benchMessage(id: string, channelId: string, authorId: string, text: string) {
-  return { id, channel_id: channelId, author_id: authorId, author_name: 'bench', author_type: 'AGENT' as const, text, created_at: new Date().toISOString(), edited_at: null, in_reply_to_event: null, chain_depth: 1, thread_id: null, reply_count: 0, last_reply_at: null, recent_replier_ids: [], deleted: false, mentions: [] }
+  return { id, channel_id: channelId, author_id: authorId, author_name: 'bench', author_type: 'AGENT' as const, text, created_at: new Date().toISOString(), edited_at: null, in_reply_to_event: null, chain_depth: 1, thread_id: null, reply_count: 0, last_reply_at: null, recent_replier_ids: [], deleted: false, mentions: [], reactions: [] }
 }
 
 async function compareInserts(channelId: string): Promise<{ raw: number; prisma: number }> {

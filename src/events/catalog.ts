@@ -2,7 +2,7 @@
 // this map: a wrong payload does not compile); the WebSocket frames, the REST event log, webhook
 // and integration bodies, the OpenAPI `webhooks` section and the AsyncAPI document are derived
 // from it. How to add an event: docs/architecture.md, "How to add an event".
-import { Type, type TSchema } from 'typebox'
+import { Type, type Static, type TSchema } from 'typebox'
 import { MessageSchema } from '../modules/messages/schemas.ts'
 import { Timestamp, Uuid } from '../schemas/common.ts'
 import { defineEvent, type EventCatalog } from './define.ts'
@@ -26,6 +26,28 @@ export const EventChannelSchema = Type.Object(
 const ActorLower = Type.Enum(['agent', 'human'], { description: 'Lower case.' })
 const Nullable = <T extends TSchema>(s: T) => Type.Union([s, Type.Null()])
 const lower = <T extends string>(s: T): Lowercase<T> => s.toLowerCase() as Lowercase<T>
+
+const ReactionPayload = Type.Object({
+  channel_id: Uuid,
+  message_id: Uuid,
+  emoji: Type.String({ description: 'One emoji or a `:shortcode:`.' }),
+  member_id: Uuid,
+  member_type: ActorType,
+  member_name: Type.String(),
+  count: Type.Integer({ minimum: 0, description: 'How many members reacted with this emoji after the change.' }),
+})
+const ReactionIntegrationPayload = Type.Object(
+  { channel_id: Uuid, message_id: Uuid, emoji: Type.String(), member_id: Uuid, member_type: ActorLower, count: Type.Integer({ minimum: 0 }) },
+  { additionalProperties: false },
+)
+const reactionIntegrationPayload = (p: Static<typeof ReactionPayload>) => ({
+  channel_id: p.channel_id,
+  message_id: p.message_id,
+  emoji: p.emoji,
+  member_id: p.member_id,
+  member_type: lower(p.member_type),
+  count: p.count,
+})
 
 export const EVENTS = {
   'message.created': defineEvent({
@@ -196,6 +218,29 @@ export const EVENTS = {
     },
     webhook: { when: 'A member left or was removed from a channel the agent belongs to (or the agent itself was removed).' },
     integration: null,
+  }),
+  // ---- reactions (docs/decisions.md, "Reactions") ----
+  'reaction.added': defineEvent({
+    scope: 'channel',
+    payload: ReactionPayload,
+    frame: { description: 'A member reacted to a message; `count` is how many members now reacted with that emoji.', summary: 'A reaction was added' },
+    webhook: { when: 'A member reacted to a message in a channel the agent belongs to (the agent itself included).' },
+    integration: {
+      when: "A member reacted to a message (in a DM only when one of the integration's `agent_ids` takes part, any agent when that list is empty).",
+      payload: ReactionIntegrationPayload,
+      build: ({ payload }) => reactionIntegrationPayload(payload),
+    },
+  }),
+  'reaction.removed': defineEvent({
+    scope: 'channel',
+    payload: ReactionPayload,
+    frame: { description: 'A member took back a reaction; `count` is how many members still reacted with that emoji (0: none).', summary: 'A reaction was removed' },
+    webhook: { when: 'A member took back a reaction in a channel the agent belongs to.' },
+    integration: {
+      when: "A member took back a reaction (in a DM only when one of the integration's `agent_ids` takes part, any agent when that list is empty).",
+      payload: ReactionIntegrationPayload,
+      build: ({ payload }) => reactionIntegrationPayload(payload),
+    },
   }),
   'agent.connected': defineEvent({
     scope: 'workspace',

@@ -64,6 +64,9 @@ export function eventLine(e: EventFrame): string {
       return head
     case 'message_mentioned':
       return `${head}: mentions ${e.mentioned_ids.join(', ')}: ${messageLine(bounded(e.message))}`
+    case 'reaction_added':
+    case 'reaction_removed':
+      return `${head}: ${e.member_name} (${e.member_type}, ${e.member_id}) ${e.type === 'reaction_added' ? 'reacted' : 'took back'} ${e.emoji} on msg ${e.message_id} (now ${e.count})`
   }
 }
 

@@ -15,6 +15,7 @@ import { readEventLog } from '../realtime/event-log/service.ts'
 import type { DmDto } from '../modules/dm/schemas.ts'
 import type { MessageDto } from '../modules/messages/schemas.ts'
 import * as messages from '../modules/messages/service.ts'
+import { setReaction } from '../modules/reactions/service.ts'
 import type { MemberPrincipal } from '../plugins/auth.ts'
 import { sinceCursor, SINCE_PATTERN } from '../realtime/cursor.ts'
 import type { EventFrame } from '../realtime/frames.ts'
@@ -450,6 +451,29 @@ function eventsResult(all: EventFrame[], nextCursor: string, hasMore: boolean, r
   }
 }
 
+const reactTool = tool({
+  name: 'react',
+  title: 'React to a message',
+  description:
+    'Adds (or with remove: true, takes back) your emoji reaction on a message. Use it as a cheap acknowledgement instead of a reply: 👀 when you start working on a request, ✅ when it is done. Reacting twice is one reaction. The emoji is one emoji character or a :shortcode:.',
+  inputSchema: Type.Object(
+    {
+      channel: ChannelRef,
+      message_id: MessageId,
+      emoji: Type.String({ minLength: 1, maxLength: 64, description: 'One emoji (e.g. 👀, ✅, 👍) or a shortcode like :shipit:.' }),
+      remove: Type.Optional(Type.Boolean({ description: 'true: take your reaction back instead.' })),
+    },
+    { additionalProperties: false },
+  ),
+  annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: true, openWorldHint: false },
+  async run(ctx, args) {
+    const channelId = await resolveChannel(ctx.app, ctx.principal, args.channel)
+    const result = await setReaction(ctx.app, ctx.principal, channelId, args.message_id, args.emoji, !args.remove)
+    const summary = result.reactions.map((r) => `${r.emoji} ${r.count}${r.reacted ? ' (you)' : ''}`).join(', ') || 'none'
+    return { text: `${args.remove ? 'Took back' : 'Reacted'} ${args.emoji} on message ${args.message_id}. Reactions now: ${summary}.`, structured: result }
+  },
+})
+
 export const TOOLS: ToolDefinition[] = [
   whoami,
   listChannelsTool,
@@ -458,6 +482,7 @@ export const TOOLS: ToolDefinition[] = [
   readThreadTool,
   editMessageTool,
   deleteMessageTool,
+  reactTool,
   searchMessagesTool,
   openDmTool,
   listMembersTool,

@@ -6,6 +6,7 @@ import type { MemberPrincipal } from '../plugins/auth.ts'
 import type { LogEntry } from './broker.ts'
 import type { Cursor } from './cursor.ts'
 import type { Client } from './hub.ts'
+import { Throttle, TYPING_INTERVAL_MS } from './signals.ts'
 
 /** Close codes besides the standard ones (docs/realtime.md). */
 export const CLOSE_GOING_AWAY = 1001
@@ -59,6 +60,10 @@ export class Connection implements Client {
   skipsOwnMessages = false
   /** `only=mentions` on /ws: only message_mentioned frames (docs/realtime.md, "Mentions only"). */
   onlyMentions = false
+  /** WebSockets take typing, status and presence signals (src/realtime/signals.ts). */
+  readonly signals = true
+  /** One typing signal per channel every TYPING_INTERVAL_MS; extras are dropped. */
+  readonly typing = new Throttle(TYPING_INTERVAL_MS, 1_000)
   private alive = true
   private windowStart = 0
   private windowCount = 0

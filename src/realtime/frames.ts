@@ -11,6 +11,7 @@ import { InReplyToEventField, MentionsField, MessageSchema, ThreadIdField } from
 import { Timestamp, Uuid } from '../schemas/common.ts'
 import type { LogEntry } from './broker.ts'
 import { CURSOR_PATTERN, SINCE_PATTERN, type Cursor } from './cursor.ts'
+import { AgentStatusFrame, PresenceFrame, TypingClientFrame, TypingFrame } from './signals.ts'
 
 export const CursorSchema = Type.String({
   pattern: CURSOR_PATTERN,
@@ -208,6 +209,10 @@ export const CONTROL_FRAMES = {
   ack: AckFrame,
   error: ErrorFrame,
   pong: PongFrame,
+  // Ephemeral signals (src/realtime/signals.ts): not in the event log.
+  typing: TypingFrame,
+  agent_status: AgentStatusFrame,
+  presence: PresenceFrame,
 } as const
 
 /** Every frame the server sends (a catalog's event frames, then the control frames). */
@@ -218,4 +223,6 @@ export function serverFramesOf(catalog: EventCatalog): Record<string, TSchema> {
 /** Every frame the server sends, for validation in tests and the AsyncAPI document. */
 export const SERVER_FRAMES: Record<string, TSchema> = { ...EVENT_FRAMES, ...CONTROL_FRAMES }
 
-export const CLIENT_FRAMES = { send_message: SendMessageFrame, ping: PingFrame } as const
+// Keyed by message name in the AsyncAPI document: the client's `typing` is `client_typing` there,
+// since the server's `typing` frame has that name.
+export const CLIENT_FRAMES = { send_message: SendMessageFrame, client_typing: TypingClientFrame, ping: PingFrame } as const

@@ -17,6 +17,10 @@ import { compareCursors, sinceCursor, type Cursor } from './cursor.ts'
 import { SINCE_INTEGER_NOTE, SinceSchema, toEventFrame } from './frames.ts'
 import type { Hub } from './hub.ts'
 import { inboundFrames, sendJson } from './inbound.ts'
+import type { Presence } from './presence.ts'
+import { touchAgentSeen } from './repo.ts'
+import type { Signals } from './signals.ts'
+import { channelIdsOf } from '../modules/channels/access.ts'
 
 const REPLAY_PAGE = 1_000
 const SHUTDOWN_GRACE_MS = 1_000
@@ -35,9 +39,11 @@ const credentials = new WeakMap<FastifyRequest, Credential>()
 export interface GatewayOptions {
   broker: Broker
   hub: Hub
+  signals: Signals
+  presence: Presence
 }
 
-export async function gateway(app: FastifyInstance, { broker, hub }: GatewayOptions): Promise<void> {
+export async function gateway(app: FastifyInstance, { broker, hub, signals, presence }: GatewayOptions): Promise<void> {
   const config = app.config
   const connections = new Set<Connection>()
   let stopping = false
@@ -106,6 +112,21 @@ export async function gateway(app: FastifyInstance, { broker, hub }: GatewayOpti
     })
   }
 
+  /**
+   * Presence of agents: their first socket anywhere makes them online, their last one closing
+   * offline; last_seen_at records both moments, and the members of their channels are told.
+   */
+  async function agentPresence(principal: MemberPrincipal, online: boolean): Promise<void> {
+    if (principal.kind !== 'agent') return
+    const changed = online ? await presence.connected(principal.id) : await presence.disconnected(principal.id)
+    const at = new Date()
+    await touchAgentSeen(app.db.pool, principal.id, at)
+    if (!changed) return
+    const channelIds = await channelIdsOf(app, principal.id)
+    signals.publish({ channelIds, except: principal.id, frame: { type: 'presence', agent_id: principal.id, online, last_seen_at: at.toISOString() } })
+  }
+  const presenceFailed = (error: unknown): void => app.log.warn({ err: error }, 'could not record presence')
+
   app.get<{ Querystring: { token?: string; since?: string; include_own_messages?: boolean; only?: 'mentions' } }>(
     '/ws',
     {
@@ -136,12 +157,20 @@ export async function gateway(app: FastifyInstance, { broker, hub }: GatewayOpti
       conn.onlyMentions = request.query.only === 'mentions'
       connections.add(conn)
       socket.on('message', (data, isBinary) => onFrame(conn, data, isBinary))
+      let counted = false
       socket.on('close', () => {
         connections.delete(conn)
         hub.remove(conn)
+        if (counted) agentPresence(conn.principal, false).catch(presenceFailed)
       })
       start(conn, since).then(
-        () => agentConnected(conn.principal).catch((error: unknown) => app.log.error({ err: error }, 'could not record agent.connected')),
+        () => {
+          if (conn.open) {
+            counted = true
+            agentPresence(conn.principal, true).catch(presenceFailed)
+          }
+          return agentConnected(conn.principal).catch((error: unknown) => app.log.error({ err: error }, 'could not record agent.connected'))
+        },
         (error: unknown) => {
           app.log.warn({ err: error }, 'websocket catch-up failed; closing')
           if (conn.open) socket.close(CLOSE_TRY_AGAIN_LATER, 'event log unavailable; reconnect later')
@@ -155,6 +184,7 @@ export async function gateway(app: FastifyInstance, { broker, hub }: GatewayOpti
     timers.push(
       setInterval(() => {
         for (const conn of connections) conn.heartbeat()
+        presence.refresh().catch(presenceFailed)
       }, config.wsPingIntervalMs),
     )
     timers.push(scheduleCredentialChecks(app.db.pool, connections, config.wsAuthRecheckMs, (error) => app.log.warn({ err: error }, 'credential re-check failed')))

@@ -23,6 +23,8 @@ export interface Client {
   readonly skipsOwnMessages?: boolean
   /** Asked for mentions only (`only=mentions`): message_mentioned frames and nothing else. */
   readonly onlyMentions?: boolean
+  /** Takes ephemeral signals (typing, status, presence): WebSockets do, SSE and long polls do not. */
+  readonly signals?: boolean
 }
 
 /** A message.mentioned event goes only to the members it notifies (docs/decisions.md, "Mentions"). */
@@ -113,6 +115,26 @@ export class Hub {
   mayReceive(memberId: string, event: DomainEvent): boolean {
     const channels = this.members.get(memberId)?.channels
     return channels ? visibleTo(memberId, channels, event) : false
+  }
+
+  /** Whether the member (with a socket here) is in the channel now; false while unknown. */
+  isMemberOf(memberId: string, channelId: string): boolean {
+    return this.members.get(memberId)?.channels?.has(channelId) ?? false
+  }
+
+  /**
+   * An ephemeral signal (src/realtime/signals.ts): to the live sockets here of the current members
+   * of its channels, once per socket, never to `except`. Nothing is buffered or replayed.
+   */
+  deliverSignal(channelIds: string[], except: string | null, frame: Buffer): void {
+    const seen = new Set<string>()
+    for (const channelId of channelIds) {
+      for (const memberId of this.channelMembers.get(channelId) ?? []) {
+        if (memberId === except || seen.has(memberId)) continue
+        seen.add(memberId)
+        for (const client of this.members.get(memberId)?.clients ?? []) if (client.signals && !client.pending) client.send(frame)
+      }
+    }
   }
 
   /** Whether this socket gets the event: its member may see it, and it did not opt out of it. */

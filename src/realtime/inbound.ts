@@ -12,11 +12,14 @@ import { createMessage } from '../modules/messages/service.ts'
 import type { Connection } from './connection.ts'
 import { PingFrame, SendMessageFrame, type SendMessage } from './frames.ts'
 import { encodeFrame } from './hub.ts'
+import { TypingClientFrame, typingFrame } from './signals.ts'
+import { isObserver } from '../modules/channels/access.ts'
 
 const MAX_CLIENT_ID = 128
 
 const checkSendMessage = Compile(SendMessageFrame)
 const checkPing = Compile(PingFrame)
+const checkTyping = Compile(TypingClientFrame)
 
 /** How a client frame is named in the answers to it: `id`, and `client_id` when the client used that. */
 interface Echo {
@@ -86,10 +89,21 @@ export function inboundFrames(app: FastifyInstance): (conn: Connection, data: Ra
       conn.queue = conn.queue.then(() => sendMessage(conn, body as SendMessage, echo))
       return
     }
+    if (type === 'typing') {
+      if (!checkTyping.Check(body)) return sendError(conn, echo, 'VALIDATION_ERROR', 'invalid typing frame: channel_id must be a channel id')
+      const channelId = (body as { channel_id: string }).channel_id
+      // Membership as the hub knows it now (no database round trip): a channel one is not in is
+      // not found, as over REST.
+      if (!app.realtime.hub.isMemberOf(conn.memberId, channelId)) return sendError(conn, echo, 'NOT_FOUND', 'channel not found')
+      if (isObserver(conn.principal)) return sendError(conn, echo, 'FORBIDDEN', 'observers can read but not post')
+      if (!conn.typing.allow(channelId, Date.now())) return // extras are dropped silently
+      app.realtime.signals.publish({ channelIds: [channelId], except: conn.memberId, frame: typingFrame(conn.principal, channelId) })
+      return
+    }
     if (type === 'ping') {
       if (!checkPing.Check(body)) return sendError(conn, echo, 'VALIDATION_ERROR', 'invalid ping frame')
       return sendJson(conn, { type: 'pong', ...echo })
     }
-    sendError(conn, echo, 'VALIDATION_ERROR', 'unknown frame type; expected send_message or ping')
+    sendError(conn, echo, 'VALIDATION_ERROR', 'unknown frame type; expected send_message, typing or ping')
   }
 }

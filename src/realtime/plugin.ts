@@ -6,14 +6,16 @@ import fp from 'fastify-plugin'
 import { channelIdsOf } from '../modules/channels/access.ts'
 import type { Broker } from './broker.ts'
 import { gateway } from './gateway.ts'
-import { Hub } from './hub.ts'
+import { encodeFrame, Hub } from './hub.ts'
+import { Presence } from './presence.ts'
+import { Signals } from './signals.ts'
 import { MemoryBroker } from './memory-broker.ts'
 import { RedisBroker } from './redis-broker.ts'
 import { OutboxRelay } from './relay.ts'
 
 declare module 'fastify' {
   interface FastifyInstance {
-    realtime: { broker: Broker; hub: Hub; relay: OutboxRelay }
+    realtime: { broker: Broker; hub: Hub; relay: OutboxRelay; signals: Signals; presence: Presence }
   }
 }
 
@@ -31,7 +33,14 @@ async function realtimePlugin(app: FastifyInstance): Promise<void> {
   })
   const hub = new Hub((memberId) => channelIdsOf(app, memberId), app.log)
   broker.onEntries(hub.dispatch)
-  app.decorate('realtime', { broker, hub, relay })
+  // Typing, status and presence: ephemeral, beside the log (src/realtime/signals.ts).
+  const signals = new Signals(
+    (signal) => hub.deliverSignal(signal.channelIds, signal.except, encodeFrame(signal.frame)),
+    app.log,
+    app.redis ? { publisher: app.redis, subscriber: () => app.redisDuplicate(), channel: `${app.redisPrefix}signals` } : null,
+  )
+  const presence = new Presence(app.redis, app.redisPrefix, config.wsPingIntervalMs * 3)
+  app.decorate('realtime', { broker, hub, relay, signals, presence })
 
   // Every committed event goes to the broker at once; the sweeper catches what that misses.
   const unsubscribe = app.events.subscribe(relay.onCommitted)
@@ -41,11 +50,12 @@ async function realtimePlugin(app: FastifyInstance): Promise<void> {
     // The gateway closes its sockets itself (code 1001) in its own preClose hook.
     preClose: async () => {},
   })
-  await gateway(app, { broker, hub })
+  await gateway(app, { broker, hub, signals, presence })
 
   if (app.background) {
     app.addHook('onReady', async () => {
       await broker.start()
+      await signals.start()
       relay.start()
     })
   }
@@ -53,6 +63,8 @@ async function realtimePlugin(app: FastifyInstance): Promise<void> {
     unsubscribe()
     await relay.stop()
     await broker.stop()
+    await presence.clear()
+    await signals.stop()
   })
 }
 

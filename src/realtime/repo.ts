@@ -89,3 +89,8 @@ export async function activeUserIds(pool: pg.Pool, userIds: string[]): Promise<S
   const { rows } = await pool.query<{ id: string }>("SELECT id::text FROM users WHERE id = ANY($1::uuid[]) AND status = 'active'", [userIds])
   return new Set(rows.map((r) => r.id))
 }
+
+/** Presence: an agent's socket opened or closed now (agents.last_seen_at). */
+export async function touchAgentSeen(pool: pg.Pool, agentId: string, at: Date): Promise<void> {
+  await pool.query({ name: 'agent-last-seen', text: 'UPDATE agents SET last_seen_at = $2 WHERE id = $1', values: [agentId, at] })
+}

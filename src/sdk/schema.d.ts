@@ -612,6 +612,74 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/channels/{id}/messages/{message_id}/reactions/{emoji}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        /**
+         * React to a message (idempotent)
+         * @description Adds the caller's reaction; adding the same one again changes nothing and emits nothing. Emits `reaction.added`. Members of the channel who may post (observers: 403; the workspace owner in a channel it has not joined: 403). A channel the caller cannot read, or a message not in it: 404. An emoji that is not one emoji nor a `:shortcode:`: 400 `INVALID_EMOJI`.
+         */
+        put: operations["addReaction"];
+        post?: never;
+        /**
+         * Take back one's reaction (idempotent)
+         * @description Removes the caller's reaction: 204, also when there was none (then nothing is emitted). Emits `reaction.removed`. Members of the channel who may post (observers: 403; the workspace owner in a channel it has not joined: 403). A channel the caller cannot read, or a message not in it: 404. An emoji that is not one emoji nor a `:shortcode:`: 400 `INVALID_EMOJI`.
+         */
+        delete: operations["removeReaction"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/channels/{id}/typing": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Say that the caller is typing in a channel
+         * @description Pushes a `typing` frame to the other members of the channel who are connected by WebSocket (not to the caller; not stored, not in the event log, not sent to webhooks). At most one per caller and channel every 3 seconds is passed on; extras answer 204 too and are dropped. Members who may post only: observers 403, the workspace owner in a channel it has not joined 403; a channel the caller cannot see 404. WebSocket clients send `{"type":"typing","channel_id":…}` instead.
+         */
+        post: operations["sendTyping"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/agents/me/status": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        /**
+         * Set the calling agent's short status
+         * @description E.g. `{"text": "reviewing PR 42", "expires_in_seconds": 600}`. Shown on the agent object (`status`) and in the directory (`status_text`) until it expires (default one hour, at most one day), and pushed as an `agent_status` frame to the members of the agent's channels. Humans (JWT): 403.
+         */
+        put: operations["setAgentStatus"];
+        post?: never;
+        /**
+         * Clear the calling agent's status
+         * @description Also when none is set. Pushes an `agent_status` frame with `text: null`. Humans (JWT): 403.
+         */
+        delete: operations["clearAgentStatus"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/dm": {
         parameters: {
             query?: never;
@@ -1152,6 +1220,46 @@ export interface webhooks {
         patch?: never;
         trace?: never;
     };
+    "agent-webhook.reaction.added": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * reaction.added → agent webhook
+         * @description A member reacted to a message in a channel the agent belongs to (the agent itself included). POSTed to the webhook `url` with `Content-Type: application/json`; the body is byte-identical on every attempt.
+         */
+        post: operations["agentWebhookReactionAdded"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "agent-webhook.reaction.removed": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * reaction.removed → agent webhook
+         * @description A member took back a reaction in a channel the agent belongs to. POSTed to the webhook `url` with `Content-Type: application/json`; the body is byte-identical on every attempt.
+         */
+        post: operations["agentWebhookReactionRemoved"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "integration.message.created": {
         parameters: {
             query?: never;
@@ -1232,6 +1340,46 @@ export interface webhooks {
         patch?: never;
         trace?: never;
     };
+    "integration.reaction.added": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * reaction.added → integration webhook_url
+         * @description A member reacted to a message (in a DM only when one of the integration's `agent_ids` takes part, any agent when that list is empty). POSTed to the integration's `webhook_url` with `Content-Type: application/json`; the body is byte-identical on every attempt.
+         */
+        post: operations["integrationReactionAdded"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "integration.reaction.removed": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * reaction.removed → integration webhook_url
+         * @description A member took back a reaction (in a DM only when one of the integration's `agent_ids` takes part, any agent when that list is empty). POSTed to the integration's `webhook_url` with `Content-Type: application/json`; the body is byte-identical on every attempt.
+         */
+        post: operations["integrationReactionRemoved"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "integration.agent.connected": {
         parameters: {
             query?: never;
@@ -1266,7 +1414,7 @@ export interface components {
              * @description Stable machine-readable code from a closed list; each code and its HTTP status are in docs/errors.md.
              * @enum {string}
              */
-            code: "VALIDATION_ERROR" | "INVALID_JSON" | "WEAK_PASSWORD" | "INVALID_EMAIL" | "DUPLICATE_NAME" | "INVALID_ROLE" | "INVALID_CURSOR" | "INVALID_URL" | "INVITE_INVALID" | "INVITE_EXPIRED" | "INVITE_USED" | "INVITE_EMAIL_MISMATCH" | "SELF_DM" | "MISSING_IDEMPOTENCY_BODY" | "BAD_REQUEST" | "THREAD_NOT_ROOT" | "UNAUTHORIZED" | "FORBIDDEN" | "APPROVAL_PENDING" | "REGISTRATION_CLOSED" | "NOT_FOUND" | "METHOD_NOT_ALLOWED" | "NOT_ACCEPTABLE" | "REQUEST_TIMEOUT" | "CONFLICT" | "ALREADY_BOOTSTRAPPED" | "EMAIL_TAKEN" | "NAME_TAKEN" | "ALREADY_MEMBER" | "IDEMPOTENCY_KEY_REUSED" | "IDEMPOTENCY_IN_PROGRESS" | "GONE" | "PAYLOAD_TOO_LARGE" | "URI_TOO_LONG" | "UNSUPPORTED_MEDIA_TYPE" | "UNPROCESSABLE" | "RATE_LIMITED" | "LOOP_DETECTED" | "HEADERS_TOO_LARGE" | "INTERNAL_ERROR" | "SERVICE_UNAVAILABLE";
+            code: "VALIDATION_ERROR" | "INVALID_JSON" | "WEAK_PASSWORD" | "INVALID_EMAIL" | "DUPLICATE_NAME" | "INVALID_ROLE" | "INVALID_CURSOR" | "INVALID_URL" | "INVALID_EMOJI" | "INVITE_INVALID" | "INVITE_EXPIRED" | "INVITE_USED" | "INVITE_EMAIL_MISMATCH" | "SELF_DM" | "MISSING_IDEMPOTENCY_BODY" | "BAD_REQUEST" | "THREAD_NOT_ROOT" | "UNAUTHORIZED" | "FORBIDDEN" | "APPROVAL_PENDING" | "REGISTRATION_CLOSED" | "NOT_FOUND" | "METHOD_NOT_ALLOWED" | "NOT_ACCEPTABLE" | "REQUEST_TIMEOUT" | "CONFLICT" | "ALREADY_BOOTSTRAPPED" | "EMAIL_TAKEN" | "NAME_TAKEN" | "ALREADY_MEMBER" | "IDEMPOTENCY_KEY_REUSED" | "IDEMPOTENCY_IN_PROGRESS" | "GONE" | "PAYLOAD_TOO_LARGE" | "URI_TOO_LONG" | "UNSUPPORTED_MEDIA_TYPE" | "UNPROCESSABLE" | "RATE_LIMITED" | "LOOP_DETECTED" | "HEADERS_TOO_LARGE" | "INTERNAL_ERROR" | "SERVICE_UNAVAILABLE";
         };
         /**
          * Message
@@ -1325,6 +1473,15 @@ export interface components {
             recent_replier_ids: string[];
             /** @description True for a deleted root kept as a placeholder while its replies remain (its text is empty and it has no file); false otherwise. */
             deleted: boolean;
+            /** @description Reactions, in the order their first one was added; empty when none. */
+            reactions: {
+                /** @description A single emoji (e.g. `👀`) or a `:shortcode:`. */
+                emoji: string;
+                /** @description How many members reacted with it. */
+                count: number;
+                /** @description Whether the caller is one of them. Always false in events (an event goes to many recipients): reaction events carry `member_id`. */
+                reacted: boolean;
+            }[];
         };
         /**
          * MessagePage
@@ -1397,6 +1554,15 @@ export interface components {
             recent_replier_ids: string[];
             /** @description True for a deleted root kept as a placeholder while its replies remain (its text is empty and it has no file); false otherwise. */
             deleted: boolean;
+            /** @description Reactions, in the order their first one was added; empty when none. */
+            reactions: {
+                /** @description A single emoji (e.g. `👀`) or a `:shortcode:`. */
+                emoji: string;
+                /** @description How many members reacted with it. */
+                count: number;
+                /** @description Whether the caller is one of them. Always false in events (an event goes to many recipients): reaction events carry `member_id`. */
+                reacted: boolean;
+            }[];
             message: components["schemas"]["Message"];
             /** @description ts_rank of the match; results are ordered by it, best first (then newest first), among the newest 200 matches. */
             rank: number;
@@ -1596,6 +1762,12 @@ export interface components {
             is_owner: boolean;
             /** @description `invited`: a human who has not accepted the invite yet (they can already be added to channels and sent messages, and read them once they join). */
             status: "active" | "invited";
+            /** @description An agent: whether it has an open WebSocket. Null for humans. */
+            online: boolean | null;
+            /** @description An agent: when a socket of it last opened or closed. Null for humans and agents that never connected. */
+            last_seen_at: string | null;
+            /** @description An agent's short status (`PUT /agents/me/status`); null when none, expired, or a human. */
+            status_text: string | null;
         };
         /**
          * Directory
@@ -1628,6 +1800,20 @@ export interface components {
              * @description ISO 8601 UTC timestamp.
              */
             updated_at: string;
+            /** @description Whether the agent has an open WebSocket on any instance. */
+            online: boolean;
+            /** @description When a socket of the agent last opened or closed; null if it never connected. */
+            last_seen_at: string | null;
+            /** @description Its short status (`PUT /agents/me/status`); null when none or expired. */
+            status: {
+                /** @description At most 100 characters. */
+                text: string;
+                /**
+                 * Format: date-time
+                 * @description ISO 8601 UTC timestamp.
+                 */
+                expires_at: string;
+            } | null;
         };
         /**
          * AgentList
@@ -2114,6 +2300,66 @@ export interface components {
             /** Format: uuid */
             member_id: string;
             member_type: "AGENT" | "HUMAN";
+        } | {
+            /** @enum {string} */
+            type: "reaction_added";
+            /**
+             * Format: uuid
+             * @description Unique per event; a client that sees an id twice drops the repeat.
+             */
+            event_id: string;
+            /**
+             * @description Position in the event log ("<milliseconds>-<sequence>"); larger is later. Opaque to clients: store it, send it back as `since`.
+             * @example 1764000000000-0
+             */
+            cursor: string;
+            /**
+             * Format: date-time
+             * @description ISO 8601 UTC timestamp.
+             */
+            occurred_at: string;
+            /** Format: uuid */
+            channel_id: string;
+            /** Format: uuid */
+            message_id: string;
+            /** @description One emoji or a `:shortcode:`. */
+            emoji: string;
+            /** Format: uuid */
+            member_id: string;
+            member_type: "AGENT" | "HUMAN";
+            member_name: string;
+            /** @description How many members reacted with this emoji after the change. */
+            count: number;
+        } | {
+            /** @enum {string} */
+            type: "reaction_removed";
+            /**
+             * Format: uuid
+             * @description Unique per event; a client that sees an id twice drops the repeat.
+             */
+            event_id: string;
+            /**
+             * @description Position in the event log ("<milliseconds>-<sequence>"); larger is later. Opaque to clients: store it, send it back as `since`.
+             * @example 1764000000000-0
+             */
+            cursor: string;
+            /**
+             * Format: date-time
+             * @description ISO 8601 UTC timestamp.
+             */
+            occurred_at: string;
+            /** Format: uuid */
+            channel_id: string;
+            /** Format: uuid */
+            message_id: string;
+            /** @description One emoji or a `:shortcode:`. */
+            emoji: string;
+            /** Format: uuid */
+            member_id: string;
+            member_type: "AGENT" | "HUMAN";
+            member_name: string;
+            /** @description How many members reacted with this emoji after the change. */
+            count: number;
         };
         /**
          * EventPage
@@ -3866,7 +4112,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /** @example 01a20a97-85b4-7111-804b-0d17113eca8d */
+                /** @example 01a20bde-b5b8-7067-9ee4-607e756c87cc */
                 id: string;
             };
             cookie?: never;
@@ -3956,7 +4202,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /** @example 01a20bd9-4317-7056-8c03-4f066b5b8e5e */
+                /** @example 01a20bde-c09e-70c8-8a24-b9a0d9cbef49 */
                 id: string;
             };
             cookie?: never;
@@ -4044,7 +4290,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /** @example 01a20a97-a25a-7139-8ec2-79d091ba82cf */
+                /** @example 01a20bde-bba8-71ce-bdad-b9e3ce943a2b */
                 id: string;
             };
             cookie?: never;
@@ -4177,7 +4423,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /** @example 01a20a97-c63c-70c9-a07a-8ae46444926a */
+                /** @example 01a20bde-c6df-71d0-8308-465b27ef3e1a */
                 id: string;
             };
             cookie?: never;
@@ -4267,7 +4513,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /** @example 01a20a97-c63c-70c9-a07a-8ae46444926a */
+                /** @example 01a20bde-c6df-71d0-8308-465b27ef3e1a */
                 id: string;
             };
             cookie?: never;
@@ -4382,9 +4628,9 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /** @example 01a20a97-c63c-70c9-a07a-8ae46444926a */
+                /** @example 01a20bde-c6df-71d0-8308-465b27ef3e1a */
                 id: string;
-                /** @example 01a20a97-c77f-7181-aadf-3a189245eeb5 */
+                /** @example 01a20bde-c71d-7091-b40c-9651e70441cb */
                 key_id: string;
             };
             cookie?: never;
@@ -5381,7 +5627,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /** @example 01a20bd8-67cf-7179-abd1-f0dba18c9957 */
+                /** @example 01a20bde-180d-7066-bf09-6bfbf50f845d */
                 id: string;
             };
             cookie?: never;
@@ -5508,9 +5754,9 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /** @example 01a20bd8-a283-70ae-acf2-b1622f8bd0d4 */
+                /** @example 01a20bde-369b-703b-b07d-f473270f7cde */
                 id: string;
-                /** @example 01a20bd8-a202-70cd-9f36-4ddae495306f */
+                /** @example 01a20bde-35f2-704a-9bfa-06611a142fde */
                 user_id: string;
             };
             cookie?: never;
@@ -5607,7 +5853,7 @@ export interface operations {
             };
             header?: never;
             path: {
-                /** @example 01a20bd8-907f-7167-b9e2-b9e5c13ab60c */
+                /** @example 01a20bde-4de8-710f-94d7-dcc37ea7dbbf */
                 id: string;
             };
             cookie?: never;
@@ -5700,7 +5946,7 @@ export interface operations {
                 "idempotency-key"?: string;
             };
             path: {
-                /** @example 01a20bd8-e648-71a6-9776-85f55f5fcb56 */
+                /** @example 01a20bde-c42b-7186-a9f8-36f6f05c103f */
                 id: string;
             };
             cookie?: never;
@@ -5867,9 +6113,9 @@ export interface operations {
             };
             header?: never;
             path: {
-                /** @example 01a20bd8-e1f7-7143-8006-5e62066e7bf6 */
+                /** @example 01a20bde-7dd2-714e-a5bb-b82d17b443e4 */
                 id: string;
-                /** @example 01a20bd8-e2d4-7188-a969-87c3b124e989 */
+                /** @example 01a20bde-7e49-7184-8aaa-69794c1c7b7d */
                 message_id: string;
             };
             cookie?: never;
@@ -5959,9 +6205,9 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /** @example 01a20bd8-67cf-7179-abd1-f0dba18c9957 */
+                /** @example 01a20bde-373b-707b-93d3-d285949a8503 */
                 id: string;
-                /** @example 01a20bd8-68e5-700b-b05f-118344d9f643 */
+                /** @example 01a20bde-37b9-711b-894d-12d419e5fbd4 */
                 message_id: string;
             };
             cookie?: never;
@@ -6051,9 +6297,9 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /** @example 01a20bd8-a555-705a-95cc-7656b215cbe5 */
+                /** @example 01a20bde-5a2b-719f-99f6-f128819af84b */
                 id: string;
-                /** @example 01a20bd8-a5fd-70ba-8446-51f6613d550d */
+                /** @example 01a20bde-5a5c-7041-9e88-565b4e2f505d */
                 message_id: string;
             };
             cookie?: never;
@@ -6141,9 +6387,9 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /** @example 01a20bd8-9a70-70b8-93e3-a3c415091811 */
+                /** @example 01a20bde-5487-710c-b380-b8ea678f3938 */
                 id: string;
-                /** @example 01a20bd8-9b1d-7081-b797-5549798e011e */
+                /** @example 01a20bde-54c1-707e-bb48-0a582a9fba2c */
                 message_id: string;
             };
             cookie?: never;
@@ -6401,6 +6647,519 @@ export interface operations {
             };
             /** @description Not found, or not visible to the caller (`NOT_FOUND`): both answer the same. */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limited (only when a limit is configured). `Retry-After` gives the seconds to wait. */
+            429: {
+                headers: {
+                    /** @description Seconds until the budget has room again. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unexpected server failure (`INTERNAL_ERROR`); nothing is leaked. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The database is unreachable or not answering, or the server is shutting down (`SERVICE_UNAVAILABLE`); retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    addReaction: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @example 01a20bde-5c31-7074-b5f2-98d5944e7203 */
+                id: string;
+                /** @example 01a20bde-5d07-7158-a935-0b5c39f3f64a */
+                message_id: string;
+                /**
+                 * @description One emoji, URL-encoded (`%F0%9F%91%80` for 👀), or a shortcode `:name:` (1-32 of `a-z 0-9 _ + -`). Anything else: 400 `INVALID_EMOJI`.
+                 * @example 👀
+                 */
+                emoji: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description React to a message (idempotent): done. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** Format: uuid */
+                        channel_id: string;
+                        /** Format: uuid */
+                        message_id: string;
+                        /** @description The message's reactions after the change, as the caller sees them. */
+                        reactions: {
+                            /** @description A single emoji (e.g. `👀`) or a `:shortcode:`. */
+                            emoji: string;
+                            /** @description How many members reacted with it. */
+                            count: number;
+                            /** @description Whether the caller is one of them. Always false in events (an event goes to many recipients): reaction events carry `member_id`. */
+                            reacted: boolean;
+                        }[];
+                    };
+                };
+            };
+            /** @description Bad input (`VALIDATION_ERROR` or another 400 code of docs/errors.md); nothing was changed. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing, invalid, expired or revoked credentials (`UNAUTHORIZED`). */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The caller may see the resource but not do this (`FORBIDDEN`), e.g. a role or an owner-only action. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found, or not visible to the caller (`NOT_FOUND`): both answer the same. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Request body too large (`PAYLOAD_TOO_LARGE`). */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unsupported Content-Type (`UNSUPPORTED_MEDIA_TYPE`). */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limited (only when a limit is configured). `Retry-After` gives the seconds to wait. */
+            429: {
+                headers: {
+                    /** @description Seconds until the budget has room again. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unexpected server failure (`INTERNAL_ERROR`); nothing is leaked. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The database is unreachable or not answering, or the server is shutting down (`SERVICE_UNAVAILABLE`); retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    removeReaction: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @example 01a20bde-5c31-7074-b5f2-98d5944e7203 */
+                id: string;
+                /** @example 01a20bde-5d07-7158-a935-0b5c39f3f64a */
+                message_id: string;
+                /**
+                 * @description One emoji, URL-encoded (`%F0%9F%91%80` for 👀), or a shortcode `:name:` (1-32 of `a-z 0-9 _ + -`). Anything else: 400 `INVALID_EMOJI`.
+                 * @example 👀
+                 */
+                emoji: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Done (also when there was no such reaction); no body. */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Bad input (`VALIDATION_ERROR` or another 400 code of docs/errors.md); nothing was changed. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing, invalid, expired or revoked credentials (`UNAUTHORIZED`). */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The caller may see the resource but not do this (`FORBIDDEN`), e.g. a role or an owner-only action. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found, or not visible to the caller (`NOT_FOUND`): both answer the same. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limited (only when a limit is configured). `Retry-After` gives the seconds to wait. */
+            429: {
+                headers: {
+                    /** @description Seconds until the budget has room again. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unexpected server failure (`INTERNAL_ERROR`); nothing is leaked. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The database is unreachable or not answering, or the server is shutting down (`SERVICE_UNAVAILABLE`); retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    sendTyping: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @example 01a20bc8-2020-70bf-825d-cdb5afbff2f9 */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Done; no body. */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Bad input (`VALIDATION_ERROR` or another 400 code of docs/errors.md); nothing was changed. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing, invalid, expired or revoked credentials (`UNAUTHORIZED`). */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The caller may see the resource but not do this (`FORBIDDEN`), e.g. a role or an owner-only action. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found, or not visible to the caller (`NOT_FOUND`): both answer the same. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Request body too large (`PAYLOAD_TOO_LARGE`). */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unsupported Content-Type (`UNSUPPORTED_MEDIA_TYPE`). */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limited (only when a limit is configured). `Retry-After` gives the seconds to wait. */
+            429: {
+                headers: {
+                    /** @description Seconds until the budget has room again. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unexpected server failure (`INTERNAL_ERROR`); nothing is leaked. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The database is unreachable or not answering, or the server is shutting down (`SERVICE_UNAVAILABLE`); retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    setAgentStatus: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description 1 to 100 characters, not only spaces. */
+                    text: string;
+                    /**
+                     * @description How long it shows: 1 to 86400 seconds (one day); default 3600.
+                     * @default 3600
+                     */
+                    expires_in_seconds?: number;
+                };
+            };
+        };
+        responses: {
+            /** @description An agent's short status, e.g. `reviewing PR 42`. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description At most 100 characters. */
+                        text: string;
+                        /**
+                         * Format: date-time
+                         * @description ISO 8601 UTC timestamp.
+                         */
+                        expires_at: string;
+                    };
+                };
+            };
+            /** @description Bad input (`VALIDATION_ERROR` or another 400 code of docs/errors.md); nothing was changed. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing, invalid, expired or revoked credentials (`UNAUTHORIZED`). */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The caller may see the resource but not do this (`FORBIDDEN`), e.g. a role or an owner-only action. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Request body too large (`PAYLOAD_TOO_LARGE`). */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unsupported Content-Type (`UNSUPPORTED_MEDIA_TYPE`). */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limited (only when a limit is configured). `Retry-After` gives the seconds to wait. */
+            429: {
+                headers: {
+                    /** @description Seconds until the budget has room again. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unexpected server failure (`INTERNAL_ERROR`); nothing is leaked. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The database is unreachable or not answering, or the server is shutting down (`SERVICE_UNAVAILABLE`); retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    clearAgentStatus: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Done; no body. */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Missing, invalid, expired or revoked credentials (`UNAUTHORIZED`). */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The caller may see the resource but not do this (`FORBIDDEN`), e.g. a role or an owner-only action. */
+            403: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -6989,7 +7748,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /** @example 01a20bd9-2d77-7187-afdb-3094362f9c8f */
+                /** @example 01a20bde-ea01-7159-9aa3-06e70b907a03 */
                 id: string;
             };
             cookie?: never;
@@ -6999,7 +7758,7 @@ export interface operations {
                 "application/json": {
                     /** @description Absolute http(s) URL. Loopback, private, link-local (169.254.0.0/16), CGNAT, unspecified and other reserved addresses are refused (400 `INVALID_URL`) here and again, on the resolved address, at every connection; an operator can allow them with `WEBHOOK_ALLOW_PRIVATE` / `WEBHOOK_ALLOW_HOSTS`. Redirects are not followed. */
                     url: string;
-                    events: ("message.created" | "message.updated" | "message.deleted" | "message.mentioned" | "channel.created" | "channel.updated" | "channel.deleted" | "member.joined" | "member.left")[];
+                    events: ("message.created" | "message.updated" | "message.deleted" | "message.mentioned" | "channel.created" | "channel.updated" | "channel.deleted" | "member.joined" | "member.left" | "reaction.added" | "reaction.removed")[];
                     /** @description Optional: your own signing secret, 16 to 256 characters (the HMAC key is this whole string, UTF-8). Omit it to let the server generate one (`whsec_` + 32 random bytes, base64), which is better unless you need to reuse an existing secret. Shown back only in the creation response. */
                     secret?: string;
                     /** @description Whether `message.created` and `message.updated` deliveries include the agent's own messages: true (the default, the spec's "a new message in any channel the agent belongs to"), or false so that an agent does not hear itself, the first step against echo loops (docs/loops.md). */
@@ -7303,7 +8062,7 @@ export interface operations {
                 "application/json": {
                     /** @description Absolute http(s) URL. Loopback, private, link-local (169.254.0.0/16), CGNAT, unspecified and other reserved addresses are refused (400 `INVALID_URL`) here and again, on the resolved address, at every connection; an operator can allow them with `WEBHOOK_ALLOW_PRIVATE` / `WEBHOOK_ALLOW_HOSTS`. Redirects are not followed. */
                     url?: string;
-                    events?: ("message.created" | "message.updated" | "message.deleted" | "message.mentioned" | "channel.created" | "channel.updated" | "channel.deleted" | "member.joined" | "member.left")[];
+                    events?: ("message.created" | "message.updated" | "message.deleted" | "message.mentioned" | "channel.created" | "channel.updated" | "channel.deleted" | "member.joined" | "member.left" | "reaction.added" | "reaction.removed")[];
                     /** @description Whether `message.created` and `message.updated` deliveries include the agent's own messages: true (the default, the spec's "a new message in any channel the agent belongs to"), or false so that an agent does not hear itself, the first step against echo loops (docs/loops.md). */
                     include_own_messages?: boolean;
                     /** @description true re-enables a disabled webhook (its failure streak is reset); false pauses it. */
@@ -7919,8 +8678,8 @@ export interface operations {
                     platform?: "openai" | "anthropic" | "langchain" | "langgraph" | "crewai" | "autogen" | "openclaw" | "n8n" | "zapier" | "make" | "custom";
                     /** @description Absolute http(s) URL. Loopback, private, link-local (169.254.0.0/16), CGNAT, unspecified and other reserved addresses are refused (400 `INVALID_URL`) here and again, on the resolved address, at every connection; an operator can allow them with `WEBHOOK_ALLOW_PRIVATE` / `WEBHOOK_ALLOW_HOSTS`. Redirects are not followed. */
                     webhook_url: string;
-                    /** @description Subscribed events (default: the four of the spec, `message.created`, `channel.created`, `member.joined`, `agent.connected`; `message.mentioned` only when listed). Payloads: the `webhooks` section of this document. */
-                    events?: ("message.created" | "message.mentioned" | "channel.created" | "member.joined" | "agent.connected")[];
+                    /** @description Subscribed events (default: the four of the specification, `message.created`, `channel.created`, `member.joined`, `agent.connected`; `message.mentioned`, `reaction.added` and `reaction.removed` only when listed). Payloads: the `webhooks` section of this document. */
+                    events?: ("message.created" | "message.mentioned" | "channel.created" | "member.joined" | "reaction.added" | "reaction.removed" | "agent.connected")[];
                     /** @description Agents the integration may act for on the inbound endpoint. Each must exist (400 otherwise). Empty (the default): any agent. A non-empty list also limits which DMs the integration receives (those with one of these agents). */
                     agent_ids?: string[];
                     /** @description A UUID: shorthand for `agent_ids: [agent_id]` (both may be given: the union is used). Each must exist (400 otherwise). */
@@ -8025,7 +8784,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /** @example 01a20bd9-234a-7148-a3fe-e2a4c4175f88 */
+                /** @example 01a20bde-e08f-70eb-9b7d-a2ab2f352467 */
                 id: string;
             };
             cookie?: never;
@@ -8115,7 +8874,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /** @example 01a20bd9-27d3-71a3-bed7-b3a18b158507 */
+                /** @example 01a20bde-e39d-71b2-a724-80fc6821dabe */
                 id: string;
             };
             cookie?: never;
@@ -8203,7 +8962,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /** @example 01a20bd9-234a-7148-a3fe-e2a4c4175f88 */
+                /** @example 01a20bde-e08f-70eb-9b7d-a2ab2f352467 */
                 id: string;
             };
             cookie?: never;
@@ -8220,8 +8979,8 @@ export interface operations {
                     platform?: "openai" | "anthropic" | "langchain" | "langgraph" | "crewai" | "autogen" | "openclaw" | "n8n" | "zapier" | "make" | "custom";
                     /** @description Absolute http(s) URL. Loopback, private, link-local (169.254.0.0/16), CGNAT, unspecified and other reserved addresses are refused (400 `INVALID_URL`) here and again, on the resolved address, at every connection; an operator can allow them with `WEBHOOK_ALLOW_PRIVATE` / `WEBHOOK_ALLOW_HOSTS`. Redirects are not followed. */
                     webhook_url?: string;
-                    /** @description Subscribed events (default: the four of the spec, `message.created`, `channel.created`, `member.joined`, `agent.connected`; `message.mentioned` only when listed). Payloads: the `webhooks` section of this document. */
-                    events?: ("message.created" | "message.mentioned" | "channel.created" | "member.joined" | "agent.connected")[];
+                    /** @description Subscribed events (default: the four of the specification, `message.created`, `channel.created`, `member.joined`, `agent.connected`; `message.mentioned`, `reaction.added` and `reaction.removed` only when listed). Payloads: the `webhooks` section of this document. */
+                    events?: ("message.created" | "message.mentioned" | "channel.created" | "member.joined" | "reaction.added" | "reaction.removed" | "agent.connected")[];
                     /** @description Agents the integration may act for on the inbound endpoint. Each must exist (400 otherwise). Empty (the default): any agent. A non-empty list also limits which DMs the integration receives (those with one of these agents). */
                     agent_ids?: string[];
                     /** @description Whether `message.created` deliveries include messages authored by the agents this integration acts for (its `agent_ids`; with `all_agents`, every agent): true (the default, the spec's "any message is sent to a channel"), or false so that an integration does not hear its own agents' messages, the first step against echo loops (docs/loops.md). With `all_agents` and false it receives only humans' messages. */
@@ -8333,7 +9092,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /** @example 01a20bd9-234a-7148-a3fe-e2a4c4175f88 */
+                /** @example 01a20bde-e08f-70eb-9b7d-a2ab2f352467 */
                 id: string;
             };
             cookie?: never;
@@ -8441,7 +9200,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /** @example 01a20bd9-234a-7148-a3fe-e2a4c4175f88 */
+                /** @example 01a20bde-e08f-70eb-9b7d-a2ab2f352467 */
                 id: string;
             };
             cookie?: never;
@@ -8556,7 +9315,7 @@ export interface operations {
             };
             header?: never;
             path: {
-                /** @example 01a20bd9-2d9a-70c0-8bdb-8a915e7aa8f8 */
+                /** @example 01a20bde-ea0e-715d-afe2-1536c07560a9 */
                 id: string;
             };
             cookie?: never;
@@ -8646,9 +9405,9 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /** @example 01a20bd9-4832-7164-8e4e-95c18dceab67 */
+                /** @example 01a20bdf-0717-71f1-bab8-fbdb7da7e9c1 */
                 id: string;
-                /** @example 01a20bd9-48aa-7057-a629-db6a13bbd48c */
+                /** @example 01a20bdf-0744-7111-bbc2-974c6cdcb556 */
                 delivery_id: string;
             };
             cookie?: never;
@@ -8768,7 +9527,7 @@ export interface operations {
                 "idempotency-key"?: string;
             };
             path: {
-                /** @example 01a20bd9-27d3-71a3-bed7-b3a18b158507 */
+                /** @example 01a20bde-e39d-71b2-a724-80fc6821dabe */
                 id: string;
             };
             cookie?: never;
@@ -9007,6 +9766,15 @@ export interface operations {
                             recent_replier_ids: string[];
                             /** @description True for a deleted root kept as a placeholder while its replies remain (its text is empty and it has no file); false otherwise. */
                             deleted: boolean;
+                            /** @description Reactions, in the order their first one was added; empty when none. */
+                            reactions: {
+                                /** @description A single emoji (e.g. `👀`) or a `:shortcode:`. */
+                                emoji: string;
+                                /** @description How many members reacted with it. */
+                                count: number;
+                                /** @description Whether the caller is one of them. Always false in events (an event goes to many recipients): reaction events carry `member_id`. */
+                                reacted: boolean;
+                            }[];
                         };
                     };
                 };
@@ -9130,6 +9898,15 @@ export interface operations {
                             recent_replier_ids: string[];
                             /** @description True for a deleted root kept as a placeholder while its replies remain (its text is empty and it has no file); false otherwise. */
                             deleted: boolean;
+                            /** @description Reactions, in the order their first one was added; empty when none. */
+                            reactions: {
+                                /** @description A single emoji (e.g. `👀`) or a `:shortcode:`. */
+                                emoji: string;
+                                /** @description How many members reacted with it. */
+                                count: number;
+                                /** @description Whether the caller is one of them. Always false in events (an event goes to many recipients): reaction events carry `member_id`. */
+                                reacted: boolean;
+                            }[];
                         };
                     };
                 };
@@ -9327,6 +10104,15 @@ export interface operations {
                             recent_replier_ids: string[];
                             /** @description True for a deleted root kept as a placeholder while its replies remain (its text is empty and it has no file); false otherwise. */
                             deleted: boolean;
+                            /** @description Reactions, in the order their first one was added; empty when none. */
+                            reactions: {
+                                /** @description A single emoji (e.g. `👀`) or a `:shortcode:`. */
+                                emoji: string;
+                                /** @description How many members reacted with it. */
+                                count: number;
+                                /** @description Whether the caller is one of them. Always false in events (an event goes to many recipients): reaction events carry `member_id`. */
+                                reacted: boolean;
+                            }[];
                         };
                         /** @description The members this event notifies: on a post, everyone the message mentions but its author; on an edit, only those mentioned for the first time. A subset of `message.mentions`. */
                         mentioned_ids: string[];
@@ -9735,6 +10521,166 @@ export interface operations {
             };
         };
     };
+    agentWebhookReactionAdded: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description `sha256=` + hex HMAC-SHA256 of the raw body, keyed with the webhook secret (the whole `whsec_…` string, UTF-8). */
+                "X-Webhook-Signature": string;
+                /** @description Unix time (seconds) of this attempt. */
+                "X-Webhook-Timestamp": string;
+                /** @description `sha256=` + hex HMAC-SHA256 of `<X-Webhook-Timestamp>.<raw body>`: reject it when the timestamp is more than 5 minutes off (replay protection). */
+                "X-Webhook-Timestamp-Signature": string;
+                /** @description Delivery id, the same on every attempt of this delivery: de-duplicate on it. */
+                "X-Webhook-Delivery-ID": string;
+                /** @description Event type, as in the body. */
+                "X-Webhook-Event": string;
+                /** @description Event id, as in the body. */
+                "X-Webhook-Event-ID": string;
+                /** @description The webhook this delivery is for. */
+                "X-Webhook-ID": string;
+                /** @description Attempt number, 1 for the first. */
+                "X-Webhook-Attempt": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /**
+                     * Format: uuid
+                     * @description Unique per event; the same for every webhook receiving it.
+                     */
+                    event_id: string;
+                    /** @constant */
+                    event_type: "reaction.added";
+                    /**
+                     * Format: date-time
+                     * @description ISO 8601 UTC timestamp.
+                     */
+                    occurred_at: string;
+                    /** Format: uuid */
+                    webhook_id: string;
+                    /**
+                     * Format: uuid
+                     * @description The agent the webhook belongs to.
+                     */
+                    agent_id: string;
+                    payload: {
+                        /** Format: uuid */
+                        channel_id: string;
+                        /** Format: uuid */
+                        message_id: string;
+                        /** @description One emoji or a `:shortcode:`. */
+                        emoji: string;
+                        /** Format: uuid */
+                        member_id: string;
+                        member_type: "AGENT" | "HUMAN";
+                        member_name: string;
+                        /** @description How many members reacted with this emoji after the change. */
+                        count: number;
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description Signature mismatch (the receiver should answer 401). Like every non-2xx answer, timeout or network error, the delivery is retried with backoff (docs/webhooks.md). */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Received. Any 2xx within the timeout (10 s by default) counts as delivered; the body is ignored. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    agentWebhookReactionRemoved: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description `sha256=` + hex HMAC-SHA256 of the raw body, keyed with the webhook secret (the whole `whsec_…` string, UTF-8). */
+                "X-Webhook-Signature": string;
+                /** @description Unix time (seconds) of this attempt. */
+                "X-Webhook-Timestamp": string;
+                /** @description `sha256=` + hex HMAC-SHA256 of `<X-Webhook-Timestamp>.<raw body>`: reject it when the timestamp is more than 5 minutes off (replay protection). */
+                "X-Webhook-Timestamp-Signature": string;
+                /** @description Delivery id, the same on every attempt of this delivery: de-duplicate on it. */
+                "X-Webhook-Delivery-ID": string;
+                /** @description Event type, as in the body. */
+                "X-Webhook-Event": string;
+                /** @description Event id, as in the body. */
+                "X-Webhook-Event-ID": string;
+                /** @description The webhook this delivery is for. */
+                "X-Webhook-ID": string;
+                /** @description Attempt number, 1 for the first. */
+                "X-Webhook-Attempt": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /**
+                     * Format: uuid
+                     * @description Unique per event; the same for every webhook receiving it.
+                     */
+                    event_id: string;
+                    /** @constant */
+                    event_type: "reaction.removed";
+                    /**
+                     * Format: date-time
+                     * @description ISO 8601 UTC timestamp.
+                     */
+                    occurred_at: string;
+                    /** Format: uuid */
+                    webhook_id: string;
+                    /**
+                     * Format: uuid
+                     * @description The agent the webhook belongs to.
+                     */
+                    agent_id: string;
+                    payload: {
+                        /** Format: uuid */
+                        channel_id: string;
+                        /** Format: uuid */
+                        message_id: string;
+                        /** @description One emoji or a `:shortcode:`. */
+                        emoji: string;
+                        /** Format: uuid */
+                        member_id: string;
+                        member_type: "AGENT" | "HUMAN";
+                        member_name: string;
+                        /** @description How many members reacted with this emoji after the change. */
+                        count: number;
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description Signature mismatch (the receiver should answer 401). Like every non-2xx answer, timeout or network error, the delivery is retried with backoff (docs/webhooks.md). */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Received. Any 2xx within the timeout (10 s by default) counts as delivered; the body is ignored. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
     integrationMessageCreated: {
         parameters: {
             query?: never;
@@ -10000,6 +10946,148 @@ export interface operations {
                          */
                         member_type: "agent" | "human";
                         member_name: string | null;
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description Signature mismatch (the receiver should answer 401). Like every non-2xx answer, timeout or network error, the delivery is retried with backoff (docs/webhooks.md). */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Received. Any 2xx within the timeout (10 s by default) counts as delivered; the body is ignored. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    integrationReactionAdded: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description Event type. */
+                "X-Service-Event": string;
+                /** @description The integration id. */
+                "X-Service-Integration-ID": string;
+                /** @description `sha256=` + hex HMAC-SHA256 of the raw body, keyed with the integration's HMAC secret (the whole `whsec_…` string, UTF-8). */
+                "X-Service-Signature": string;
+                /** @description Unix time (seconds) of this attempt. */
+                "X-Service-Timestamp": string;
+                /** @description `sha256=` + hex HMAC-SHA256 of `<X-Service-Timestamp>.<raw body>` (replay protection). */
+                "X-Service-Timestamp-Signature": string;
+                /** @description Delivery id, the same on every attempt of this delivery. */
+                "X-Service-Delivery-ID": string;
+                /** @description Event id (the same for every integration receiving this event). */
+                "X-Service-Event-ID": string;
+                /** @description Attempt number, 1 for the first. */
+                "X-Service-Attempt": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @constant */
+                    event_type: "reaction.added";
+                    /** Format: uuid */
+                    integration_id: string;
+                    /**
+                     * Format: date-time
+                     * @description ISO 8601 UTC timestamp.
+                     */
+                    occurred_at: string;
+                    payload: {
+                        /** Format: uuid */
+                        channel_id: string;
+                        /** Format: uuid */
+                        message_id: string;
+                        emoji: string;
+                        /** Format: uuid */
+                        member_id: string;
+                        /**
+                         * @description Lower case.
+                         * @enum {unknown}
+                         */
+                        member_type: "agent" | "human";
+                        count: number;
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description Signature mismatch (the receiver should answer 401). Like every non-2xx answer, timeout or network error, the delivery is retried with backoff (docs/webhooks.md). */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Received. Any 2xx within the timeout (10 s by default) counts as delivered; the body is ignored. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    integrationReactionRemoved: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description Event type. */
+                "X-Service-Event": string;
+                /** @description The integration id. */
+                "X-Service-Integration-ID": string;
+                /** @description `sha256=` + hex HMAC-SHA256 of the raw body, keyed with the integration's HMAC secret (the whole `whsec_…` string, UTF-8). */
+                "X-Service-Signature": string;
+                /** @description Unix time (seconds) of this attempt. */
+                "X-Service-Timestamp": string;
+                /** @description `sha256=` + hex HMAC-SHA256 of `<X-Service-Timestamp>.<raw body>` (replay protection). */
+                "X-Service-Timestamp-Signature": string;
+                /** @description Delivery id, the same on every attempt of this delivery. */
+                "X-Service-Delivery-ID": string;
+                /** @description Event id (the same for every integration receiving this event). */
+                "X-Service-Event-ID": string;
+                /** @description Attempt number, 1 for the first. */
+                "X-Service-Attempt": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @constant */
+                    event_type: "reaction.removed";
+                    /** Format: uuid */
+                    integration_id: string;
+                    /**
+                     * Format: date-time
+                     * @description ISO 8601 UTC timestamp.
+                     */
+                    occurred_at: string;
+                    payload: {
+                        /** Format: uuid */
+                        channel_id: string;
+                        /** Format: uuid */
+                        message_id: string;
+                        emoji: string;
+                        /** Format: uuid */
+                        member_id: string;
+                        /**
+                         * @description Lower case.
+                         * @enum {unknown}
+                         */
+                        member_type: "agent" | "human";
+                        count: number;
                     };
                 };
             };

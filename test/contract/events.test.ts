@@ -95,8 +95,8 @@ t.test('the published documents are what the derivation gives for the service ca
 
 t.test('one list of event types, and one documented mapping of names', async (t) => {
   t.same(DOMAIN_EVENT_TYPES, Object.keys(EVENTS))
-  t.same(WEBHOOK_EVENTS, ['message.created', 'message.updated', 'message.deleted', 'message.mentioned', 'channel.created', 'channel.updated', 'channel.deleted', 'member.joined', 'member.left'])
-  t.same(INTEGRATION_EVENTS, ['message.created', 'message.mentioned', 'channel.created', 'member.joined', 'agent.connected'])
+  t.same(WEBHOOK_EVENTS, ['message.created', 'message.updated', 'message.deleted', 'message.mentioned', 'channel.created', 'channel.updated', 'channel.deleted', 'member.joined', 'member.left', 'reaction.added', 'reaction.removed'])
+  t.same(INTEGRATION_EVENTS, ['message.created', 'message.mentioned', 'channel.created', 'member.joined', 'reaction.added', 'reaction.removed', 'agent.connected'])
   // Published names: the frame of message.created is the spec's `new_message`; every other frame
   // type is the event type with `_` for `.` (docs/decisions.md, "One event catalog").
   t.same(Object.fromEntries(CLIENT_EVENTS.map((type) => [type, frameTypeOf(type)])), {
@@ -109,6 +109,8 @@ t.test('one list of event types, and one documented mapping of names', async (t)
     'channel.deleted': 'channel_deleted',
     'member.joined': 'member_joined',
     'member.left': 'member_left',
+    'reaction.added': 'reaction_added',
+    'reaction.removed': 'reaction_removed',
   })
 })
 
@@ -116,7 +118,7 @@ t.test('one list of event types, and one documented mapping of names', async (t)
 const channelId = uuidv7()
 const actorId = uuidv7()
 const at = new Date().toISOString()
-const message = { id: uuidv7(), channel_id: channelId, author_id: actorId, author_name: 'Ada', author_type: 'AGENT' as const, text: 'hello', created_at: at, edited_at: null, in_reply_to_event: null, chain_depth: 1, thread_id: null, reply_count: 0, last_reply_at: null, recent_replier_ids: [], deleted: false, mentions: [] as string[] }
+const message = { id: uuidv7(), channel_id: channelId, author_id: actorId, author_name: 'Ada', author_type: 'AGENT' as const, text: 'hello', created_at: at, edited_at: null, in_reply_to_event: null, chain_depth: 1, thread_id: null, reply_count: 0, last_reply_at: null, recent_replier_ids: [], deleted: false, mentions: [] as string[], reactions: [] }
 const channel = { id: channelId, name: 'general', description: '', topic: null, type: 'channel' as const, created_at: at }
 const samples: { [T in keyof typeof EVENTS]: EventPayload<T> } = {
   'message.created': { message },
@@ -128,6 +130,8 @@ const samples: { [T in keyof typeof EVENTS]: EventPayload<T> } = {
   'channel.deleted': { channel_id: channelId },
   'member.joined': { channel_id: channelId, member_id: actorId, member_type: 'AGENT', member_name: 'Ada' },
   'member.left': { channel_id: channelId, member_id: actorId, member_type: 'AGENT' },
+  'reaction.added': { channel_id: channelId, message_id: message.id, emoji: '👀', member_id: actorId, member_type: 'AGENT', member_name: 'Ada', count: 1 },
+  'reaction.removed': { channel_id: channelId, message_id: message.id, emoji: '👀', member_id: actorId, member_type: 'AGENT', member_name: 'Ada', count: 0 },
   'agent.connected': { agent_id: actorId, agent_name: 'ada', connected_at: at },
 }
 const sampleEvents = DOMAIN_EVENT_TYPES.map((type) => newEvent(type, (EVENTS[type].scope === 'channel' ? channelId : null) as never, samples[type] as never) as DomainEvent)

@@ -74,7 +74,7 @@ t.test('a row that fails inside a shared statement fails alone; the rest of the 
   const author = c.ws.agents[0]!
   const row = (text: string, eventId?: string): NewMessage => {
     const id = uuidv7()
-    const message = { id, channel_id: ch.id, author_id: author.id, author_name: author.name, author_type: 'AGENT' as const, text, created_at: new Date().toISOString(), edited_at: null, in_reply_to_event: null, chain_depth: 1, thread_id: null, reply_count: 0, last_reply_at: null, recent_replier_ids: [], deleted: false, mentions: [] }
+    const message = { id, channel_id: ch.id, author_id: author.id, author_name: author.name, author_type: 'AGENT' as const, text, created_at: new Date().toISOString(), edited_at: null, in_reply_to_event: null, chain_depth: 1, thread_id: null, reply_count: 0, last_reply_at: null, recent_replier_ids: [], deleted: false, mentions: [], reactions: [] }
     const event = newEvent('message.created', ch.id, { message })
     if (eventId) event.id = eventId
     return { id, channelId: ch.id, authorId: author.id, authorType: 'AGENT', authorName: author.name, text, createdAt: new Date(), inReplyToEvent: null, chainDepth: 1, event }

@@ -33,7 +33,7 @@ t.test('a reply: 201 with thread_id; the root carries reply_count, last_reply_at
   const r1 = await reply(c.api, c.tok.a1, ch.id, root.id, 'first reply')
   t.same(Object.keys(r1).sort(), [
     'author_id', 'author_name', 'author_type', 'chain_depth', 'channel_id', 'created_at', 'deleted', 'edited_at', 'id', 'in_reply_to_event',
-    'last_reply_at', 'mentions', 'recent_replier_ids', 'reply_count', 'text', 'thread_id',
+    'last_reply_at', 'mentions', 'reactions', 'recent_replier_ids', 'reply_count', 'text', 'thread_id',
   ])
   t.equal(r1.thread_id, root.id)
   t.equal(r1.reply_count, 0)

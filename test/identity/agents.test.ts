@@ -4,7 +4,7 @@ import { build } from '../helper.ts'
 import { API_KEY_RE, rowCounts } from './fixtures/support.ts'
 import { bearer, seedWorkspace, UUID_RE } from '../support/index.ts'
 
-const AGENT_KEYS = ['id', 'name', 'display_name', 'description', 'avatar_url', 'metadata', 'is_primary', 'created_at', 'updated_at'].sort()
+const AGENT_KEYS = ['id', 'name', 'display_name', 'description', 'avatar_url', 'metadata', 'is_primary', 'created_at', 'updated_at', 'online', 'last_seen_at', 'status'].sort()
 
 t.test('the owner creates an agent; others get 401/403 and nothing is stored', async (t) => {
   const { app, api } = await build(t)

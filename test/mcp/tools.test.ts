@@ -40,7 +40,7 @@ t.test('MCP tools over the REST services', async (t) => {
     const { tools } = await client.listTools()
     t.same(tools.map((x) => x.name).sort(), [
       'delete_message', 'edit_message', 'list_agents', 'list_channels', 'list_members', 'mark_read', 'open_dm',
-      'post_message', 'read_messages', 'read_thread', 'search_messages', 'wait_for_events', 'whoami',
+      'post_message', 'react', 'read_messages', 'read_thread', 'search_messages', 'wait_for_events', 'whoami',
     ])
     for (const tool of tools) {
       t.ok(tool.description && tool.description.length > 40, `${tool.name} has a description`)
@@ -149,6 +149,20 @@ t.test('MCP tools over the REST services', async (t) => {
     const download = await ctx.app.inject({ method: 'GET', url: `/api/v1/attachments/${attachment.id}`, headers: bearer(agent2.key) })
     t.equal(download.statusCode, 200)
     t.same(download.rawPayload, content)
+  })
+
+  await t.test('react: adds and takes back a reaction, with the REST rules', async (t) => {
+    const target = await restPost(ctx, agent2.key, general, 'please look at this')
+    const added = await call(client, 'react', { channel: general, message_id: target, emoji: '👀' })
+    t.notOk(added.isError)
+    t.same(structured(added), { channel_id: general, message_id: target, reactions: [{ emoji: '👀', count: 1, reacted: true }] })
+    t.match(textOf(added), 'Reacted 👀')
+    t.same(structured(await call(client, 'react', { channel: general, message_id: target, emoji: '👀' })).reactions, [{ emoji: '👀', count: 1, reacted: true }], 'twice is once')
+    const removed = await call(client, 'react', { channel: general, message_id: target, emoji: '👀', remove: true })
+    t.same(structured(removed).reactions, [])
+    t.equal(structured(await call(client, 'react', { channel: general, message_id: target, emoji: 'ok' })).code, 'INVALID_EMOJI')
+    const secretMessage = await restPost(ctx, agent2.key, secret, 'hidden')
+    t.equal(structured(await call(client, 'react', { channel: secret, message_id: secretMessage, emoji: '✅' })).code, 'NOT_FOUND')
   })
 
   await t.test('edit_message and delete_message: the author only (admins also delete)', async (t) => {

@@ -4,6 +4,35 @@ import { AgentNameField, DisplayNameField, MetadataField, nullable, UrlField } f
 
 export const DescriptionField = Type.String({ maxLength: 2000 })
 
+export const AGENT_STATUS_MAX_LENGTH = 100
+export const AGENT_STATUS_MAX_SECONDS = 86_400
+export const AGENT_STATUS_DEFAULT_SECONDS = 3_600
+
+export const AgentStatusSchema = Type.Object(
+  {
+    text: Type.String({ description: `At most ${AGENT_STATUS_MAX_LENGTH} characters.` }),
+    expires_at: Timestamp,
+  },
+  { additionalProperties: false, description: "An agent's short status, e.g. `reviewing PR 42`." },
+)
+
+export type AgentStatus = Static<typeof AgentStatusSchema>
+
+export const SetAgentStatusBody = Type.Object(
+  {
+    text: Type.String({ minLength: 1, maxLength: AGENT_STATUS_MAX_LENGTH, pattern: '\\S', description: `1 to ${AGENT_STATUS_MAX_LENGTH} characters, not only spaces.` }),
+    expires_in_seconds: Type.Optional(
+      Type.Integer({
+        minimum: 1,
+        maximum: AGENT_STATUS_MAX_SECONDS,
+        default: AGENT_STATUS_DEFAULT_SECONDS,
+        description: `How long it shows: 1 to ${AGENT_STATUS_MAX_SECONDS} seconds (one day); default ${AGENT_STATUS_DEFAULT_SECONDS}.`,
+      }),
+    ),
+  },
+  { additionalProperties: false },
+)
+
 export const AgentSchema = Type.Object(
   {
     id: Uuid,
@@ -15,6 +44,10 @@ export const AgentSchema = Type.Object(
     is_primary: Type.Boolean({ description: 'The agent created by bootstrap as the workspace admin; it cannot be deleted.' }),
     created_at: Timestamp,
     updated_at: Timestamp,
+    // ---- presence and status (docs/decisions.md, "Typing and presence") ----
+    online: Type.Boolean({ description: 'Whether the agent has an open WebSocket on any instance.' }),
+    last_seen_at: Type.Union([Timestamp, Type.Null()], { description: 'When a socket of the agent last opened or closed; null if it never connected.' }),
+    status: Type.Union([AgentStatusSchema, Type.Null()], { description: 'Its short status (`PUT /agents/me/status`); null when none or expired.' }),
   },
   { additionalProperties: false },
 )

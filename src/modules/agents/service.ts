@@ -13,7 +13,9 @@ import { assertMetadata } from '../accounts/rules.ts'
 import * as repo from './repo.ts'
 import type { AgentDto, CreateAgentInput, CreatedKey, MaskedKey, UpdateAgentInput } from './schemas.ts'
 
-export function toAgentDto(agent: Agent): AgentDto {
+/** `online` comes from the presence registry (`withPresence`); a row alone says offline. */
+export function toAgentDto(agent: Agent, online = false): AgentDto {
+  const status = agent.statusText && agent.statusExpiresAt && agent.statusExpiresAt.getTime() > Date.now() ? { text: agent.statusText, expires_at: agent.statusExpiresAt.toISOString() } : null
   return {
     id: agent.id,
     name: agent.name,
@@ -24,7 +26,16 @@ export function toAgentDto(agent: Agent): AgentDto {
     is_primary: agent.isPrimary,
     created_at: agent.createdAt.toISOString(),
     updated_at: agent.updatedAt.toISOString(),
+    online,
+    last_seen_at: agent.lastSeenAt ? agent.lastSeenAt.toISOString() : null,
+    status,
   }
+}
+
+/** Agents as DTOs with whether each is connected now (src/realtime/presence.ts). */
+async function withPresence(app: FastifyInstance, rows: Agent[]): Promise<AgentDto[]> {
+  const online = await app.realtime.presence.online(rows.map((a) => a.id))
+  return rows.map((a) => toAgentDto(a, online.has(a.id)))
 }
 
 function toMaskedKey(key: ApiKey): MaskedKey {
@@ -71,13 +82,13 @@ export async function createAgent(app: FastifyInstance, owner: MemberPrincipal, 
 }
 
 export async function listAgents(app: FastifyInstance): Promise<AgentDto[]> {
-  return (await repo.listAgents(app.db.prisma)).map(toAgentDto)
+  return withPresence(app, await repo.listAgents(app.db.prisma))
 }
 
 export async function getAgent(app: FastifyInstance, id: string): Promise<AgentDto> {
   const agent = await repo.findAgent(app.db.prisma, id)
   if (!agent) throw notFound('agent')
-  return toAgentDto(agent)
+  return (await withPresence(app, [agent]))[0]!
 }
 
 export async function getSelf(app: FastifyInstance, principal: Principal): Promise<AgentDto> {

@@ -4,7 +4,7 @@ import type { Prisma, PrismaClient } from '../../db/client.ts'
 type Db = PrismaClient | Prisma.TransactionClient
 
 export function listAgents(db: Db) {
-  return db.agent.findMany({ select: { id: true, name: true, displayName: true, isPrimary: true } })
+  return db.agent.findMany({ select: { id: true, name: true, displayName: true, isPrimary: true, lastSeenAt: true, statusText: true, statusExpiresAt: true } })
 }
 
 /** Humans of the workspace: active or invited; self-registered accounts awaiting approval are not in it yet. */

@@ -14,6 +14,10 @@ export const DirectoryEntrySchema = Type.Object(
     status: Type.Union([Type.Literal('active'), Type.Literal('invited')], {
       description: '`invited`: a human who has not accepted the invite yet (they can already be added to channels and sent messages, and read them once they join).',
     }),
+    // ---- presence (docs/decisions.md, "Typing and presence") ----
+    online: Type.Union([Type.Boolean(), Type.Null()], { description: 'An agent: whether it has an open WebSocket. Null for humans.' }),
+    last_seen_at: Type.Union([Type.String({ format: 'date-time' }), Type.Null()], { description: 'An agent: when a socket of it last opened or closed. Null for humans and agents that never connected.' }),
+    status_text: Type.Union([Type.String(), Type.Null()], { description: "An agent's short status (`PUT /agents/me/status`); null when none, expired, or a human." }),
   },
   { additionalProperties: false },
 )

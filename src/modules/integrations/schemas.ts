@@ -16,7 +16,7 @@ export const PlatformField = Type.Enum([...PLATFORMS], PLATFORM_DOC)
 
 export const IntegrationEventsField = Type.Array(
   Type.Enum([...INTEGRATION_EVENTS]),
-  { minItems: 1, maxItems: INTEGRATION_EVENTS.length, uniqueItems: true, description: 'Subscribed events (default: the four of the spec, `message.created`, `channel.created`, `member.joined`, `agent.connected`; `message.mentioned` only when listed). Payloads: the `webhooks` section of this document.' },
+  { minItems: 1, maxItems: INTEGRATION_EVENTS.length, uniqueItems: true, description: 'Subscribed events (default: the four of the specification, `message.created`, `channel.created`, `member.joined`, `agent.connected`; `message.mentioned`, `reaction.added` and `reaction.removed` only when listed). Payloads: the `webhooks` section of this document.' },
 )
 
 export const AgentIdsField = Type.Array(Uuid, {

@@ -8,10 +8,10 @@ import { AppError, forbidden, notFound } from '../../lib/errors.ts'
 import { uuidv7 } from '../../lib/ids.ts'
 import { INTEGRATION_KEY_PREFIX, maskSecret, newSecret, sha256Hex, WEBHOOK_SECRET_PREFIX } from '../../lib/tokens.ts'
 import type { AgentPrincipal, Principal } from '../../plugins/auth.ts'
-import { INTEGRATION_EVENTS } from '../../events/types.ts'
+import type { INTEGRATION_EVENTS } from '../../events/types.ts'
 
-/** Without `events`, the spec's four: message.mentioned is asked for by name (docs/decisions.md, "Mentions"). */
-const DEFAULT_INTEGRATION_EVENTS = INTEGRATION_EVENTS.filter((type) => type !== 'message.mentioned')
+// The specification's four; later events (mentions, reactions) are asked for by name (docs/decisions.md, "Mentions", "Reactions").
+const DEFAULT_INTEGRATION_EVENTS: (typeof INTEGRATION_EVENTS)[number][] = ['message.created', 'channel.created', 'member.joined', 'agent.connected']
 import { isMember } from '../channels/access.ts'
 import { createMessage } from '../messages/service.ts'
 import type { MessageDto } from '../messages/schemas.ts'

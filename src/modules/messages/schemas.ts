@@ -58,6 +58,17 @@ function threadFieldsOf(m: ThreadRecord) {
   }
 }
 // ---- end threads ----
+// ---- reactions (docs/decisions.md, "Reactions") ----
+export const ReactionSummarySchema = Type.Object(
+  {
+    emoji: Type.String({ description: 'A single emoji (e.g. `👀`) or a `:shortcode:`.' }),
+    count: Type.Integer({ minimum: 1, description: 'How many members reacted with it.' }),
+    reacted: Type.Boolean({ description: 'Whether the caller is one of them. Always false in events (an event goes to many recipients): reaction events carry `member_id`.' }),
+  },
+  { additionalProperties: false },
+)
+export type ReactionSummary = Static<typeof ReactionSummarySchema>
+const ReactionsField = Type.Array(ReactionSummarySchema, { description: 'Reactions, in the order their first one was added; empty when none.' })
 
 export const MessageSchema = Type.Object(
   {
@@ -84,6 +95,7 @@ export const MessageSchema = Type.Object(
     }),
     attachment: Type.Optional(AttachmentSchema),
     ...ThreadFields,
+    reactions: ReactionsField,
   },
   { title: 'Message', additionalProperties: false },
 )
@@ -107,6 +119,8 @@ export interface MessageRecord extends ThreadRecord {
   /** Mentioned member ids (absent: none). */
   mentions?: string[]
   attachment?: AttachmentRecord | null
+  /** Summaries as the caller sees them; none when not loaded (a new message). */
+  reactions?: ReactionSummary[]
 }
 
 export interface AttachmentRecord {
@@ -134,6 +148,7 @@ export function toMessageDto(m: MessageRecord, publicUrl: string): MessageDto {
     chain_depth: m.chainDepth,
     mentions: m.mentions ?? [],
     ...threadFieldsOf(m),
+    reactions: m.reactions ?? [],
   }
   if (m.attachment) {
     dto.attachment = {

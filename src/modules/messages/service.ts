@@ -17,6 +17,7 @@ import { openFile, removeFiles } from './files.ts'
 import * as loopGuard from './loop-guard.ts'
 import type { Admission, Conversation } from './loop-guard.ts'
 import * as repo from './repo.ts'
+import { withReactions } from '../reactions/service.ts'
 import type { SearchEngine } from './search-engine.ts'
 import {
   toMessageDto,
@@ -71,89 +72,103 @@ export async function createMessage(
     validateText(app, text, Boolean(file))
     const postHashOf = (): string => postHash(channelId, text, file, inReplyToEvent, input.mentions, threadId)
     const dropFile = file ? () => removeFiles(app.config.uploadDir, [file.storageName]) : undefined
-    return await withIdempotency(app.db.pool, author.id, idempotencyKey, postHashOf, async (idempotent) => {
-    // Observers are refused before anything is written (404 if they cannot even see the channel).
-    if (isObserver(author)) assertCanPost(author, await readableChannel(app, author, channelId))
-    if (threadId) await assertThreadRoot(app, author, channelId, threadId)
+    const response = await withIdempotency(app.db.pool, author.id, idempotencyKey, postHashOf, async (idempotent) => {
+      // Observers are refused before anything is written (404 if they cannot even see the channel).
+      if (isObserver(author)) assertCanPost(author, await readableChannel(app, author, channelId))
+      if (threadId) await assertThreadRoot(app, author, channelId, threadId)
 
-    // Loop protection (docs/loops.md): the chain cap, then the window guard, for agents.
-    const conversation: Conversation = loopGuard.conversationOf(channelId, threadId)
-    const guard = await loopGuardSettings(app)
-    const chainDepth = await loopGuard.chainDepth(app, author, inReplyToEvent, guard)
-    const id = uuidv7()
-    const createdAt = new Date()
-    admission = await admitOrExplain(app, author, conversation, createdAt, guard)
-    const mentioned = await mentionsForPost(app, channelId, author.id, text, input.mentions)
+      // Loop protection (docs/loops.md): the chain cap, then the window guard, for agents.
+      const conversation: Conversation = loopGuard.conversationOf(channelId, threadId)
+      const guard = await loopGuardSettings(app)
+      const chainDepth = await loopGuard.chainDepth(app, author, inReplyToEvent, guard)
+      const id = uuidv7()
+      const createdAt = new Date()
+      admission = await admitOrExplain(app, author, conversation, createdAt, guard)
+      const mentioned = await mentionsForPost(app, channelId, author.id, text, input.mentions)
 
-    const attachment = file ? { id: uuidv7(), fileName: file.fileName, contentType: file.contentType, size: file.size, storageName: file.storageName } : undefined
-    const dto = toMessageDto(
-      {
+      const attachment = file ? { id: uuidv7(), fileName: file.fileName, contentType: file.contentType, size: file.size, storageName: file.storageName } : undefined
+      const dto = toMessageDto(
+        {
+          id,
+          channelId,
+          authorId: author.id,
+          authorType: author.kind === 'agent' ? 'AGENT' : 'HUMAN',
+          authorName: author.displayName,
+          text,
+          createdAt,
+          editedAt: null,
+          inReplyToEvent: inReplyToEvent ?? null,
+          chainDepth,
+          mentions: mentioned.ids,
+          threadId: threadId ?? null,
+          attachment,
+        },
+        app.config.publicUrl,
+      )
+      // The message.created event carries the message's own id, so that `in_reply_to_event` of a
+      // reply resolves to the message for as long as the message exists (the outbox is pruned).
+      const event = { ...newEvent('message.created', channelId, { message: dto }), id }
+      const mentionEvent = mentioned.notify.length
+        ? newEvent('message.mentioned', channelId, { message: dto, mentioned_ids: mentioned.notify, mentioned_agent_ids: mentioned.notifyAgents })
+        : null
+      const row: repo.NewMessage = {
         id,
         channelId,
         authorId: author.id,
-        authorType: author.kind === 'agent' ? 'AGENT' : 'HUMAN',
-        authorName: author.displayName,
+        authorType: dto.author_type,
+        authorName: dto.author_name,
         text,
         createdAt,
-        editedAt: null,
         inReplyToEvent: inReplyToEvent ?? null,
         chainDepth,
-        mentions: mentioned.ids,
         threadId: threadId ?? null,
         attachment,
-      },
-      app.config.publicUrl,
-    )
-    // The message.created event carries the message's own id, so that `in_reply_to_event` of a
-    // reply resolves to the message for as long as the message exists (the outbox is pruned).
-    const event = { ...newEvent('message.created', channelId, { message: dto }), id }
-    const mentionEvent = mentioned.notify.length
-      ? newEvent('message.mentioned', channelId, { message: dto, mentioned_ids: mentioned.notify, mentioned_agent_ids: mentioned.notifyAgents })
-      : null
-    const row: repo.NewMessage = {
-      id,
-      channelId,
-      authorId: author.id,
-      authorType: dto.author_type,
-      authorName: dto.author_name,
-      text,
-      createdAt,
-      inReplyToEvent: inReplyToEvent ?? null,
-      chainDepth,
-      threadId: threadId ?? null,
-      attachment,
-      idempotency: idempotent ? { key: idempotent.key, hash: idempotent.hash, body: dto } : undefined,
-      event,
-      mentions: mentioned.ids.length ? { ids: mentioned.ids, event: mentionEvent } : undefined,
-    }
-    let inserted: boolean
-    try {
-      inserted = await repo.insertMessage(app, row)
-      if (!inserted) {
-        // Not a member: 404 if the channel is invisible to the caller, 403 if it can see it,
-        // and the owner joins a regular channel on its first post there.
-        const access = await readableChannel(app, author, channelId)
-        assertCanPost(author, access)
-        if (joinsOnPost(author, access)) await joinOnPost(app, author, channelId)
-        inserted = await repo.insertMessage(app, row)
+        idempotency: idempotent ? { key: idempotent.key, hash: idempotent.hash, body: dto } : undefined,
+        event,
+        mentions: mentioned.ids.length ? { ids: mentioned.ids, event: mentionEvent } : undefined,
       }
-    } catch (error) {
-      // (A concurrent twin with the same key committed first: withIdempotency answers as it did.)
-      if ((error as { code?: string }).code === '23503') throw notFound('channel') // deleted meanwhile
-      throw error
-    }
-    if (!inserted) throw notFound(threadId ? 'thread root message' : 'channel') // removed or deleted in between
-    stored = true
-    app.events.publish(mentionEvent ? [event, mentionEvent] : [event])
-    await loopGuard.humanSpoke(app, author, conversation).catch((err: unknown) => app.log.warn({ err }, 'could not reset the loop guard'))
-    return { statusCode: 201, body: dto }
+      let inserted: boolean
+      try {
+        inserted = await repo.insertMessage(app, row)
+        if (!inserted) {
+          // Not a member: 404 if the channel is invisible to the caller, 403 if it can see it,
+          // and the owner joins a regular channel on its first post there.
+          const access = await readableChannel(app, author, channelId)
+          assertCanPost(author, access)
+          if (joinsOnPost(author, access)) await joinOnPost(app, author, channelId)
+          inserted = await repo.insertMessage(app, row)
+        }
+      } catch (error) {
+        // (A concurrent twin with the same key committed first: withIdempotency answers as it did.)
+        if ((error as { code?: string }).code === '23503') throw notFound('channel') // deleted meanwhile
+        throw error
+      }
+      if (!inserted) throw notFound(threadId ? 'thread root message' : 'channel') // removed or deleted in between
+      stored = true
+      app.events.publish(mentionEvent ? [event, mentionEvent] : [event])
+      await loopGuard.humanSpoke(app, author, conversation).catch((err: unknown) => app.log.warn({ err }, 'could not reset the loop guard'))
+      return { statusCode: 201, body: dto }
     }, dropFile)
+    return currentShape(response)
   } catch (error) {
     if (file) await removeFiles(app.config.uploadDir, [file.storageName]).catch(() => {})
     throw error
   } finally {
     if (admission && !stored) await admission.release().catch((err: unknown) => app.log.warn({ err }, 'could not release a loop guard admission'))
   }
+}
+
+/**
+ * The fields a message gained after a response could have been remembered (responses are kept
+ * 24 h): an Idempotency-Key replayed across an upgrade answers the current shape, not one the
+ * response schema would refuse.
+ */
+const ADDED_MESSAGE_FIELDS = { mentions: [], thread_id: null, reply_count: 0, last_reply_at: null, recent_replier_ids: [], deleted: false, reactions: [] }
+
+function currentShape(response: StoredResponse): StoredResponse {
+  const body = response.body as Record<string, unknown> | null
+  if (!body || typeof body !== 'object' || !('id' in body)) return response
+  return { ...response, body: { ...ADDED_MESSAGE_FIELDS, ...body } }
 }
 
 /** The Idempotency-Key fingerprint of a post (without a cause, the same as before causes existed). */
@@ -191,14 +206,14 @@ export async function listMessages(
   if (query.before && query.after) throw new AppError('INVALID_CURSOR', 'give either before or after, not both')
   await readableChannel(app, principal, channelId)
   const rows = await repo.listMessages(app, channelId, query.limit + 1, { before: query.before, after: query.after }, query.threads === 'roots' ? 'roots' : 'history')
-  return pageOf(app, rows, query)
+  return pageOf(app, principal, rows, query)
 }
 
-function pageOf(app: FastifyInstance, rows: Awaited<ReturnType<typeof repo.listMessages>>, query: ListMessagesQueryInput): MessagePage {
+async function pageOf(app: FastifyInstance, principal: MemberPrincipal, rows: Awaited<ReturnType<typeof repo.listMessages>>, query: ListMessagesQueryInput): Promise<MessagePage> {
   const hasMore = rows.length > query.limit
   // Going forward the extra row is the newest (first); going back it is the oldest (last).
   const page = hasMore ? (query.after ? rows.slice(1) : rows.slice(0, query.limit)) : rows
-  const messages = page.map((m) => toMessageDto(m, app.config.publicUrl))
+  const messages = await withReactions(app, page.map((m) => toMessageDto(m, app.config.publicUrl)), principal.id)
   return {
     messages,
     has_more: hasMore,
@@ -227,7 +242,7 @@ export async function listReplies(app: FastifyInstance, principal: MemberPrincip
   const { message } = await messageInReadableChannel(app, principal, channelId, rootId)
   if (message.threadId) throw new AppError('THREAD_NOT_ROOT', `message ${rootId} is a reply; its thread is that of ${message.threadId}`)
   const rows = await repo.listMessages(app, rootId, query.limit + 1, { before: query.before, after: query.after }, 'replies')
-  return pageOf(app, rows, query)
+  return pageOf(app, principal, rows, query)
 }
 // ---- end threads ----
 
@@ -240,7 +255,8 @@ async function messageInReadableChannel(app: FastifyInstance, principal: MemberP
 
 export async function getMessage(app: FastifyInstance, principal: MemberPrincipal, channelId: string, messageId: string): Promise<MessageDto> {
   const { message } = await messageInReadableChannel(app, principal, channelId, messageId)
-  return toMessageDto(message, app.config.publicUrl)
+  const [dto] = await withReactions(app, [toMessageDto(message, app.config.publicUrl)], principal.id)
+  return dto!
 }
 
 /**
@@ -253,13 +269,16 @@ export async function editMessage(app: FastifyInstance, principal: MemberPrincip
   if (message.authorId !== principal.id) throw forbidden('only the author may edit a message')
   validateText(app, text, Boolean(message.attachment))
   const mentioned = await mentionsForEdit(app, channelId, message, text, mentions)
-  return app.events.transaction(async (tx, emit) => {
+  const edited = await app.events.transaction(async (tx, emit) => {
     const updated = await repo.updateText(tx, messageId, text, new Date(), mentioned.ids)
-    const dto = toMessageDto(updated, app.config.publicUrl)
-    emit('message.updated', channelId, { message: dto })
-    if (mentioned.notify.length) emit('message.mentioned', channelId, { message: dto, mentioned_ids: mentioned.notify, mentioned_agent_ids: mentioned.notifyAgents })
-    return dto
+    // The event goes to many recipients: its reactions have counts, `reacted` false for all.
+    const [dto] = await withReactions(app, [toMessageDto(updated, app.config.publicUrl)], null)
+    emit('message.updated', channelId, { message: dto! })
+    if (mentioned.notify.length) emit('message.mentioned', channelId, { message: dto!, mentioned_ids: mentioned.notify, mentioned_agent_ids: mentioned.notifyAgents })
+    return dto!
   })
+  const [dto] = await withReactions(app, [{ ...edited }], principal.id)
+  return dto!
 }
 
 /** The author or an admin deletes; the attached file goes with it. */
@@ -291,9 +310,10 @@ export async function search(app: FastifyInstance, principal: MemberPrincipal, q
   // Search covers what the caller may read (canRead): the owner reads every regular channel.
   const channelIds = query.channel_id ? [query.channel_id] : await repo.searchScope(app, principal.id, principal.kind === 'human' && principal.isOwner)
   const rows = channelIds.length ? await searchEngine.search(app, { text: q, channelIds, limit: query.limit }) : []
+  const found = await withReactions(app, rows.map((r) => toMessageDto(repo.messageRecord(r), app.config.publicUrl)), principal.id)
   return {
-    results: rows.map((r) => withMessageFields({
-      message: toMessageDto(repo.messageRecord(r), app.config.publicUrl),
+    results: rows.map((r, i) => withMessageFields({
+      message: found[i]!,
       rank: r.rank,
       snippet: r.snippet,
     })),

@@ -3,6 +3,7 @@ import { Link } from 'wouter'
 import type { Session } from '../api/session.ts'
 import { signOut } from '../api/session.ts'
 import { AgentBadge } from '../ui/AgentBadge.tsx'
+import { OnlineDot } from '../ui/OnlineDot.tsx'
 import { ErrorNote } from '../ui/ErrorNote.tsx'
 import { SearchBox } from '../search/SearchBox.tsx'
 import { NewChannel } from './NewChannel.tsx'
@@ -80,6 +81,7 @@ export function Sidebar({ session, activeId, onNavigate }: { session: Session; a
             >
               <span className="conversation-name">{dm.participant.name}</span>
               {dm.participant.type === 'AGENT' && <AgentBadge />}
+              {dm.participant.type === 'AGENT' && <OnlineDot agentId={dm.participant.id} />}
               <Unread count={dm.id === activeId ? 0 : dm.unread_count} />
             </Link>
           </li>

@@ -10,9 +10,15 @@ import { flushOutbox, openOutbox } from '../messages/outbox.ts'
 import type { MessageWindow, WindowPage } from '../messages/queries.ts'
 import { messageDeleted, replyArrived, replyUpdated } from '../messages/threads.ts'
 import type { Message } from '../messages/types.ts'
+import { applyReactionEvent } from './reactions.ts'
+import { noteTyping, stopTyping, TYPING_SEND_MS } from './typing.ts'
 
 const LiveStatus = createContext<RealtimeStatus>('connecting')
 export const useLiveStatus = () => useContext(LiveStatus)
+
+// Tells the conversation's other members that one is typing, at most once per TYPING_SEND_MS.
+const SendTyping = createContext<(channelId: string) => void>(() => {})
+export const useSendTyping = () => useContext(SendTyping)
 
 /** Changes the loaded pages of every window open on the conversation (newest, or around a message). */
 function updateMessages(queryClient: QueryClient, channelId: string, change: (messages: Message[], page: WindowPage, index: number) => Message[]) {
@@ -39,15 +45,21 @@ export function applyEvent(queryClient: QueryClient, event: RealtimeEvent, me: s
         index === 0 && !page.newer && !messages.some((m) => m.id === message.id) ? [message, ...messages] : messages,
       )
       if (message.author_id !== me) queryClient.invalidateQueries({ queryKey: ['sidebar'] })
+      stopTyping(channelId, message.author_id)
       return
     }
     case 'message_updated': {
       const message = event.message as Message
       if (message.thread_id) return replyUpdated(queryClient, message)
       updateLive(message)
-      updateMessages(queryClient, channelId, (messages) => messages.map((m) => (m.id === message.id ? message : m)))
+      // An event's reactions say `reacted: false` for everyone: keep ours, kept by reaction frames.
+      updateMessages(queryClient, channelId, (messages) => messages.map((m) => (m.id === message.id ? { ...message, reactions: m.reactions } : m)))
       return
     }
+    case 'reaction_added':
+    case 'reaction_removed':
+      applyReactionEvent(queryClient, event as unknown as Parameters<typeof applyReactionEvent>[1], me)
+      return
     case 'message_deleted': {
       const id = event.message_id as string
       forgetLive(channelId, id)
@@ -86,6 +98,7 @@ function socketUrl(token: string, since: string | null): string {
 export function LiveProvider({ session, enabled, children }: { session: Session; enabled: boolean; children: ReactNode }) {
   const queryClient = useQueryClient()
   const [status, setStatus] = useState<RealtimeStatus>('connecting')
+  const [sendTyping, setSendTyping] = useState<(channelId: string) => void>(() => () => {})
   // The queue of unsent messages is this person's own.
   useEffect(() => openOutbox(session.user_id), [session.user_id])
   useEffect(() => {
@@ -97,6 +110,11 @@ export function LiveProvider({ session, enabled, children }: { session: Session;
       connect: (url) => new WebSocket(url) as unknown as SocketLike,
       onEvent: (event) => applyEvent(queryClient, event, session.user_id),
       onResync: () => queryClient.invalidateQueries(),
+      // Ephemeral frames: typing, and agents' presence and status.
+      onFrame: (frame) => {
+        if (frame.type === 'typing' && frame.member_id !== session.user_id) noteTyping(String(frame.channel_id), String(frame.member_id), String(frame.member_name))
+        else if (frame.type === 'presence' || frame.type === 'agent_status') void queryClient.invalidateQueries({ queryKey: ['directory'] })
+      },
       onStatus: (next) => {
         setStatus(next)
         if (next !== 'live') return
@@ -106,6 +124,12 @@ export function LiveProvider({ session, enabled, children }: { session: Session;
       },
     })
     client.start()
+    const lastSent = new Map<string, number>()
+    setSendTyping(() => (channelId: string) => {
+      const now = Date.now()
+      if (now - (lastSent.get(channelId) ?? 0) < TYPING_SEND_MS) return
+      if (client.send({ type: 'typing', channel_id: channelId })) lastSent.set(channelId, now)
+    })
     const online = () => {
       client.reconnectNow()
       void flushOutbox(sent)
@@ -120,5 +144,9 @@ export function LiveProvider({ session, enabled, children }: { session: Session;
       clearLive()
     }
   }, [enabled, session.token, session.user_id, queryClient])
-  return <LiveStatus.Provider value={status}>{children}</LiveStatus.Provider>
+  return (
+    <LiveStatus.Provider value={status}>
+      <SendTyping.Provider value={sendTyping}>{children}</SendTyping.Provider>
+    </LiveStatus.Provider>
+  )
 }

@@ -10,6 +10,8 @@ import { ErrorNote } from '../ui/ErrorNote.tsx'
 import { Composer } from './Composer.tsx'
 import { MessageList } from './MessageList.tsx'
 import { ThreadPanel } from './ThreadPanel.tsx'
+import { TypingLine } from './TypingLine.tsx'
+import { OnlineDot } from '../ui/OnlineDot.tsx'
 
 export function ChannelView({ channelId, session }: { channelId: string; session: Session }) {
   const channel = useChannel(channelId)
@@ -56,6 +58,7 @@ export function ChannelView({ channelId, session }: { channelId: string; session
           {info.type === 'channel' && <span aria-hidden="true" className="hash">#</span>}
           {title}
           {dm?.participant.type === 'AGENT' && <AgentBadge />}
+          {dm?.participant.type === 'AGENT' && <OnlineDot agentId={dm.participant.id} withStatus />}
         </h1>
         {(info.topic || info.description) && <p className="channel-topic">{info.topic || info.description}</p>}
         {info.type === 'channel' && (
@@ -66,6 +69,7 @@ export function ChannelView({ channelId, session }: { channelId: string; session
       </header>
       {membersOpen && <MembersDialog channel={info} session={session} onClose={() => setMembersOpen(false)} />}
       <MessageList key={anchor ?? 'newest'} channelId={channelId} session={session} keepsReadMarker={info.is_member} anchor={anchor} />
+      <TypingLine channelId={channelId} />
       <Composer
         channelId={channelId}
         title={title}

@@ -8,6 +8,7 @@ import { useEffect, useRef, useState, type DragEvent, type KeyboardEvent } from 
 import { useMutation, useQueryClient } from '@tanstack/react-query'
 import { ApiError } from '../api/errors.ts'
 import { useMentionAutocomplete } from '../mentions/MentionAutocomplete.tsx'
+import { useSendTyping } from '../live/LiveContext.tsx'
 import { ErrorNote } from '../ui/ErrorNote.tsx'
 import { PaperclipIcon } from '../ui/PaperclipIcon.tsx'
 import { formatSize } from './format.ts'
@@ -25,6 +26,7 @@ interface Draft {
 
 export function Composer({ channelId, title, readOnly, onSent }: { channelId: string; title: string; readOnly: string | null; onSent?: () => void }) {
   const queryClient = useQueryClient()
+  const sendTyping = useSendTyping()
   const [text, setText] = useState('')
   const [file, setFile] = useState<File | null>(null)
   const [fileProblem, setFileProblem] = useState<string | null>(null)
@@ -202,6 +204,7 @@ export function Composer({ channelId, title, readOnly, onSent }: { channelId: st
           onChange={(e) => {
             setText(e.target.value)
             mention.onCaret(e.target.selectionStart)
+            if (e.target.value.trim()) sendTyping(channelId)
           }}
           onKeyDown={onKeyDown}
           {...mention.inputProps}

@@ -7,6 +7,7 @@ import type { Session } from '../api/session.ts'
 import { AgentBadge } from '../ui/AgentBadge.tsx'
 import { ErrorNote } from '../ui/ErrorNote.tsx'
 import { Attachment } from './Attachment.tsx'
+import { Reactions } from './Reactions.tsx'
 import { formatFull, formatTime } from './format.ts'
 import { MessageText } from './MessageText.tsx'
 import { ThreadSummary } from './ThreadSummary.tsx'
@@ -95,6 +96,7 @@ export function MessageItem({ message, session, highlighted = false }: { message
         message.text && <MessageText message={message} session={session} />
       )}
       {message.attachment && <Attachment attachment={message.attachment} />}
+      <Reactions message={message} session={session} />
       <ThreadSummary message={message} />
       <ErrorNote error={remove.error} />
     </article>

@@ -2,6 +2,7 @@
 // Enter in the box picks the first match; the arrow keys move between the box and the list.
 import { useId, useMemo, useRef, useState, type KeyboardEvent } from 'react'
 import { AgentBadge } from '../ui/AgentBadge.tsx'
+import { OnlineDot } from '../ui/OnlineDot.tsx'
 import { ErrorNote } from '../ui/ErrorNote.tsx'
 import { roleLabel, useDirectory, type Person } from './queries.ts'
 
@@ -60,6 +61,7 @@ export function PersonPicker({ label, exclude, busy, onPick, emptyText }: { labe
             <button type="button" className="person-option" disabled={busy} onClick={() => pick(person)} data-testid="person-option">
               <span className="person-name">{person.name}</span>
               {person.type === 'AGENT' && <AgentBadge />}
+              {person.type === 'AGENT' && <OnlineDot agentId={person.id} withStatus />}
               {person.handle && person.handle !== person.name && <span className="muted small">@{person.handle}</span>}
               <span className="muted small person-role">{roleLabel(person)}</span>
             </button>

@@ -11,7 +11,7 @@ import { useAgents } from './AgentsSettings.tsx'
 import { DeliveryHistory } from './DeliveryHistory.tsx'
 import { EndpointNotice, StatusPill } from './EndpointStatus.tsx'
 import { EventPicker } from './EventPicker.tsx'
-import { eventLabel, formatDay, INTEGRATION_EVENTS, platformLabel, PLATFORMS, type IntegrationEvent, type Platform } from './format.ts'
+import { DEFAULT_INTEGRATION_EVENTS, eventLabel, formatDay, INTEGRATION_EVENTS, platformLabel, PLATFORMS, type IntegrationEvent, type Platform } from './format.ts'
 import { ConfirmButton } from './Controls.tsx'
 import { Empty, LoadFailed, Loading } from './QueryState.tsx'
 
@@ -127,7 +127,7 @@ const ready = (d: Draft) => d.name.trim() !== '' && d.webhookUrl.trim() !== '' &
 
 function NewIntegration({ onCreated }: { onCreated: (shown: Shown) => void }) {
   const queryClient = useQueryClient()
-  const empty: Draft = { name: '', platform: 'custom', webhookUrl: '', events: INTEGRATION_EVENTS.filter((e) => e !== 'message.mentioned'), anyAgent: true, agentIds: [] }
+  const empty: Draft = { name: '', platform: 'custom', webhookUrl: '', events: [...DEFAULT_INTEGRATION_EVENTS], anyAgent: true, agentIds: [] }
   const [draft, setDraft] = useState<Draft>(empty)
   const create = useMutation({
     mutationFn: () =>

@@ -25,6 +25,8 @@ const EVENT_LABELS: Record<WebhookEvent | IntegrationEvent, string> = {
   'member.left': 'Someone leaves a channel',
   'agent.connected': 'An agent connects',
   'message.mentioned': 'A message mentions the agent',
+  'reaction.added': 'Someone reacts to a message',
+  'reaction.removed': 'Someone takes back a reaction',
 }
 
 const WEBHOOK_EVENT_SET: Record<WebhookEvent, true> = {
@@ -37,17 +39,23 @@ const WEBHOOK_EVENT_SET: Record<WebhookEvent, true> = {
   'member.joined': true,
   'member.left': true,
   'message.mentioned': true,
+  'reaction.added': true,
+  'reaction.removed': true,
 }
 const INTEGRATION_EVENT_SET: Record<IntegrationEvent, true> = {
   'message.created': true,
   'channel.created': true,
   'member.joined': true,
+  'reaction.added': true,
+  'reaction.removed': true,
   'agent.connected': true,
   'message.mentioned': true,
 }
 
 export const WEBHOOK_EVENTS = Object.keys(WEBHOOK_EVENT_SET) as WebhookEvent[]
 export const INTEGRATION_EVENTS = Object.keys(INTEGRATION_EVENT_SET) as IntegrationEvent[]
+/** What a new integration starts with, as the server's default: the specification's four (reactions are opt-in). */
+export const DEFAULT_INTEGRATION_EVENTS: IntegrationEvent[] = ['message.created', 'channel.created', 'member.joined', 'agent.connected']
 
 export const eventLabel = (event: string): string => EVENT_LABELS[event as WebhookEvent] ?? event
 

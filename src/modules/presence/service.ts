@@ -1,0 +1,49 @@
+// Typing and agent status (docs/decisions.md, "Typing and presence"): ephemeral signals pushed to
+// the current members of channels through the realtime layer's signal bus, never stored as
+// messages or events. Presence itself (online, last_seen_at) is kept by the WebSocket gateway.
+import type { FastifyInstance } from 'fastify'
+import { forbidden } from '../../lib/errors.ts'
+import type { MemberPrincipal, Principal } from '../../plugins/auth.ts'
+import { Throttle, TYPING_INTERVAL_MS, typingFrame } from '../../realtime/signals.ts'
+import { channelIdsOf, isObserver, readableChannel } from '../channels/access.ts'
+import { AGENT_STATUS_DEFAULT_SECONDS, type AgentStatus } from '../agents/schemas.ts'
+import * as repo from './repo.ts'
+
+// One typing signal per member and channel every 3 s on this instance; extras are dropped.
+const restTyping = new WeakMap<FastifyInstance, Throttle>()
+
+/** `POST /channels/{id}/typing`: members who may post; extras within 3 s are dropped silently. */
+export async function typing(app: FastifyInstance, principal: MemberPrincipal, channelId: string): Promise<void> {
+  const access = await readableChannel(app, principal, channelId)
+  if (isObserver(principal)) throw forbidden('observers can read but not post')
+  if (!access.member) throw forbidden('join the channel to post in it')
+  let throttle = restTyping.get(app)
+  if (!throttle) restTyping.set(app, (throttle = new Throttle(TYPING_INTERVAL_MS)))
+  if (!throttle.allow(`${principal.id}:${channelId}`, Date.now())) return
+  app.realtime.signals.publish({ channelIds: [channelId], except: principal.id, frame: typingFrame(principal, channelId) })
+}
+
+function agentOnly(principal: Principal): string {
+  if (principal.kind !== 'agent') throw forbidden('only agents have a status; use an agent API key')
+  return principal.id
+}
+
+async function announce(app: FastifyInstance, agentId: string, status: AgentStatus | null): Promise<void> {
+  const channelIds = await channelIdsOf(app, agentId)
+  app.realtime.signals.publish({ channelIds, except: null, frame: { type: 'agent_status', agent_id: agentId, text: status?.text ?? null, expires_at: status?.expires_at ?? null } })
+}
+
+export async function setStatus(app: FastifyInstance, principal: Principal, input: { text: string; expires_in_seconds?: number }): Promise<AgentStatus> {
+  const agentId = agentOnly(principal)
+  const expiresAt = new Date(Date.now() + (input.expires_in_seconds ?? AGENT_STATUS_DEFAULT_SECONDS) * 1000)
+  await repo.setStatus(app.db.prisma, agentId, input.text, expiresAt)
+  const status = { text: input.text, expires_at: expiresAt.toISOString() }
+  await announce(app, agentId, status)
+  return status
+}
+
+export async function clearStatus(app: FastifyInstance, principal: Principal): Promise<void> {
+  const agentId = agentOnly(principal)
+  await repo.setStatus(app.db.prisma, agentId, null, null)
+  await announce(app, agentId, null)
+}

@@ -1,0 +1,165 @@
+// Ephemeral signals: typing, agent status and presence (docs/decisions.md, "Typing and
+// presence"). They are pushed to the current members of some channels and forgotten: never
+// written to the outbox or the event log, never replayed, never sent to webhooks. With Redis they
+// cross instances through one pub/sub channel; every instance (the publishing one included)
+// hands what it hears to its hub, which checks membership at delivery like it does for events.
+import type { FastifyBaseLogger } from 'fastify'
+import type { Redis } from 'ioredis'
+import { Type, type Static } from 'typebox'
+import type { MemberPrincipal } from '../plugins/auth.ts'
+import { Timestamp, Uuid } from '../schemas/common.ts'
+
+const ActorType = Type.Union([Type.Literal('AGENT'), Type.Literal('HUMAN')])
+
+export const TypingFrame = Type.Object(
+  {
+    type: Type.Literal('typing'),
+    channel_id: Uuid,
+    member_id: Uuid,
+    member_type: ActorType,
+    member_name: Type.String(),
+  },
+  {
+    additionalProperties: false,
+    title: 'typing',
+    description:
+      'Another member of the channel is typing (sent to the other members, not to the typist; at most one per member and channel every 3 seconds). Show it for about 5 seconds unless another arrives. Not part of the event log: no cursor, never replayed.',
+  },
+)
+
+export const AgentStatusFrame = Type.Object(
+  {
+    type: Type.Literal('agent_status'),
+    agent_id: Uuid,
+    text: Type.Union([Type.String(), Type.Null()], { description: 'The status text; null: cleared.' }),
+    expires_at: Type.Union([Timestamp, Type.Null()], { description: 'When the status stops showing; null when cleared.' }),
+  },
+  {
+    additionalProperties: false,
+    title: 'agent_status',
+    description: "An agent set or cleared its status (sent to the members of the agent's channels). Not part of the event log.",
+  },
+)
+
+export const PresenceFrame = Type.Object(
+  {
+    type: Type.Literal('presence'),
+    agent_id: Uuid,
+    online: Type.Boolean({ description: 'Whether the agent has an open WebSocket on any instance.' }),
+    last_seen_at: Timestamp,
+  },
+  {
+    additionalProperties: false,
+    title: 'presence',
+    description: "An agent connected (its first socket) or disconnected (its last one); sent to the members of the agent's channels. Not part of the event log.",
+  },
+)
+
+export const TypingClientFrame = Type.Object(
+  { type: Type.Literal('typing'), channel_id: Uuid },
+  {
+    additionalProperties: true,
+    title: 'typing',
+    description:
+      'The sender is typing in this channel (members who may post). Not answered when accepted; more than one per channel every 3 seconds is dropped silently. A channel one is not a member of: `error` NOT_FOUND; observers: `error` FORBIDDEN. Properties not listed here are ignored.',
+  },
+)
+
+export type SignalFrame = Static<typeof TypingFrame> | Static<typeof AgentStatusFrame> | Static<typeof PresenceFrame>
+
+/** One signal: the frame, the channels whose current members get it, and who does not. */
+export interface Signal {
+  channelIds: string[]
+  /** A member who never gets it (the typist). */
+  except: string | null
+  frame: SignalFrame
+}
+
+export function typingFrame(principal: MemberPrincipal, channelId: string): Static<typeof TypingFrame> {
+  return { type: 'typing', channel_id: channelId, member_id: principal.id, member_type: principal.kind === 'agent' ? 'AGENT' : 'HUMAN', member_name: principal.displayName }
+}
+
+/** Seconds between two typing signals of one member (or connection) in one channel. */
+export const TYPING_INTERVAL_MS = 3_000
+
+/** Accepts at most one key per interval; bounded (old keys are forgotten as the map grows). */
+export class Throttle {
+  private readonly last = new Map<string, number>()
+
+  constructor(
+    private readonly intervalMs: number,
+    private readonly maxKeys = 10_000,
+  ) {}
+
+  allow(key: string, now: number): boolean {
+    const previous = this.last.get(key)
+    if (previous !== undefined && now - previous < this.intervalMs) return false
+    if (this.last.size >= this.maxKeys) this.prune(now)
+    this.last.set(key, now)
+    return true
+  }
+
+  private prune(now: number): void {
+    for (const [key, at] of this.last) if (now - at >= this.intervalMs) this.last.delete(key)
+    // Still full: every key is recent; forget the oldest half rather than grow.
+    if (this.last.size >= this.maxKeys) [...this.last.keys()].slice(0, this.maxKeys / 2).forEach((k) => this.last.delete(k))
+  }
+}
+
+export class Signals {
+  private subscriber: Redis | null = null
+
+  constructor(
+    private readonly deliver: (signal: Signal) => void,
+    private readonly log: FastifyBaseLogger,
+    private readonly redis: { publisher: Redis; subscriber: () => Redis; channel: string } | null = null,
+  ) {}
+
+  /** Sends the signal on its way; a signal that cannot be sent is dropped (it is ephemeral). */
+  publish(signal: Signal): void {
+    if (!this.redis) return this.safeDeliver(signal)
+    this.redis.publisher.publish(this.redis.channel, JSON.stringify(signal)).catch((error: unknown) => this.log.warn({ err: error }, 'could not publish a signal'))
+  }
+
+  async start(): Promise<void> {
+    if (!this.redis || this.subscriber) return
+    const sub = this.redis.subscriber()
+    this.subscriber = sub
+    sub.on('message', (_channel: string, raw: string) => {
+      let signal: Signal
+      try {
+        signal = JSON.parse(raw) as Signal
+      } catch {
+        return
+      }
+      this.safeDeliver(signal)
+    })
+    // The connection refuses commands until it is ready (no offline queue): subscribe then, and
+    // wait a little for it so that signals flow once the app is ready.
+    const channel = this.redis.channel
+    const subscribe = (): Promise<unknown> => sub.subscribe(channel).catch((error: unknown) => this.log.warn({ err: error }, 'could not subscribe to signals'))
+    if (sub.status === 'ready') return void (await subscribe())
+    await new Promise<void>((resolve) => {
+      const timer = setTimeout(resolve, 3_000)
+      timer.unref()
+      sub.once('ready', () => {
+        clearTimeout(timer)
+        subscribe().then(() => resolve())
+      })
+    })
+  }
+
+  async stop(): Promise<void> {
+    const sub = this.subscriber
+    this.subscriber = null
+    if (sub) await sub.quit().catch(() => sub.disconnect())
+  }
+
+  private safeDeliver(signal: Signal): void {
+    try {
+      this.deliver(signal)
+    } catch (error) {
+      this.log.error({ err: error }, 'signal delivery failed')
+    }
+  }
+}
