@@ -42,7 +42,7 @@ function openSocket(base: string, token: string, label: string): Promise<Socket>
     const frames: Record<string, unknown>[] = []
     const timer = setTimeout(() => reject(new Error(`${label}: no ready frame within 15 s`)), 15_000)
     ws.on('message', (data) => {
-      const frame = JSON.parse(String(data)) as Record<string, unknown>
+      const frame = JSON.parse((data as Buffer).toString()) as Record<string, unknown>
       frames.push(frame)
       if (frame.type === 'ready') {
         clearTimeout(timer)

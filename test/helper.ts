@@ -13,7 +13,7 @@ import { buildApp, type AppConfig, type BuildOptions } from '../src/app.ts'
 import { loadConfig } from '../src/config.ts'
 import { createTestDatabase } from './setup/database.ts'
 import { services } from './setup/services.ts'
-import { captureExample } from './openapi-examples.ts'
+import { captureExample, requestUrl } from './openapi-examples.ts'
 import { assertMatchesOpenApi } from './openapi-validator.ts'
 import type { Api } from './support/http.ts'
 
@@ -112,7 +112,7 @@ export async function build(t: Test, options: BuildTestOptions = {}): Promise<Te
   await app.ready()
   const api = async (opts: InjectOptions): Promise<LightMyRequestResponse> => {
     const res = await app.inject(opts)
-    assertMatchesOpenApi(String(opts.method ?? 'GET'), String(opts.url ?? opts.path ?? '/'), res)
+    assertMatchesOpenApi(String(opts.method ?? 'GET'), requestUrl(opts), res)
     captureExample(opts, res)
     return res
   }

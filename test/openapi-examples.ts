@@ -21,10 +21,16 @@ export interface CapturedExample {
 const dir = process.env.OPENAPI_EXAMPLES_DIR
 const seen = new Set<string>()
 
+/** The path and query of an injected request (the tests give `url` as a string). */
+export function requestUrl(opts: InjectOptions): string {
+  if (typeof opts.url === 'string') return opts.url
+  return typeof opts.path === 'string' ? opts.path : '/'
+}
+
 export function captureExample(opts: InjectOptions, res: LightMyRequestResponse): void {
   if (!dir || res.statusCode >= 300) return
   const method = String(opts.method ?? 'GET').toUpperCase()
-  const url = String(opts.url ?? opts.path ?? '/')
+  const url = requestUrl(opts)
   const found = findOperation(method, url.split('?')[0] ?? url)
   const operationId = found?.operation.operationId
   if (!found || !operationId || seen.has(operationId)) return

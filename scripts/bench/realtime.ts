@@ -28,7 +28,7 @@
 //   created next to it and dropped afterwards) BENCH_REDIS_URL (redis://127.0.0.1:6379)
 import { spawn, type ChildProcess } from 'node:child_process'
 import { createHmac, randomUUID } from 'node:crypto'
-import { readdirSync, readFileSync } from 'node:fs'
+import { readFileSync } from 'node:fs'
 import { mkdtemp, rm } from 'node:fs/promises'
 import http from 'node:http'
 import os from 'node:os'

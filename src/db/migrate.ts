@@ -102,7 +102,7 @@ async function applyOne(client: pg.Client, migration: { name: string; sql: strin
     await client.query('ROLLBACK').catch(() => {})
     const message = error instanceof Error ? error.message : String(error)
     await client.query('UPDATE "_prisma_migrations" SET logs = $2 WHERE id = $1', [id, message])
-    throw new Error(`migration ${migration.name} failed: ${message}`)
+    throw new Error(`migration ${migration.name} failed: ${message}`, { cause: error })
   }
   await client.query('UPDATE "_prisma_migrations" SET finished_at = now(), applied_steps_count = 1 WHERE id = $1', [id])
 }

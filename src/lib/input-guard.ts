@@ -10,6 +10,7 @@ import { badRequest, type AppError } from './errors.ts'
 export const MAX_INPUT_DEPTH = 32
 
 // A NUL, or a high surrogate not followed by a low one, or a low one not preceded by a high one.
+// eslint-disable-next-line no-control-regex -- NUL is what it looks for
 const UNSTORABLE = /\u0000|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/
 
 /** The problem with a single string, or null. */

@@ -163,7 +163,7 @@ async function mcpPlugin(app: FastifyInstance): Promise<void> {
   const recheckTimer = setInterval(() => {
     if (checking || !sessions.size) return
     checking = true
-    Promise.all(
+    void Promise.all(
       sessions.all().map(async (session) => {
         const principal = await app.authenticate(session.credential).catch(() => undefined)
         if (principal === null) close(session, 'credential revoked or expired')

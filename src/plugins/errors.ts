@@ -91,7 +91,7 @@ async function errorsPlugin(app: FastifyInstance): Promise<void> {
   app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
     const text = typeof body === 'string' ? body : body.toString('utf8')
     if (text.trim() === '') return done(null, undefined)
-    parseJson(request, text, done)
+    void parseJson(request, text, done)
   })
 
   // Every API route can fail unexpectedly (500), and every route that takes a body can get one

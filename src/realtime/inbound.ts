@@ -64,7 +64,7 @@ export function inboundFrames(app: FastifyInstance): (conn: Connection, data: Ra
   }
 
   return function onFrame(conn, data, isBinary) {
-    const raw = isBinary ? null : data.toString()
+    const raw = isBinary ? null : (data as Buffer).toString() // ws hands messages over as one Buffer (binaryType nodebuffer)
     let body: unknown
     try {
       body = raw === null ? undefined : JSON.parse(raw)

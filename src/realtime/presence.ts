@@ -6,6 +6,8 @@
 import type { Redis } from 'ioredis'
 import { uuidv7 } from '../lib/ids.ts'
 
+const REFRESH_SLICE = 500
+
 export class Presence {
   private readonly local = new Map<string, number>()
   readonly instanceId = uuidv7()
@@ -70,9 +72,13 @@ export class Presence {
   async refresh(): Promise<void> {
     if (!this.redis || !this.local.size) return
     const expiry = Date.now() + this.ttlMs
-    const pipeline = this.redis.pipeline()
-    for (const agentId of this.local.keys()) pipeline.zadd(this.key(agentId), expiry, this.instanceId).pexpire(this.key(agentId), this.ttlMs)
-    await pipeline.exec()
+    // In slices, so a large instance's refresh does not hold the event loop in one go.
+    const ids = [...this.local.keys()]
+    for (let i = 0; i < ids.length; i += REFRESH_SLICE) {
+      const pipeline = this.redis.pipeline()
+      for (const agentId of ids.slice(i, i + REFRESH_SLICE)) pipeline.zadd(this.key(agentId), expiry, this.instanceId).pexpire(this.key(agentId), this.ttlMs)
+      await pipeline.exec()
+    }
   }
 
   /** Shutdown: this instance's entries go at once. */

@@ -30,7 +30,7 @@ function before(cursor: Cursor): Cursor {
  * `max-deleted-entry-id` (only XDEL does; see redis/redis#11188), so when entries were removed
  * (`entries-added` > `length`) everything before the first retained entry counts as gone.
  */
-function floorOf(field: (name: string) => unknown, newest: Cursor): Cursor {
+function floorOf(field: (name: string) => string | number | undefined, newest: Cursor): Cursor {
   const deleted = String(field('max-deleted-entry-id') ?? ORIGIN)
   const added = Number(field('entries-added') ?? 0)
   const length = Number(field('length') ?? 0)
@@ -102,7 +102,7 @@ export class RedisBroker implements Broker {
       if (error instanceof Error && /no such key/i.test(error.message)) return { newest: ORIGIN, floor: ORIGIN }
       throw error
     }
-    const field = (name: string): unknown => raw[raw.indexOf(name) + 1]
+    const field = (name: string): string | number | undefined => raw[raw.indexOf(name) + 1] as string | number | undefined
     const newest = String(field('last-generated-id') ?? ORIGIN)
     return { newest, floor: floorOf(field, newest) }
   }
@@ -131,7 +131,7 @@ export class RedisBroker implements Broker {
         },
         (error: unknown) => {
           this.stopWaiters.delete(onStop)
-          reject(error)
+          reject(error instanceof Error ? error : new Error(String(error)))
         },
       )
     })

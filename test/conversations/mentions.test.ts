@@ -8,7 +8,7 @@ import t, { type Test } from 'tap'
 import type { FastifyInstance } from 'fastify'
 import { uuidv7 } from '../../src/lib/ids.ts'
 import { connect, listen, type Frame, type WsClient } from '../realtime/helpers.ts'
-import { addMember, bearer, build, createChannelId, removeMember, seedWorkspace, type Api, type TestApp, type Workspace } from '../support/index.ts'
+import { addMember, bearer, build, createChannelId, removeMember, seedWorkspace, type Api, type Workspace } from '../support/index.ts'
 
 async function setup(t: Test) {
   const built = await build(t)

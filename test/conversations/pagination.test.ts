@@ -33,7 +33,7 @@ t.test('250 messages in pages of 100: no duplicates or gaps walking back and wal
 
   // Walking forward from before the oldest.
   const forward: string[][] = []
-  let after = (await c.api({ method: 'GET', url: `${url}?limit=1&before=${posted[0]}`, headers: bearer(c.tok.a1) })).json()
+  const after = (await c.api({ method: 'GET', url: `${url}?limit=1&before=${posted[0]}`, headers: bearer(c.tok.a1) })).json()
   t.same(after, { messages: [], has_more: false, next_before: null, next_after: null })
   let cursor = '00000000-0000-7000-8000-000000000000'
   for (;;) {

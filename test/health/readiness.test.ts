@@ -109,7 +109,7 @@ t.test('503 while the database is unreachable, 200 again once it is back, no res
 
 t.test('503 while Redis is unreachable in multi-instance mode, 200 once it is back', async (t) => {
   const port = await freePort()
-  let redis = startRedis(t, port)
+  const redis = startRedis(t, port)
   const config = await testConfig(t, { env: { REDIS_URL: `redis://127.0.0.1:${port}`, REDIS_PREFIX: `ams:test:ready:${port}:` } })
   // The app may start before redis-server listens: ioredis connects when it can.
   const app = await buildApp(config, { background: false })
@@ -124,7 +124,7 @@ t.test('503 while Redis is unreachable in multi-instance mode, 200 once it is ba
   t.same(down.body, { status: 'unavailable', database: 'connected', redis: 'disconnected' })
   t.same((await get(base, '/health')).body, { status: 'degraded', database: 'connected', redis: 'disconnected' })
 
-  redis = startRedis(t, port)
+  startRedis(t, port) // stopped by its own teardown
   const up = await until(base, '/health/ready', 200)
   t.equal(up.status, 200)
   t.same(up.body, { status: 'ready', database: 'connected', redis: 'connected' })

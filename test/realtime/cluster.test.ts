@@ -57,7 +57,7 @@ t.test('two instances: fan-out both ways, replay across instances, SIGTERM close
 
 t.test('Redis goes away: posting still works, health says so, events arrive once it is back', { skip: needsRedisServer() }, async (t) => {
   const port = await freePort()
-  let redis = startRedis(t, port)
+  const redis = startRedis(t, port)
   const env = { REDIS_URL: `redis://127.0.0.1:${port}`, REDIS_PREFIX: 'ams:outage:', OUTBOX_RELAY_INTERVAL_MS: '100', OUTBOX_RELAY_DELAY_MS: '200' }
   const { app, api } = await build(t, { env })
   await waitFor(async () => (await api({ method: 'GET', url: '/health' })).json().redis === 'connected')
@@ -78,7 +78,7 @@ t.test('Redis goes away: posting still works, health says so, events arrive once
   t.ok(during.id, 'the message is stored and answered 201')
   t.same((await api({ method: 'GET', url: '/health' })).json(), { status: 'degraded', database: 'connected', redis: 'disconnected' })
 
-  redis = startRedis(t, port)
+  startRedis(t, port) // stopped by its own teardown
   // The sweeper relays the event once Redis is back; the connected client gets it live.
   t.equal((await live.client.type('new_message', (f) => f.message.id === during.id)).message.text, 'during the outage')
   t.equal((await api({ method: 'GET', url: '/health' })).json().redis, 'connected')

@@ -34,7 +34,7 @@ export class WsClient {
 
   constructor(readonly ws: WebSocket) {
     ws.on('message', (data) => {
-      const frame = JSON.parse(data.toString()) as Frame
+      const frame = JSON.parse((data as Buffer).toString()) as Frame
       const violation = protocolViolation(frame)
       if (violation) this.violations.push(violation)
       this.arrivals.push(frame)
@@ -113,7 +113,9 @@ export async function refusedUpgrade(url: string, options: WebSocket.ClientOptio
         let body: unknown = raw
         try {
           body = JSON.parse(raw)
-        } catch {}
+        } catch {
+          // not JSON: the raw text is the body
+        }
         resolve({ status: res.statusCode ?? 0, body })
       })
     })

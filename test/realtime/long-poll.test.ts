@@ -160,7 +160,7 @@ t.test('a revoked key answers its waiting request 401', async (t) => {
 })
 
 t.test('shutdown answers waiting requests at once with the empty page and Connection: close', async (t) => {
-  const { app, api } = await build(t)
+  const { app } = await build(t)
   const ws = await seedWorkspace(app)
   await listen(app)
   const since = await newest(app, ws.primary.key)

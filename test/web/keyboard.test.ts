@@ -6,7 +6,7 @@ import t from 'tap'
 import type { Page } from 'playwright-core'
 import { browserSkip, launch, openPage, screenshot, signedInContext, startServer } from './browser.ts'
 import { seedMessages } from './seed.ts'
-import { bearer, createChannel, seedWorkspace } from '../support/index.ts'
+import { createChannel, seedWorkspace } from '../support/index.ts'
 
 const skip = browserSkip()
 

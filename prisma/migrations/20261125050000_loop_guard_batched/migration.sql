@@ -14,6 +14,7 @@ DECLARE
   conv RECORD;
   item RECORD;
   recent TIMESTAMPTZ[];
+  lo INTEGER; -- recent[lo:] are the times within the current item's window (the list is sorted)
 BEGIN
   FOR conv IN
     SELECT DISTINCT u.c, u.t FROM unnest(p_channels, p_threads) AS u(c, t) ORDER BY u.c, u.t
@@ -22,11 +23,13 @@ BEGIN
       SELECT conv.c, conv.t WHERE EXISTS (SELECT 1 FROM channels WHERE id = conv.c)
       ON CONFLICT DO NOTHING;
     SELECT g.stamps INTO recent FROM loop_guards g WHERE g.channel_id = conv.c AND g.thread_id = conv.t FOR UPDATE;
+    recent := ARRAY(SELECT s FROM unnest(recent) AS s ORDER BY s); -- concurrent batches may append out of order
+    lo := 1;
     FOR item IN
       SELECT u.i::INTEGER AS i, u.a, u.at
         FROM unnest(p_channels, p_threads, p_authors, p_ats) WITH ORDINALITY AS u(c, t, a, at, i)
        WHERE u.c = conv.c AND u.t = conv.t
-       ORDER BY u.i
+       ORDER BY u.at, u.i
     LOOP
       ord := item.i;
       IF recent IS NULL -- the channel was deleted meanwhile
@@ -35,8 +38,11 @@ BEGIN
         RETURN NEXT;
         CONTINUE;
       END IF;
-      recent := ARRAY(SELECT s FROM unnest(recent) AS s WHERE s > item.at - width ORDER BY s);
-      IF cardinality(recent) >= p_max THEN
+      -- One pass over the list per batch, not per item: the items are taken in time order.
+      WHILE lo <= cardinality(recent) AND recent[lo] <= item.at - width LOOP
+        lo := lo + 1;
+      END LOOP;
+      IF cardinality(recent) - lo + 1 >= p_max THEN
         -- The oldest of the last p_max leaves the window first.
         next := recent[cardinality(recent) - p_max + 1] + width;
       ELSE
@@ -46,7 +52,7 @@ BEGIN
       RETURN NEXT;
     END LOOP;
     IF recent IS NOT NULL THEN
-      UPDATE loop_guards SET stamps = recent WHERE channel_id = conv.c AND thread_id = conv.t;
+      UPDATE loop_guards SET stamps = recent[lo:] WHERE channel_id = conv.c AND thread_id = conv.t;
     END IF;
   END LOOP;
 END

@@ -4,7 +4,6 @@
 // so a post reveals nothing about who exists outside the channel.
 import type { FastifyInstance } from 'fastify'
 import { resolveMentions, uniqueIds, type Mentionable } from '../../lib/mentions.ts'
-import type { MemberPrincipal } from '../../plugins/auth.ts'
 import * as repo from './repo.ts'
 
 /** Who a message mentions, and whom the post or edit notifies. */

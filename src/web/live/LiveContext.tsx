@@ -36,7 +36,7 @@ export function applyEvent(queryClient: QueryClient, event: RealtimeEvent, me: s
       // A reply is not in the channel's list (roots only): its root and its thread change.
       if (message.thread_id) {
         replyArrived(queryClient, message)
-        if (message.author_id !== me) queryClient.invalidateQueries({ queryKey: ['sidebar'] })
+        if (message.author_id !== me) void queryClient.invalidateQueries({ queryKey: ['sidebar'] })
         return
       }
       rememberLive(message)
@@ -44,7 +44,7 @@ export function applyEvent(queryClient: QueryClient, event: RealtimeEvent, me: s
       updateMessages(queryClient, channelId, (messages, page, index) =>
         index === 0 && !page.newer && !messages.some((m) => m.id === message.id) ? [message, ...messages] : messages,
       )
-      if (message.author_id !== me) queryClient.invalidateQueries({ queryKey: ['sidebar'] })
+      if (message.author_id !== me) void queryClient.invalidateQueries({ queryKey: ['sidebar'] })
       stopTyping(channelId, message.author_id)
       return
     }
@@ -66,23 +66,23 @@ export function applyEvent(queryClient: QueryClient, event: RealtimeEvent, me: s
       // A root with replies stays (a placeholder); a reply leaves its thread.
       if (messageDeleted(queryClient, channelId, id, (event.thread_id as string | null | undefined) ?? null))
         updateMessages(queryClient, channelId, (messages) => messages.filter((m) => m.id !== id))
-      queryClient.invalidateQueries({ queryKey: ['sidebar'] })
+      void queryClient.invalidateQueries({ queryKey: ['sidebar'] })
       return
     }
     case 'message_mentioned':
       // The Mentions view refreshes; the message itself arrives as new_message / message_updated.
-      queryClient.invalidateQueries({ queryKey: ['mentions'] })
+      void queryClient.invalidateQueries({ queryKey: ['mentions'] })
       return
     case 'member_joined':
     case 'member_left':
-      queryClient.invalidateQueries({ queryKey: ['members', channelId] })
-      queryClient.invalidateQueries({ queryKey: ['channel', channelId] })
-      if (event.member_id === me) queryClient.invalidateQueries({ queryKey: ['sidebar'] })
+      void queryClient.invalidateQueries({ queryKey: ['members', channelId] })
+      void queryClient.invalidateQueries({ queryKey: ['channel', channelId] })
+      if (event.member_id === me) void queryClient.invalidateQueries({ queryKey: ['sidebar'] })
       return
     default:
       // channel_created, channel_updated, channel_deleted
-      queryClient.invalidateQueries({ queryKey: ['sidebar'] })
-      queryClient.invalidateQueries({ queryKey: ['channel', channelId] })
+      void queryClient.invalidateQueries({ queryKey: ['sidebar'] })
+      void queryClient.invalidateQueries({ queryKey: ['channel', channelId] })
   }
 }
 
@@ -109,7 +109,7 @@ export function LiveProvider({ session, enabled, children }: { session: Session;
       // The DOM types its handlers with DOM event classes; SocketLike only needs their `data`/`code`.
       connect: (url) => new WebSocket(url) as unknown as SocketLike,
       onEvent: (event) => applyEvent(queryClient, event, session.user_id),
-      onResync: () => queryClient.invalidateQueries(),
+      onResync: () => void queryClient.invalidateQueries(),
       // Ephemeral frames: typing, and agents' presence and status.
       onFrame: (frame) => {
         if (frame.type === 'typing' && frame.member_id !== session.user_id) noteTyping(String(frame.channel_id), String(frame.member_id), String(frame.member_name))
@@ -119,7 +119,7 @@ export function LiveProvider({ session, enabled, children }: { session: Session;
         setStatus(next)
         if (next !== 'live') return
         // Whatever happened while we were away and the log cannot replay is fetched again.
-        queryClient.invalidateQueries({ queryKey: ['sidebar'] })
+        void queryClient.invalidateQueries({ queryKey: ['sidebar'] })
         void flushOutbox(sent)
       },
     })
