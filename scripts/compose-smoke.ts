@@ -64,11 +64,14 @@ async function waitFor<T>(what: string, probe: () => T | undefined | Promise<T |
   }
 }
 
-const gotMessage = (socket: Socket, id: unknown) =>
-  socket.frames.find((f) => f.type === 'new_message' && (f.message as { id?: unknown } | undefined)?.id === id)
+const gotMessage = (socket: Socket, id: unknown) => socket.frames.find((f) => f.type === 'new_message' && (f.message as { id?: unknown } | undefined)?.id === id)
 
 async function main(): Promise<void> {
-  for (const [label, base] of [['nginx', nginx], ['app1', app1], ['app2', app2]] as const) {
+  for (const [label, base] of [
+    ['nginx', nginx],
+    ['app1', app1],
+    ['app2', app2],
+  ] as const) {
     const ready = await call(base!, 'GET', '/health/ready')
     if (ready.status !== 200 || ready.json.redis !== 'connected') fail(`${label} /health/ready: ${ready.status} ${JSON.stringify(ready.json)}`)
   }
@@ -115,12 +118,16 @@ async function main(): Promise<void> {
     headers: Record<string, string>
     body: string
   }
-  const deliveries = await waitFor('both webhook deliveries at the receiver', async () => {
-    const res = await fetch(`${receiver}/received`)
-    const all = (await res.json()) as Received[]
-    const ids = new Set(all.map((r) => (JSON.parse(r.body) as { payload: { message: { id: string } } }).payload.message.id))
-    return ids.has(first.json.id as string) && ids.has(second.json.id as string) ? all : undefined
-  }, 60)
+  const deliveries = await waitFor(
+    'both webhook deliveries at the receiver',
+    async () => {
+      const res = await fetch(`${receiver}/received`)
+      const all = (await res.json()) as Received[]
+      const ids = new Set(all.map((r) => (JSON.parse(r.body) as { payload: { message: { id: string } } }).payload.message.id))
+      return ids.has(first.json.id as string) && ids.has(second.json.id as string) ? all : undefined
+    },
+    60,
+  )
   for (const d of deliveries) {
     const expected = `sha256=${createHmac('sha256', secret).update(d.body).digest('hex')}`
     if (d.headers['x-webhook-signature'] !== expected) fail(`delivery ${d.headers['x-webhook-delivery-id']}: bad signature`)

@@ -52,9 +52,7 @@ for (const example of captured) {
 // saw; the others keep their examples. `--replace` starts from nothing (a whole-suite capture).
 const file = path.join(root, 'openapi/examples.json')
 const previous = process.argv.includes('--replace') ? {} : (JSON.parse(await readFile(file, 'utf8').catch(() => '{}')) as Record<string, unknown>)
-const fresh = Object.fromEntries(
-  [...best.entries()].map(([id, { example }]) => [id, redact({ url: example.url, request: example.request, status: example.status, response: example.response })]),
-)
+const fresh = Object.fromEntries([...best.entries()].map(([id, { example }]) => [id, redact({ url: example.url, request: example.request, status: example.status, response: example.response })]))
 const out = Object.fromEntries(Object.entries({ ...previous, ...fresh }).sort(([a], [b]) => a.localeCompare(b)))
 await writeFile(file, `${JSON.stringify(out, null, 2)}\n`)
 console.log(`wrote openapi/examples.json: ${best.size} operations from ${captured.length} captured exchanges (${Object.keys(out).length} in all)`)

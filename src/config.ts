@@ -170,11 +170,10 @@ export interface Config {
 export class ConfigError extends Error {}
 
 function describe(errors: ReturnType<typeof Value.Errors>): string {
-  const lines = errors
-    .map((e) => {
-      const name = e.instancePath.replace(/^\//, '') || (e.params as { requiredProperties?: string[] }).requiredProperties?.join(', ') || 'environment'
-      return `${name}: ${e.message}`
-    })
+  const lines = errors.map((e) => {
+    const name = e.instancePath.replace(/^\//, '') || (e.params as { requiredProperties?: string[] }).requiredProperties?.join(', ') || 'environment'
+    return `${name}: ${e.message}`
+  })
   return [...new Set(lines)].join('; ')
 }
 
@@ -236,7 +235,9 @@ function fromEnv(e: Env): Config {
     outboxFullScanMs: e.OUTBOX_FULL_SCAN_MS,
     searchIndexFlushMs: e.SEARCH_INDEX_FLUSH_MS,
     webhookAllowPrivate: truthy(e.WEBHOOK_ALLOW_PRIVATE, false),
-    webhookAllowHosts: e.WEBHOOK_ALLOW_HOSTS.split(',').map((s) => s.trim()).filter(Boolean),
+    webhookAllowHosts: e.WEBHOOK_ALLOW_HOSTS.split(',')
+      .map((s) => s.trim())
+      .filter(Boolean),
     webhookRetrySchedule: e.WEBHOOK_RETRY_SCHEDULE?.split(',').map(Number),
     webhookTimeoutMs: e.WEBHOOK_TIMEOUT_MS,
     webhookPollIntervalMs: e.WEBHOOK_POLL_INTERVAL_MS,

@@ -118,4 +118,3 @@ export async function build(t: Test, options: BuildTestOptions = {}): Promise<Te
   }
   return { app, config, api }
 }
-

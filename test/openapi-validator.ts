@@ -25,7 +25,12 @@ function load() {
   ajv.addSchema({ $id: 'openapi.json', components: doc.components ?? {} })
   const matchers = Object.keys(doc.paths ?? {}).map((template) => ({
     template,
-    re: new RegExp(`^${template.replace(/[.*+?^$()|[\]\\]/g, '\\$&').replace(/\\?\{[^}]+\\?\}/g, '[^/]+').replace(/\{[^}]+\}/g, '[^/]+')}$`),
+    re: new RegExp(
+      `^${template
+        .replace(/[.*+?^$()|[\]\\]/g, '\\$&')
+        .replace(/\\?\{[^}]+\\?\}/g, '[^/]+')
+        .replace(/\{[^}]+\}/g, '[^/]+')}$`,
+    ),
   }))
   // Static paths first so /agents/me wins over /agents/{id}.
   matchers.sort((a, b) => (a.template.match(/\{/g)?.length ?? 0) - (b.template.match(/\{/g)?.length ?? 0))

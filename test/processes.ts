@@ -75,8 +75,8 @@ export async function startServer(t: Test, env: Record<string, string>): Promise
   const port = Number(env.PORT)
   const proc = spawn(process.execPath, ['--import', 'tsx', 'src/server.ts'], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] })
   let out = ''
-  proc.stdout!.on('data', (d: Buffer) => (out += d.toString()))
-  proc.stderr!.on('data', (d: Buffer) => (out += d.toString()))
+  proc.stdout.on('data', (d: Buffer) => (out += d.toString()))
+  proc.stderr.on('data', (d: Buffer) => (out += d.toString()))
   const exited = new Promise<number | null>((resolve) => proc.once('exit', (code) => resolve(code)))
   t.teardown(async () => {
     if (proc.exitCode === null && proc.signalCode === null) {

@@ -93,7 +93,13 @@ try {
     let stop = false
     const receivers = []
     for (const who of [a, b]) {
-      const rx = await echoReceiver(app, who.key, () => channelId, stats, () => stop)
+      const rx = await echoReceiver(
+        app,
+        who.key,
+        () => channelId,
+        stats,
+        () => stop,
+      )
       receivers.push(rx)
       await app.inject({ method: 'POST', url: `/api/v1/agents/${who.id}/webhooks`, headers: { authorization: `Bearer ${who.key}` }, payload: { url: rx.url, events: ['message.created'] } })
     }
@@ -110,10 +116,8 @@ try {
     const kickoff = () => app.inject({ method: 'POST', url: `/api/v1/channels/${channelId}/messages`, headers: { authorization: `Bearer ${a.key}` }, payload: { text: 'ping' } })
     const quiet = async () => {
       // Over when nothing is in flight and every event was planned and delivered.
-      for (let idle = 0; idle < 10; ) {
-        const pending = await app.db.pool.query<{ n: number }>(
-          `SELECT (SELECT count(*) FROM outbox_events WHERE planned_at IS NULL) + (SELECT count(*) FROM deliveries WHERE status = 'pending') AS n`,
-        )
+      for (let idle = 0; idle < 10;) {
+        const pending = await app.db.pool.query<{ n: number }>(`SELECT (SELECT count(*) FROM outbox_events WHERE planned_at IS NULL) + (SELECT count(*) FROM deliveries WHERE status = 'pending') AS n`)
         idle = stats.inFlight === 0 && Number(pending.rows[0]!.n) === 0 ? idle + 1 : 0
         await sleep(50)
       }
@@ -130,7 +134,12 @@ try {
     const elapsed = (Date.now() - t0) / 1000
     stop = true
     await quiet()
-    console.log(`\ntwo echo agents, one conversation — machine: ${machine()}, load ${os.loadavg().map((l) => l.toFixed(1)).join(' ')}`)
+    console.log(
+      `\ntwo echo agents, one conversation — machine: ${machine()}, load ${os
+        .loadavg()
+        .map((l) => l.toFixed(1))
+        .join(' ')}`,
+    )
     console.log(`unguarded: ${runaway} messages in ${elapsed.toFixed(1)} s and still going (stopped by the benchmark)`)
 
     // 2. defaults
@@ -144,7 +153,9 @@ try {
     await quiet()
     const stoppedAfter = Date.now() - t0
     const guarded = await count()
-    console.log(`defaults: stopped at ${guarded} messages (the kick-off and ${stats.created} replies; ${stats.refused} replies refused with 429 LOOP_DETECTED), quiet ${(stoppedAfter / 1000).toFixed(1)} s after the kick-off`)
+    console.log(
+      `defaults: stopped at ${guarded} messages (the kick-off and ${stats.created} replies; ${stats.refused} replies refused with 429 LOOP_DETECTED), quiet ${(stoppedAfter / 1000).toFixed(1)} s after the kick-off`,
+    )
     await app.inject({ method: 'POST', url: `/api/v1/channels/${channelId}/messages`, headers: { authorization: `Bearer ${token}` }, payload: { text: 'a human speaks' } })
     await quiet()
     console.log(`after one human message: ${(await count()) - guarded - 1} more agent messages, then stopped again`)

@@ -50,11 +50,19 @@ const AUTHORS = Number(process.env.BENCH_AUTHORS ?? 300)
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 8)
 const MAX_REQUESTS: Record<number, number> = { 1: Number(process.env.BENCH_REQUESTS_1 ?? 300), 16: Number(process.env.BENCH_REQUESTS_16 ?? 3000) }
 const CONCURRENCY = (process.env.BENCH_CONCURRENCY ?? '1,16').split(',').map(Number)
-const ONLY = (process.env.BENCH_ONLY ?? '').split(',').map((s) => s.trim()).filter(Boolean)
+const ONLY = (process.env.BENCH_ONLY ?? '')
+  .split(',')
+  .map((s) => s.trim())
+  .filter(Boolean)
 const KEEP = process.env.BENCH_KEEP_DB === '1'
 const REUSE = process.env.BENCH_REUSE_DB === '1'
 const DB_NAME = KEEP || REUSE ? `ams_bench_history_${MESSAGES}` : `ams_bench_history_${process.pid}`
-const SERVER_ENV = Object.fromEntries((process.env.BENCH_SERVER_ENV ?? '').split(/\s+/).filter(Boolean).map((kv) => [kv.slice(0, kv.indexOf('=')), kv.slice(kv.indexOf('=') + 1)]))
+const SERVER_ENV = Object.fromEntries(
+  (process.env.BENCH_SERVER_ENV ?? '')
+    .split(/\s+/)
+    .filter(Boolean)
+    .map((kv) => [kv.slice(0, kv.indexOf('=')), kv.slice(kv.indexOf('=') + 1)]),
+)
 const EXPLAIN = process.env.BENCH_EXPLAIN === '1'
 const SEED_VERSION = 'ams-bench-history v1'
 const YEAR_MS = 365 * 86_400_000
@@ -149,29 +157,28 @@ async function seed(url: string): Promise<void> {
   const authors = Array.from({ length: AUTHORS }, (_, i) => ({ id: uuidv7At(start - 86_400_000 + i, random), name: `agent-${String(i).padStart(3, '0')}` }))
   const ownerId = uuidv7At(start - 2 * 86_400_000, random)
   await pool.query(`INSERT INTO instance (id) VALUES ($1)`, [uuidv7At(start - 2 * 86_400_000, random)])
-  await pool.query(
-    `INSERT INTO users (id, email, display_name, role, is_owner) VALUES ($1, 'owner@bench.local', 'Owner', 'admin', true)`,
-    [ownerId],
-  )
-  await pool.query(
-    `INSERT INTO agents (id, name, display_name, owner_id) SELECT id, name, name, $3 FROM unnest($1::uuid[], $2::text[]) AS t(id, name)`,
-    [authors.map((a) => a.id), authors.map((a) => a.name), ownerId],
-  )
-  await pool.query(
-    `INSERT INTO agents (id, name, display_name, owner_id) VALUES ($1, 'wide-reader', 'wide-reader', $3), ($2, 'narrow-reader', 'narrow-reader', $3)`,
-    [uuidv7At(start, random), uuidv7At(start, random), ownerId],
-  )
-  await pool.query(
-    `INSERT INTO channels (id, name, description, created_by_id) SELECT id, 'channel-' || lpad(n::text, 3, '0'), 'bench', $2 FROM unnest($1::uuid[]) WITH ORDINALITY AS t(id, n)`,
-    [channels, ownerId],
-  )
+  await pool.query(`INSERT INTO users (id, email, display_name, role, is_owner) VALUES ($1, 'owner@bench.local', 'Owner', 'admin', true)`, [ownerId])
+  await pool.query(`INSERT INTO agents (id, name, display_name, owner_id) SELECT id, name, name, $3 FROM unnest($1::uuid[], $2::text[]) AS t(id, name)`, [
+    authors.map((a) => a.id),
+    authors.map((a) => a.name),
+    ownerId,
+  ])
+  await pool.query(`INSERT INTO agents (id, name, display_name, owner_id) VALUES ($1, 'wide-reader', 'wide-reader', $3), ($2, 'narrow-reader', 'narrow-reader', $3)`, [
+    uuidv7At(start, random),
+    uuidv7At(start, random),
+    ownerId,
+  ])
+  await pool.query(`INSERT INTO channels (id, name, description, created_by_id) SELECT id, 'channel-' || lpad(n::text, 3, '0'), 'bench', $2 FROM unnest($1::uuid[]) WITH ORDINALITY AS t(id, n)`, [
+    channels,
+    ownerId,
+  ])
   // Each channel has MEMBERS_PER_CHANNEL authors; its messages are written by them.
   const membersOf = channels.map((_, c) => Array.from({ length: MEMBERS_PER_CHANNEL }, (_, k) => authors[(c * 7 + k * 37) % AUTHORS]!))
   const memberRows = channels.flatMap((id, c) => membersOf[c]!.map((a) => [id, a.id]))
-  await pool.query(
-    `INSERT INTO channel_members (channel_id, member_id, member_type) SELECT DISTINCT c, m, 'AGENT'::actor_type FROM unnest($1::uuid[], $2::uuid[]) AS t(c, m)`,
-    [memberRows.map((r) => r[0]), memberRows.map((r) => r[1])],
-  )
+  await pool.query(`INSERT INTO channel_members (channel_id, member_id, member_type) SELECT DISTINCT c, m, 'AGENT'::actor_type FROM unnest($1::uuid[], $2::uuid[]) AS t(c, m)`, [
+    memberRows.map((r) => r[0]),
+    memberRows.map((r) => r[1]),
+  ])
   await pool.query(
     `INSERT INTO channel_members (channel_id, member_id, member_type)
      SELECT c.id, a.id, 'AGENT' FROM channels c CROSS JOIN agents a
@@ -180,9 +187,7 @@ async function seed(url: string): Promise<void> {
   )
 
   // The GIN index goes and comes back built in one pass (its definition as the migrations left it).
-  const { rows: ginDefs } = await pool.query<{ indexname: string; indexdef: string }>(
-    `SELECT indexname, indexdef FROM pg_indexes WHERE tablename = 'messages' AND indexdef ILIKE '%USING gin%'`,
-  )
+  const { rows: ginDefs } = await pool.query<{ indexname: string; indexdef: string }>(`SELECT indexname, indexdef FROM pg_indexes WHERE tablename = 'messages' AND indexdef ILIKE '%USING gin%'`)
   for (const d of ginDefs) await pool.query(`DROP INDEX "${d.indexname}"`)
 
   const rareAt = new Set(Array.from({ length: RARE_COUNT }, (_, k) => Math.floor(((k + 0.5) * MESSAGES) / RARE_COUNT)))
@@ -296,12 +301,18 @@ interface Row {
 function rows(s: Seeded): Row[] {
   const pick = <T>(xs: T[], random: () => number): T => xs[Math.floor(random() * xs.length)]!
   const deepChannels = [...s.deep.keys()]
-  const search = (q: string, channels?: string[]) => (random: () => number) =>
-    `/api/v1/messages/search?q=${encodeURIComponent(q)}${channels ? `&channel_id=${pick(channels, random)}` : ''}`
+  const search = (q: string, channels?: string[]) => (random: () => number) => `/api/v1/messages/search?q=${encodeURIComponent(q)}${channels ? `&channel_id=${pick(channels, random)}` : ''}`
   return [
     { name: 'history: newest page of 50', key: 'wide', path: (r) => `/api/v1/channels/${pick(s.channels, r)}/messages` },
     { name: 'history: page before a random recent message', key: 'wide', path: (r) => `/api/v1/channels/${pick(deepChannels, r)}/messages?before=${s.deep.get(pick(deepChannels, r))!.newest}` },
-    { name: 'history: page 2,500 messages deep', key: 'wide', path: (r) => { const c = pick(deepChannels, r); return `/api/v1/channels/${c}/messages?before=${s.deep.get(c)!.deep}` } },
+    {
+      name: 'history: page 2,500 messages deep',
+      key: 'wide',
+      path: (r) => {
+        const c = pick(deepChannels, r)
+        return `/api/v1/channels/${c}/messages?before=${s.deep.get(c)!.deep}`
+      },
+    },
     { name: `search: top word "${TOP}" (${pctOf(s.counts.top!)})`, key: 'wide', path: search(QUERIES.top) },
     { name: `search: common word "${COMMON}" (${pctOf(s.counts.common!)})`, key: 'wide', path: search(QUERIES.common) },
     { name: `search: rare word (${s.counts.rare} messages)`, key: 'wide', path: search(QUERIES.rare) },
@@ -348,7 +359,11 @@ async function measure(base: URL, row: Row, key: string, clients: number): Promi
   const random = prng(clients * 1000 + row.name.length)
   const limit = MAX_REQUESTS[clients] ?? MAX_REQUESTS[16]!
   // Warm-up: a few requests on each connection (not counted).
-  await Promise.all(Array.from({ length: clients }, async () => { for (let i = 0; i < 3; i++) await get(agent, base, row.path(random), key) }))
+  await Promise.all(
+    Array.from({ length: clients }, async () => {
+      for (let i = 0; i < 3; i++) await get(agent, base, row.path(random), key)
+    }),
+  )
   const latencies: number[] = []
   let failed = 0
   let started = 0
@@ -389,7 +404,11 @@ async function explain(url: string, s: Seeded): Promise<void> {
   try {
     const { rows: scope } = await client.query<{ channel_id: string }>('SELECT channel_id FROM channel_members WHERE member_id = $1', [s.wide.id])
     for (const [name, q] of Object.entries(QUERIES)) {
-      const statement = searchStatement(q, scope.map((r) => r.channel_id), 20)
+      const statement = searchStatement(
+        q,
+        scope.map((r) => r.channel_id),
+        20,
+      )
       const run = () => client.query<{ 'QUERY PLAN': string }>({ text: `EXPLAIN (ANALYZE, BUFFERS, COSTS OFF) ${statement.text}`, values: statement.values })
       await run()
       const { rows } = await run()
@@ -431,7 +450,13 @@ async function startServer(url: string, dataDir: string): Promise<{ proc: ChildP
   const base = new URL(`http://127.0.0.1:${port}`)
   const deadline = Date.now() + 60_000
   while (Date.now() < deadline && proc.exitCode === null) {
-    if (await fetch(new URL('/health', base)).then((r) => r.ok, () => false)) return { proc, base }
+    if (
+      await fetch(new URL('/health', base)).then(
+        (r) => r.ok,
+        () => false,
+      )
+    )
+      return { proc, base }
     await sleep(100)
   }
   proc.kill('SIGKILL')

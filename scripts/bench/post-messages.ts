@@ -159,7 +159,25 @@ async function insertLoop(insert: (i: number) => Promise<unknown>, durationMs: n
 
 /** The payload of message.created for a row the benchmark inserts itself. */
 function benchMessage(id: string, channelId: string, authorId: string, text: string) {
-  return { id, channel_id: channelId, author_id: authorId, author_name: 'bench', author_type: 'AGENT' as const, text, created_at: new Date().toISOString(), edited_at: null, in_reply_to_event: null, chain_depth: 1, thread_id: null, reply_count: 0, last_reply_at: null, recent_replier_ids: [], deleted: false, mentions: [], reactions: [] }
+  return {
+    id,
+    channel_id: channelId,
+    author_id: authorId,
+    author_name: 'bench',
+    author_type: 'AGENT' as const,
+    text,
+    created_at: new Date().toISOString(),
+    edited_at: null,
+    in_reply_to_event: null,
+    chain_depth: 1,
+    thread_id: null,
+    reply_count: 0,
+    last_reply_at: null,
+    recent_replier_ids: [],
+    deleted: false,
+    mentions: [],
+    reactions: [],
+  }
 }
 
 async function compareInserts(channelId: string): Promise<{ raw: number; prisma: number }> {
@@ -188,7 +206,7 @@ async function compareInserts(channelId: string): Promise<{ raw: number; prisma:
       const event = newEvent('message.created', channelId, { message: benchMessage(id, channelId, authorId, text) })
       await db.prisma.$transaction(async (tx) => {
         await tx.message.create({ data: { id, channelId, authorId, authorType: 'AGENT', authorName: 'bench', text } })
-        await tx.outboxEvent.create({ data: { eventId: event.id, type: event.type, channelId, payload: event.payload as object, occurredAt: new Date(event.occurredAt) } })
+        await tx.outboxEvent.create({ data: { eventId: event.id, type: event.type, channelId, payload: event.payload, occurredAt: new Date(event.occurredAt) } })
       })
     }
     await insertLoop(raw, WARMUP_MS)
@@ -224,7 +242,10 @@ try {
     stdio: ['ignore', 'inherit', 'inherit'],
   })
   for (let i = 0; ; i++) {
-    const ok = await fetch(`http://127.0.0.1:${port}/health`).then((r) => r.ok, () => false)
+    const ok = await fetch(`http://127.0.0.1:${port}/health`).then(
+      (r) => r.ok,
+      () => false,
+    )
     if (ok) break
     if (i > 600) throw new Error('server did not start')
     await sleep(100)

@@ -34,7 +34,11 @@ const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium'
 const PASSWORD = 'bench-password-long-enough'
 
 const now = () => performance.timeOrigin + performance.now()
-const loadavg = () => os.loadavg().map((l) => l.toFixed(2)).join(' ')
+const loadavg = () =>
+  os
+    .loadavg()
+    .map((l) => l.toFixed(2))
+    .join(' ')
 
 async function startServer(env: Record<string, string>): Promise<{ proc: ChildProcess; base: string }> {
   const port = await freePort()
@@ -45,7 +49,13 @@ async function startServer(env: Record<string, string>): Promise<{ proc: ChildPr
   })
   const base = `http://127.0.0.1:${port}`
   for (let i = 0; i < 600; i++) {
-    if (await fetch(`${base}/health`).then((r) => r.ok, () => false)) return { proc, base }
+    if (
+      await fetch(`${base}/health`).then(
+        (r) => r.ok,
+        () => false,
+      )
+    )
+      return { proc, base }
     if (proc.exitCode !== null) break
     await sleep(100)
   }
@@ -129,7 +139,10 @@ async function main(): Promise<void> {
       await sleep(PAUSE_MS)
     }
     const seen = await page.evaluate(() => (globalThis as unknown as { seen: Record<string, number> }).seen)
-    const latencies = sent.map((at, i) => seen[String(i)]! - at).slice(WARMUP).sort((a, b) => a - b)
+    const latencies = sent
+      .map((at, i) => seen[String(i)]! - at)
+      .slice(WARMUP)
+      .sort((a, b) => a - b)
     const ms = (v: number) => Math.round(v * 10) / 10
     const result = {
       messages: latencies.length,

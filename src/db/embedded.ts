@@ -208,7 +208,10 @@ function run(file: string, args: string[], who: RunAs | null): Promise<void> {
 
 /** The most telling line of PostgreSQL's output (its last FATAL/ERROR, else the last line). */
 function lastMessage(output: string): string {
-  const lines = output.split('\n').map((l) => l.trim()).filter(Boolean)
+  const lines = output
+    .split('\n')
+    .map((l) => l.trim())
+    .filter(Boolean)
   const important = lines.filter((l) => /FATAL|ERROR|PANIC|error|cannot|could not/.test(l))
   return (important.at(-1) ?? lines.at(-1) ?? 'no output').slice(0, 300)
 }
@@ -228,15 +231,7 @@ async function initialise(nativeDir: string, databaseDir: string, who: RunAs | n
       await chown(databaseDir, who.uid, who.gid)
       await chown(pwfile, who.uid, who.gid)
     }
-    await run(binary(nativeDir, 'initdb'), [
-      `--pgdata=${databaseDir}`,
-      '--auth=password',
-      `--username=${USER}`,
-      `--pwfile=${pwfile}`,
-      '--encoding=UTF8',
-      '--locale=C',
-      '--no-instructions',
-    ], who)
+    await run(binary(nativeDir, 'initdb'), [`--pgdata=${databaseDir}`, '--auth=password', `--username=${USER}`, `--pwfile=${pwfile}`, '--encoding=UTF8', '--locale=C', '--no-instructions'], who)
   } catch (error) {
     throw new StartupError(
       `the embedded PostgreSQL could not initialise ${databaseDir}: ${(error as Error).message}`,
@@ -338,7 +333,11 @@ async function stopOrphan(databaseDir: string, log: (msg: string) => void): Prom
   if (!Number.isInteger(pid) || pid <= 0) return
   const cmdline = readFileSync(`/proc/${pid}/cmdline`, 'utf8')
   if (!cmdline.includes(databaseDir)) return
-  const ppid = Number(readFileSync(`/proc/${pid}/stat`, 'utf8').replace(/^.*\) /s, '').split(' ')[1])
+  const ppid = Number(
+    readFileSync(`/proc/${pid}/stat`, 'utf8')
+      .replace(/^.*\) /s, '')
+      .split(' ')[1],
+  )
   if (ppid > 1) {
     let parent = ''
     try {

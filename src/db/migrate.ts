@@ -46,7 +46,10 @@ export interface MigrationResult {
 
 async function listMigrations(dir: string): Promise<{ name: string; sql: string; checksum: string }[]> {
   const entries = await readdir(dir, { withFileTypes: true })
-  const names = entries.filter((e) => e.isDirectory()).map((e) => e.name).sort()
+  const names = entries
+    .filter((e) => e.isDirectory())
+    .map((e) => e.name)
+    .sort()
   return Promise.all(
     names.map(async (name) => {
       const sql = await readFile(path.join(dir, name, 'migration.sql'), 'utf8')
@@ -63,9 +66,7 @@ export async function applyMigrations(databaseUrl: string, dir = MIGRATIONS_DIR)
   try {
     await client.query('SELECT pg_advisory_lock($1)', [PRISMA_ADVISORY_LOCK])
     await client.query(CREATE_TABLE)
-    const { rows } = await client.query<AppliedRow>(
-      'SELECT migration_name, checksum, finished_at, rolled_back_at FROM "_prisma_migrations" WHERE rolled_back_at IS NULL',
-    )
+    const { rows } = await client.query<AppliedRow>('SELECT migration_name, checksum, finished_at, rolled_back_at FROM "_prisma_migrations" WHERE rolled_back_at IS NULL')
     const byName = new Map(rows.map((r) => [r.migration_name, r]))
     for (const migration of migrations) {
       const row = byName.get(migration.name)
@@ -88,11 +89,7 @@ export async function applyMigrations(databaseUrl: string, dir = MIGRATIONS_DIR)
 
 async function applyOne(client: pg.Client, migration: { name: string; sql: string; checksum: string }): Promise<void> {
   const id = randomUUID()
-  await client.query('INSERT INTO "_prisma_migrations" (id, checksum, migration_name, started_at) VALUES ($1, $2, $3, now())', [
-    id,
-    migration.checksum,
-    migration.name,
-  ])
+  await client.query('INSERT INTO "_prisma_migrations" (id, checksum, migration_name, started_at) VALUES ($1, $2, $3, now())', [id, migration.checksum, migration.name])
   try {
     // One script, one transaction: a failure leaves no half-applied migration behind.
     await client.query('BEGIN')

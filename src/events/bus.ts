@@ -80,7 +80,7 @@ export class DomainEventBus {
     const events: DomainEvent[] = []
     const emit: Emit = (type, channelId, payload, audience) => {
       const event = newEvent(type, channelId, payload, audience)
-      events.push(event as DomainEvent)
+      events.push(event)
       return event
     }
     const result = await this.prisma.$transaction(async (tx) => {

@@ -105,8 +105,7 @@ export const EVENTS = {
     payload: Type.Object({
       message: MessageSchema,
       mentioned_ids: Type.Array(Uuid, {
-        description:
-          "The members this event notifies: on a post, everyone the message mentions but its author; on an edit, only those mentioned for the first time. A subset of `message.mentions`.",
+        description: 'The members this event notifies: on a post, everyone the message mentions but its author; on an edit, only those mentioned for the first time. A subset of `message.mentions`.',
       }),
       mentioned_agent_ids: Type.Array(Uuid, { description: 'The agents among `mentioned_ids` (webhooks and integrations are delivered for these).' }),
     }),
@@ -115,9 +114,9 @@ export const EVENTS = {
         'A message mentions you: sent only to the members in `mentioned_ids` (besides the `new_message` or `message_updated` every member gets). A socket opened with `only=mentions` receives only these.',
       summary: 'A message mentions you',
     },
-    webhook: { when: 'A message mentioning the agent was posted, or edited to mention it for the first time, in a channel the agent belongs to. Only the mentioned agents\' webhooks receive it.' },
+    webhook: { when: "A message mentioning the agent was posted, or edited to mention it for the first time, in a channel the agent belongs to. Only the mentioned agents' webhooks receive it." },
     integration: {
-      when: "A message mentioned an agent the integration acts for (any agent when its `agent_ids` is empty), on posting or when an edit first mentions it.",
+      when: 'A message mentioned an agent the integration acts for (any agent when its `agent_ids` is empty), on posting or when an edit first mentions it.',
       payload: Type.Object(
         {
           message_id: Uuid,
@@ -197,10 +196,7 @@ export const EVENTS = {
     webhook: { when: 'A user or agent joined a channel the agent belongs to (the agent itself included).' },
     integration: {
       when: "A user or agent was added to a channel (in a DM only when one of the integration's `agent_ids` takes part, any agent when that list is empty).",
-      payload: Type.Object(
-        { channel_id: Uuid, member_id: Uuid, member_type: ActorLower, member_name: Nullable(Type.String()) },
-        { additionalProperties: false },
-      ),
+      payload: Type.Object({ channel_id: Uuid, member_id: Uuid, member_type: ActorLower, member_name: Nullable(Type.String()) }, { additionalProperties: false }),
       build: ({ payload }) => ({
         channel_id: payload.channel_id,
         member_id: payload.member_id,

@@ -29,9 +29,15 @@ const header = (name: string, description: string, schema: Record<string, unknow
 })
 
 const WEBHOOK_HEADERS = [
-  header('X-Webhook-Signature', '`sha256=` + hex HMAC-SHA256 of the raw body, keyed with the webhook secret (the whole `whsec_…` string, UTF-8).', { type: 'string', pattern: '^sha256=[0-9a-f]{64}$' }),
+  header('X-Webhook-Signature', '`sha256=` + hex HMAC-SHA256 of the raw body, keyed with the webhook secret (the whole `whsec_…` string, UTF-8).', {
+    type: 'string',
+    pattern: '^sha256=[0-9a-f]{64}$',
+  }),
   header('X-Webhook-Timestamp', 'Unix time (seconds) of this attempt.', { type: 'string', pattern: '^[0-9]+$' }),
-  header('X-Webhook-Timestamp-Signature', '`sha256=` + hex HMAC-SHA256 of `<X-Webhook-Timestamp>.<raw body>`: reject it when the timestamp is more than 5 minutes off (replay protection).', { type: 'string', pattern: '^sha256=[0-9a-f]{64}$' }),
+  header('X-Webhook-Timestamp-Signature', '`sha256=` + hex HMAC-SHA256 of `<X-Webhook-Timestamp>.<raw body>`: reject it when the timestamp is more than 5 minutes off (replay protection).', {
+    type: 'string',
+    pattern: '^sha256=[0-9a-f]{64}$',
+  }),
   header('X-Webhook-Delivery-ID', 'Delivery id, the same on every attempt of this delivery: de-duplicate on it.', { type: 'string', format: 'uuid' }),
   header('X-Webhook-Event', 'Event type, as in the body.'),
   header('X-Webhook-Event-ID', 'Event id, as in the body.', { type: 'string', format: 'uuid' }),
@@ -42,7 +48,10 @@ const WEBHOOK_HEADERS = [
 const INTEGRATION_HEADERS = [
   header('X-Service-Event', 'Event type.'),
   header('X-Service-Integration-ID', 'The integration id.', { type: 'string', format: 'uuid' }),
-  header('X-Service-Signature', '`sha256=` + hex HMAC-SHA256 of the raw body, keyed with the integration\'s HMAC secret (the whole `whsec_…` string, UTF-8).', { type: 'string', pattern: '^sha256=[0-9a-f]{64}$' }),
+  header('X-Service-Signature', "`sha256=` + hex HMAC-SHA256 of the raw body, keyed with the integration's HMAC secret (the whole `whsec_…` string, UTF-8).", {
+    type: 'string',
+    pattern: '^sha256=[0-9a-f]{64}$',
+  }),
   header('X-Service-Timestamp', 'Unix time (seconds) of this attempt.', { type: 'string', pattern: '^[0-9]+$' }),
   header('X-Service-Timestamp-Signature', '`sha256=` + hex HMAC-SHA256 of `<X-Service-Timestamp>.<raw body>` (replay protection).', { type: 'string', pattern: '^sha256=[0-9a-f]{64}$' }),
   header('X-Service-Delivery-ID', 'Delivery id, the same on every attempt of this delivery.', { type: 'string', format: 'uuid' }),

@@ -91,8 +91,7 @@ function pump(): void {
  */
 export const BCRYPT_QUEUE_LIMIT = BCRYPT_WORKERS * 16
 
-const queueFull = (): AppError =>
-  new AppError('SERVICE_UNAVAILABLE', 'too many password checks in progress; retry shortly', { headers: { 'retry-after': '1' } })
+const queueFull = (): AppError => new AppError('SERVICE_UNAVAILABLE', 'too many password checks in progress; retry shortly', { headers: { 'retry-after': '1' } })
 
 function run<T extends string | boolean>(task: TaskInput): Promise<T> {
   if (queue.length >= BCRYPT_QUEUE_LIMIT) return Promise.reject(queueFull())

@@ -19,8 +19,7 @@ const PRISMA_CODES = new Set(['P1001', 'P1002', 'P1008', 'P1017', 'P2024'])
 const ADAPTER_KINDS = new Set(['DatabaseNotReachable', 'ConnectionClosed', 'SocketTimeout', 'TooManyConnections'])
 // node-postgres raises these as plain Errors without a code: the connection was lost, the
 // connect or query timeout (pool and client options) ran out, or the pool is closed.
-const PG_MESSAGES =
-  /Connection terminated|timeout exceeded when trying to connect|Query read timeout|is not queryable|Cannot use a pool after calling end/
+const PG_MESSAGES = /Connection terminated|timeout exceeded when trying to connect|Query read timeout|is not queryable|Cannot use a pool after calling end/
 
 interface ErrorLike {
   name?: unknown

@@ -71,7 +71,13 @@ function ipv6Bytes(address: string): number[] {
     text = text.slice(0, -dotted[1]!.length) + '0:0'
   }
   const [head, rest] = text.includes('::') ? text.split('::') : [text, undefined]
-  const groups = (s: string | undefined): number[] => (s ? s.split(':').filter(Boolean).map((g) => parseInt(g, 16)) : [])
+  const groups = (s: string | undefined): number[] =>
+    s
+      ? s
+          .split(':')
+          .filter(Boolean)
+          .map((g) => parseInt(g, 16))
+      : []
   const left = groups(head)
   const right = groups(rest)
   const middle = rest === undefined ? [] : new Array<number>(8 - left.length - right.length).fill(0)
@@ -141,7 +147,10 @@ export function isAllowedAddress(policy: AddressPolicy, hostname: string, addres
 }
 
 function normalHost(hostname: string): string {
-  return hostname.toLowerCase().replace(/^\[|\]$/g, '').replace(/\.$/, '')
+  return hostname
+    .toLowerCase()
+    .replace(/^\[|\]$/g, '')
+    .replace(/\.$/, '')
 }
 
 /**
@@ -203,7 +212,7 @@ export function safeLookup(policy: AddressPolicy) {
   return (hostname: string, options: dns.LookupOptions, callback: LookupCallback): void => {
     dns.lookup(hostname, { ...options, all: true, verbatim: true }, (err, addresses) => {
       if (err) return callback(err, [])
-      const list = addresses as dns.LookupAddress[]
+      const list = addresses
       const bad = list.find((a) => !isAllowedAddress(policy, hostname, a.address))
       if (bad || !list.length) {
         const error = new Error(`refused to connect to ${hostname}: it resolves to ${bad?.address ?? 'nothing'}, a forbidden address`) as NodeJS.ErrnoException

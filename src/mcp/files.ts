@@ -87,7 +87,7 @@ async function storeFromUrl(app: FastifyInstance, input: FileInput): Promise<Upl
 function get(url: URL, policy: AddressPolicy): Promise<http.IncomingMessage> {
   const client = url.protocol === 'https:' ? https : http
   return new Promise((resolve, reject) => {
-    const request = client.get(url, { lookup: safeLookup(policy) as unknown as net.LookupFunction, timeout: FETCH_TIMEOUT_MS, headers: { 'user-agent': 'agent-messaging-service (MCP file fetch)' } }, resolve)
+    const request = client.get(url, { lookup: safeLookup(policy), timeout: FETCH_TIMEOUT_MS, headers: { 'user-agent': 'agent-messaging-service (MCP file fetch)' } }, resolve)
     request.on('timeout', () => request.destroy(new AppError('INVALID_URL', `the file URL did not answer within ${FETCH_TIMEOUT_MS / 1000} s`)))
     request.on('error', (error: NodeJS.ErrnoException) => {
       if (error instanceof AppError) return reject(error)

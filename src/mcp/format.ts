@@ -77,5 +77,5 @@ export function eventSize(e: EventFrame): number {
 
 /** The event with any message text cut to MAX_MESSAGE_CHARS. */
 export function boundedEvent(e: EventFrame): EventFrame {
-  return 'message' in e ? ({ ...e, message: bounded(e.message) } as EventFrame) : e
+  return 'message' in e ? { ...e, message: bounded(e.message) } : e
 }

@@ -6,7 +6,6 @@
 // re-check of each session's credential. Every request also counts against the workspace rate
 // limit (src/plugins/rate-limit.ts), like any API request.
 import { randomUUID } from 'node:crypto'
-import type { IncomingMessage, ServerResponse } from 'node:http'
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js'
 import { isInitializeRequest } from '@modelcontextprotocol/sdk/types.js'
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
@@ -52,14 +51,16 @@ async function mcpPlugin(app: FastifyInstance): Promise<void> {
       pending.delete(channelId)
       if (!session.subscriptions.has(channelId)) return
       // Membership is checked for every notification, not only at subscribe time.
-      readableChannel(app, session.principal, channelId).then(
-        () => session.server.sendResourceUpdated({ uri: `${CHANNEL_URI_PREFIX}${channelId}` }),
-        () => {
-          session.subscriptions.delete(channelId)
-          // The member was removed (or the channel deleted): the event addressed to it says so once.
-          if (entry.event.audience?.includes(session.principal.id)) return session.server.sendResourceUpdated({ uri: `${CHANNEL_URI_PREFIX}${channelId}` })
-        },
-      ).catch((error: unknown) => app.log.debug({ err: error }, 'MCP resource notification not sent'))
+      readableChannel(app, session.principal, channelId)
+        .then(
+          () => session.server.sendResourceUpdated({ uri: `${CHANNEL_URI_PREFIX}${channelId}` }),
+          () => {
+            session.subscriptions.delete(channelId)
+            // The member was removed (or the channel deleted): the event addressed to it says so once.
+            if (entry.event.audience?.includes(session.principal.id)) return session.server.sendResourceUpdated({ uri: `${CHANNEL_URI_PREFIX}${channelId}` })
+          },
+        )
+        .catch((error: unknown) => app.log.debug({ err: error }, 'MCP resource notification not sent'))
     }, UPDATE_COALESCE_MS).unref()
   }
 
@@ -118,7 +119,7 @@ async function mcpPlugin(app: FastifyInstance): Promise<void> {
     sessions.track(session, reply.raw, request.method === 'GET' ? 'stream' : 'request')
     reply.hijack()
     try {
-      await session.transport.handleRequest(request.raw as IncomingMessage, reply.raw as ServerResponse, body)
+      await session.transport.handleRequest(request.raw, reply.raw, body)
     } catch (error) {
       request.log.error({ err: error }, 'MCP transport failed')
       if (!reply.raw.headersSent) reply.raw.writeHead(500, { 'content-type': 'application/json' }).end(JSON.stringify({ error: 'internal server error', code: 'INTERNAL_ERROR' }))
@@ -156,9 +157,12 @@ async function mcpPlugin(app: FastifyInstance): Promise<void> {
     }
     finish()
   }
-  const idleTimer = setInterval(() => {
-    for (const session of sessions.idle()) close(session, 'idle')
-  }, Math.min(60_000, Math.max(250, Math.floor(config.mcpSessionIdleMs / 4)))).unref()
+  const idleTimer = setInterval(
+    () => {
+      for (const session of sessions.idle()) close(session, 'idle')
+    },
+    Math.min(60_000, Math.max(250, Math.floor(config.mcpSessionIdleMs / 4))),
+  ).unref()
   let checking = false
   const recheckTimer = setInterval(() => {
     if (checking || !sessions.size) return

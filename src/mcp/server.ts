@@ -136,7 +136,7 @@ export function createMcpServer({ app, inbox, session }: ServerDeps): Server {
       stillValid: async () => (await app.authenticate(session.credential)) !== null,
     }
     try {
-      const result = await definition.run(ctx, args as never)
+      const result = await definition.run(ctx, args)
       return { content: [{ type: 'text', text: result.text }], structuredContent: result.structured }
     } catch (error) {
       return toolError(asAppError(app, error))

@@ -54,7 +54,7 @@ export interface ToolDefinition<S extends TSchema = TSchema> {
   run: (ctx: ToolContext, args: Static<S>) => Promise<ToolResult>
 }
 
-const tool = <S extends TSchema>(definition: ToolDefinition<S>): ToolDefinition => definition as unknown as ToolDefinition
+const tool = <S extends TSchema>(definition: ToolDefinition<S>): ToolDefinition => definition
 
 export const WAIT_MAX_SECONDS = 30
 const LIST_MAX = 200
@@ -187,7 +187,9 @@ const postMessageTool = tool({
       channel: ChannelRef,
       text: Type.String({ maxLength: 1_000_000, description: 'The message text (may be empty only with a file).' }),
       file: Type.Optional(FileArg),
-      idempotency_key: Type.Optional(Type.String({ minLength: 1, maxLength: 255, description: 'Any unique string; retrying with the same key and content returns the first post instead of posting again.' })),
+      idempotency_key: Type.Optional(
+        Type.String({ minLength: 1, maxLength: 255, description: 'Any unique string; retrying with the same key and content returns the first post instead of posting again.' }),
+      ),
       in_reply_to_event: Type.Optional(
         Type.String({
           format: 'uuid',
@@ -255,11 +257,7 @@ const readThreadTool = tool({
       older_cursor: replies[0]?.id ?? null,
       newer_cursor: replies.at(-1)?.id ?? null,
     }
-    const hint = !hasMore
-      ? ''
-      : forward
-        ? `\nMore newer replies: read_thread with after=${structured.newer_cursor}`
-        : `\nOlder replies exist: read_thread with before=${structured.older_cursor}`
+    const hint = !hasMore ? '' : forward ? `\nMore newer replies: read_thread with after=${structured.newer_cursor}` : `\nOlder replies exist: read_thread with before=${structured.older_cursor}`
     const head = `Thread of ${root.deleted ? '(deleted message) ' : ''}${messageLine(root)}\n${root.reply_count} repl${root.reply_count === 1 ? 'y' : 'ies'}; ${replies.length} shown, oldest first:`
     return { text: `${head}\n${replies.map(messageLine).join('\n') || '(no replies)'}${hint}`, structured }
   },
@@ -295,7 +293,7 @@ const markReadTool = tool({
   name: 'mark_read',
   title: 'Mark a conversation read',
   description:
-    "Moves your read marker in a channel or DM up to a message (usually the newest you have handled), so its unread_count in list_channels drops and you, or the people who share your agent, know where you stopped. The marker only moves forward; you must be a member.",
+    'Moves your read marker in a channel or DM up to a message (usually the newest you have handled), so its unread_count in list_channels drops and you, or the people who share your agent, know where you stopped. The marker only moves forward; you must be a member.',
   inputSchema: Type.Object({ channel: ChannelRef, message_id: MessageId }, { additionalProperties: false }),
   annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: true, openWorldHint: false },
   async run(ctx, args) {
@@ -393,8 +391,7 @@ const listAgentsTool = tool({
 const waitForEventsTool = tool({
   name: 'wait_for_events',
   title: 'Wait for events (your inbox)',
-  description:
-    `Waits until something happens in your channels and DMs (new, edited or deleted messages, members joining or leaving, channels created or changed), then returns those events, oldest first. Pass the next_cursor of the previous call as cursor to continue where you left off; without a cursor it waits for events from now on. Returns after timeout_seconds (at most ${WAIT_MAX_SECONDS}) with no events if nothing happened: call it again with the same cursor to keep listening.`,
+  description: `Waits until something happens in your channels and DMs (new, edited or deleted messages, members joining or leaving, channels created or changed), then returns those events, oldest first. Pass the next_cursor of the previous call as cursor to continue where you left off; without a cursor it waits for events from now on. Returns after timeout_seconds (at most ${WAIT_MAX_SECONDS}) with no events if nothing happened: call it again with the same cursor to keep listening.`,
   inputSchema: Type.Object(
     {
       cursor: Type.Optional(Type.String({ pattern: SINCE_PATTERN, description: 'The next_cursor of the previous wait_for_events call.' })),
@@ -490,4 +487,3 @@ export const TOOLS: ToolDefinition[] = [
   waitForEventsTool,
   markReadTool,
 ]
-

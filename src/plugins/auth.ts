@@ -88,8 +88,7 @@ function credentialOf(request: FastifyRequest): string | undefined {
 /** The one route an account awaiting the owner's approval may call. */
 const ME_ROUTE = '/api/v1/auth/me'
 
-export const approvalPending = (): AppError =>
-  new AppError('APPROVAL_PENDING', "this account awaits the workspace owner's approval; until then only GET /api/v1/auth/me answers")
+export const approvalPending = (): AppError => new AppError('APPROVAL_PENDING', "this account awaits the workspace owner's approval; until then only GET /api/v1/auth/me answers")
 
 export function bearer(request: FastifyRequest): string | undefined {
   const header = request.headers.authorization

@@ -25,9 +25,7 @@ export function clientErrorHandler(this: FastifyInstance, error: NodeJS.ErrnoExc
   const body = JSON.stringify({ error: message, code })
   this.log.debug({ err: error }, `client error: ${code}`)
   if (socket.writable) {
-    socket.write(
-      `HTTP/1.1 ${status} ${http.STATUS_CODES[status]}\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
-    )
+    socket.write(`HTTP/1.1 ${status} ${http.STATUS_CODES[status]}\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`)
   }
   socket.destroy(error)
 }

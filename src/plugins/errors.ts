@@ -56,9 +56,7 @@ export function toAppError(error: unknown): AppError | null {
       return new AppError('NOT_FOUND', 'resource not found')
     }
     const field = first?.instancePath ? first.instancePath.replace(/^\//, '').replaceAll('/', '.') : ''
-    const detail = first?.keyword === 'additionalProperties'
-      ? `unknown property '${(first.params as { additionalProperty?: string }).additionalProperty}'`
-      : first?.message ?? 'is invalid'
+    const detail = first?.keyword === 'additionalProperties' ? `unknown property '${(first.params as { additionalProperty?: string }).additionalProperty}'` : (first?.message ?? 'is invalid')
     return new AppError('VALIDATION_ERROR', `invalid ${where}${field ? `'${field}' ` : ''}${detail}`.replace(/\s+/g, ' ').trim())
   }
   switch (e?.code) {

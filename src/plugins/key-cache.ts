@@ -150,8 +150,7 @@ export function registerKeyCache(app: FastifyInstance, ttlMs: number): KeyCache 
   const channel = `${app.redisPrefix}auth:forget`
   // Subscribed by hand on every connection, and a PING lost with its connection fails rather than
   // being sent again on the next one.
-  const subscriber =
-    app.redis && ttlMs > 0 ? app.redisDuplicate({ autoResubscribe: false, autoResendUnfulfilledCommands: false, connectionName: subscriberName(app.redisPrefix) }) : null
+  const subscriber = app.redis && ttlMs > 0 ? app.redisDuplicate({ autoResubscribe: false, autoResendUnfulfilledCommands: false, connectionName: subscriberName(app.redisPrefix) }) : null
   const cache = new KeyCache(ttlMs, subscriber)
   if (subscriber) {
     subscriber.on('message', (_channel: string, agentId: string) => cache.forgetAgent(agentId))

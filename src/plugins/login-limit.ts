@@ -94,24 +94,15 @@ async function loginLimitPlugin(app: FastifyInstance): Promise<void> {
   app.decorate('loginLimit', {
     assertAllowed: async (email: string, address: string) => {
       const none = { count: 0, resetMs: 0 }
-      const [account, client] = await Promise.all([
-        tolerant(() => store.read(accountKey(email)), none),
-        tolerant(() => store.read(addressKey(address)), none),
-      ])
-      const blocked = [
-        account.count >= perAccount ? account.resetMs : 0,
-        client.count >= perAddress ? client.resetMs : 0,
-      ]
+      const [account, client] = await Promise.all([tolerant(() => store.read(accountKey(email)), none), tolerant(() => store.read(addressKey(address)), none)])
+      const blocked = [account.count >= perAccount ? account.resetMs : 0, client.count >= perAddress ? client.resetMs : 0]
       const waitMs = Math.max(...blocked)
       if (account.count < perAccount && client.count < perAddress) return
       const seconds = Math.max(1, Math.ceil(waitMs / 1000))
       throw new AppError('RATE_LIMITED', `too many failed logins; retry in ${seconds} seconds`, { headers: { 'retry-after': String(seconds) } })
     },
     recordFailure: async (email: string, address: string) => {
-      await Promise.all([
-        tolerant(() => store.hit(accountKey(email), windowMs), undefined),
-        tolerant(() => store.hit(addressKey(address), windowMs), undefined),
-      ])
+      await Promise.all([tolerant(() => store.hit(accountKey(email), windowMs), undefined), tolerant(() => store.hit(addressKey(address), windowMs), undefined)])
     },
     clear: async (email: string) => {
       await tolerant(() => store.clear(accountKey(email)), undefined)

@@ -40,7 +40,12 @@ export function asyncApiDocument(catalog: EventCatalog = EVENTS): Record<string,
         'WebSocket at `/ws`. Authenticate with `?token=<API key or JWT>` (URL-encoded) or `Authorization: Bearer …`; a bad or missing credential is refused at the upgrade with HTTP 401. Add `since=<cursor>` to receive the events missed since that cursor before live events, `include_own_messages=false` to receive no frames for your own messages (docs/loops.md), and `only=mentions` to receive only the messages that mention you. Other query parameters are ignored. All frames are JSON text. Full guide with a reference client: docs/realtime.md. The same event log over REST: `GET /api/v1/events` (openapi.json).',
     },
     servers: {
-      local: { host: 'localhost:3000', protocol: 'ws', description: 'Local instance (npm start)', security: [{ $ref: '#/components/securitySchemes/token' }, { $ref: '#/components/securitySchemes/bearer' }] },
+      local: {
+        host: 'localhost:3000',
+        protocol: 'ws',
+        description: 'Local instance (npm start)',
+        security: [{ $ref: '#/components/securitySchemes/token' }, { $ref: '#/components/securitySchemes/bearer' }],
+      },
     },
     channels: {
       gateway: {
@@ -78,14 +83,16 @@ export function asyncApiDocument(catalog: EventCatalog = EVENTS): Record<string,
         action: 'receive',
         channel: { $ref: '#/channels/gateway' },
         title: 'Events and answers pushed by the server',
-        description: 'After an optional replay (or resync_required), `ready`, then live events. `ack`, `error` and `pong` answer client frames, echoing their `id` (and `client_id`, when the client used it).',
+        description:
+          'After an optional replay (or resync_required), `ready`, then live events. `ack`, `error` and `pong` answer client frames, echoing their `id` (and `client_id`, when the client used it).',
         messages: Object.keys(serverFrames).map(ref),
       },
       sendFrames: {
         action: 'send',
         channel: { $ref: '#/channels/gateway' },
         title: 'Frames a client sends',
-        description: 'At most WS_MESSAGES_PER_SECOND (default 100) per second per connection; beyond, an `error` frame RATE_LIMITED. Frames above WS_MAX_PAYLOAD_BYTES (1 MiB) close the socket with 1009. Properties a frame does not define are ignored.',
+        description:
+          'At most WS_MESSAGES_PER_SECOND (default 100) per second per connection; beyond, an `error` frame RATE_LIMITED. Frames above WS_MAX_PAYLOAD_BYTES (1 MiB) close the socket with 1009. Properties a frame does not define are ignored.',
         messages: Object.keys(CLIENT_FRAMES).map(ref),
       },
     },

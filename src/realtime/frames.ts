@@ -88,7 +88,7 @@ const FIELDS = new Map(CLIENT_EVENTS.map((type) => [type, frameFields(EVENTS[typ
 
 /** Whether clients receive this event at all (a channel-scoped event of a delivered type). */
 export function isClientEvent(event: DomainEvent): boolean {
-  return event.channelId !== null && FIELDS.has(event.type as ClientEventType)
+  return event.channelId !== null && FIELDS.has(event.type)
 }
 
 /** The client frame of a log entry, or null for events clients do not receive. */
@@ -132,8 +132,7 @@ export const ResyncRequiredFrame = Type.Object(
   },
 )
 
-const EchoedId = (what: string) =>
-  Type.Union([Type.String(), Type.Null()], { description: `The \`id\` (or, without one, the \`client_id\`) of the client frame${what}.` })
+const EchoedId = (what: string) => Type.Union([Type.String(), Type.Null()], { description: `The \`id\` (or, without one, the \`client_id\`) of the client frame${what}.` })
 
 /** Present exactly when the client frame carried a readable `client_id`. */
 const EchoedClientId = Type.Optional(Type.String({ minLength: 1, maxLength: 128, description: 'The `client_id` of the client frame, when it had one.' }))
@@ -155,9 +154,7 @@ export const ErrorFrame = Type.Object(
     client_id: EchoedClientId,
     code: Type.String({ description: 'The same codes as the REST API (docs/errors.md).' }),
     error: Type.String(),
-    retry_after: Type.Optional(
-      Type.Integer({ minimum: 1, description: 'Seconds to wait before trying again, where REST would send `Retry-After` (e.g. `LOOP_DETECTED`).' }),
-    ),
+    retry_after: Type.Optional(Type.Integer({ minimum: 1, description: 'Seconds to wait before trying again, where REST would send `Retry-After` (e.g. `LOOP_DETECTED`).' })),
   },
   { additionalProperties: false, title: 'error', description: 'A client frame was refused. The connection stays open.' },
 )

@@ -198,9 +198,7 @@ export async function gateway(app: FastifyInstance, { broker, hub, signals, pres
 
   const timers: NodeJS.Timeout[] = []
   if (app.background) {
-    timers.push(
-      setInterval(() => void heartbeatAll(), config.wsPingIntervalMs),
-    )
+    timers.push(setInterval(() => void heartbeatAll(), config.wsPingIntervalMs))
     timers.push(scheduleCredentialChecks(app.db.pool, connections, config.wsAuthRecheckMs, (error) => app.log.warn({ err: error }, 'credential re-check failed')))
   }
 

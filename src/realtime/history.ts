@@ -13,13 +13,7 @@ const PAGE = 1_000
  * stop (the client went away). Returns the position reached (invisible entries included) and how
  * many frames were delivered.
  */
-export async function replayVisible(
-  broker: Broker,
-  hub: Hub,
-  memberId: string,
-  since: Cursor,
-  deliver: (frame: EventFrame) => Promise<boolean>,
-): Promise<{ cursor: Cursor; replayed: number }> {
+export async function replayVisible(broker: Broker, hub: Hub, memberId: string, since: Cursor, deliver: (frame: EventFrame) => Promise<boolean>): Promise<{ cursor: Cursor; replayed: number }> {
   let cursor = since
   let replayed = 0
   for (;;) {

@@ -115,9 +115,7 @@ async function httpEventsPlugin(app: FastifyInstance): Promise<void> {
     const memberId = credential.principal.id
     streamSlots.take(memberId)
     const { hub, broker } = app.realtime
-    const stream = new EventStream(credential, reply.raw, config.wsMaxBufferedBytes, () =>
-      request.log.warn({ memberId }, 'event stream client too slow; disconnected'),
-    )
+    const stream = new EventStream(credential, reply.raw, config.wsMaxBufferedBytes, () => request.log.warn({ memberId }, 'event stream client too slow; disconnected'))
     streams.add(stream)
     let released = false
     const release = (): void => {

@@ -226,7 +226,7 @@ export class Hub {
     const ids = new Set(this.channelMembers.get(event.channelId!))
     for (const id of event.audience ?? []) if (this.members.has(id)) ids.add(id)
     if (event.type === 'channel.created') {
-      for (const id of joiners.get(event.channelId!) ?? []) if (this.members.has(id)) ids.add(id)
+      for (const id of joiners.get(event.channelId) ?? []) if (this.members.has(id)) ids.add(id)
       const creator = event.payload.creator_id
       if (typeof creator === 'string' && this.members.has(creator)) ids.add(creator)
     }

@@ -27,8 +27,7 @@ interface Echo {
   client_id?: string
 }
 
-const readableId = (value: unknown): string | undefined =>
-  typeof value === 'string' && value.length >= 1 && value.length <= MAX_CLIENT_ID ? value : undefined
+const readableId = (value: unknown): string | undefined => (typeof value === 'string' && value.length >= 1 && value.length <= MAX_CLIENT_ID ? value : undefined)
 
 /** Read from any parsed frame, valid or not, so that even a refusal names the frame it answers. */
 function echoOf(body: unknown): Echo {
@@ -52,7 +51,13 @@ export function inboundFrames(app: FastifyInstance): (conn: Connection, data: Ra
       // The frame's id is its idempotency key (24 h, per sender): a client that resends a frame
       // after a reconnect gets the original message back instead of a second one.
       const idempotencyKey = echo.id === null ? undefined : `ws:${echo.id}`
-      const result = await createMessage(app, conn.principal, frame.channel_id, { text: frame.text, idempotencyKey, inReplyToEvent: frame.in_reply_to_event, mentions: frame.mentions, threadId: frame.thread_id })
+      const result = await createMessage(app, conn.principal, frame.channel_id, {
+        text: frame.text,
+        idempotencyKey,
+        inReplyToEvent: frame.in_reply_to_event,
+        mentions: frame.mentions,
+        threadId: frame.thread_id,
+      })
       sendJson(conn, { type: 'ack', ...echo, message: result.body })
     } catch (error) {
       if (error instanceof AppError) return sendError(conn, echo, error.code, error.message, error.headers?.['retry-after'])
@@ -77,7 +82,7 @@ export function inboundFrames(app: FastifyInstance): (conn: Connection, data: Ra
     }
     if (raw === null) return sendError(conn, { id: null }, 'VALIDATION_ERROR', 'frames are JSON text, not binary')
     if (body === undefined) return sendError(conn, { id: null }, 'INVALID_JSON', 'the frame is not valid JSON')
-    const type = (body as { type?: unknown } | null)?.type
+    const type = typeof body === 'object' && body !== null && 'type' in body ? body.type : undefined
     if (type === 'send_message') {
       if (!checkSendMessage.Check(body)) {
         const first = checkSendMessage.Errors(body)[0]
@@ -86,7 +91,8 @@ export function inboundFrames(app: FastifyInstance): (conn: Connection, data: Ra
       }
       const problem = inputProblem(body)
       if (problem) return sendError(conn, echo, 'VALIDATION_ERROR', `invalid send_message: ${problem}`)
-      conn.queue = conn.queue.then(() => sendMessage(conn, body as SendMessage, echo))
+      const frame = body // narrowed by the check above; a closure would not keep the narrowing of `body`
+      conn.queue = conn.queue.then(() => sendMessage(conn, frame, echo))
       return
     }
     if (type === 'typing') {

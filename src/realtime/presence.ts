@@ -28,7 +28,12 @@ export class Presence {
     this.local.set(agentId, n)
     if (n === 1 && this.redis) {
       const key = this.key(agentId)
-      await this.redis.multi().zadd(key, Date.now() + this.ttlMs, this.instanceId).pexpire(key, this.ttlMs).exec().catch(() => null)
+      await this.redis
+        .multi()
+        .zadd(key, Date.now() + this.ttlMs, this.instanceId)
+        .pexpire(key, this.ttlMs)
+        .exec()
+        .catch(() => null)
     }
     return n === 1
   }

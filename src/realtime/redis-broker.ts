@@ -184,9 +184,7 @@ export class RedisBroker implements Broker {
           this.lastRead = info.newest
           this.markPositioned()
         }
-        const read = reader.xread('COUNT', READ_COUNT, 'BLOCK', READ_BLOCK_MS, 'STREAMS', this.key, this.lastRead) as Promise<
-          [key: string, entries: StreamEntries][] | null
-        >
+        const read = reader.xread('COUNT', READ_COUNT, 'BLOCK', READ_BLOCK_MS, 'STREAMS', this.key, this.lastRead) as Promise<[key: string, entries: StreamEntries][] | null>
         read.catch(() => {}) // abandoned on stop
         const result = await this.untilStop(read)
         if (this.stopped) break

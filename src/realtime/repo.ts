@@ -43,13 +43,7 @@ export async function markPublished(pool: pg.Pool, eventIds: string[]): Promise<
  * `publish` resolves; when it throws, the transaction rolls back and they stay unpublished.
  * Returns how many events were relayed.
  */
-export async function relayUnpublished(
-  pool: pg.Pool,
-  olderThanMs: number,
-  limit: number,
-  afterId: bigint,
-  publish: (events: DomainEvent[]) => Promise<void>,
-): Promise<number> {
+export async function relayUnpublished(pool: pg.Pool, olderThanMs: number, limit: number, afterId: bigint, publish: (events: DomainEvent[]) => Promise<void>): Promise<number> {
   const client = await pool.connect()
   try {
     await client.query('BEGIN')

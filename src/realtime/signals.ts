@@ -116,6 +116,14 @@ export class Signals {
   ) {}
 
   /** Sends the signal on its way; a signal that cannot be sent is dropped (it is ephemeral). */
+  /** Typing sent over REST: one per member and channel every TYPING_INTERVAL_MS on this instance; extras are dropped. */
+  private readonly restTyping = new Throttle(TYPING_INTERVAL_MS)
+
+  typing(principal: MemberPrincipal, channelId: string): void {
+    if (!this.restTyping.allow(`${principal.id}:${channelId}`, Date.now())) return
+    this.publish({ channelIds: [channelId], except: principal.id, frame: typingFrame(principal, channelId) })
+  }
+
   publish(signal: Signal): void {
     if (!this.redis) return this.safeDeliver(signal)
     this.redis.publisher.publish(this.redis.channel, JSON.stringify(signal)).catch((error: unknown) => this.log.warn({ err: error }, 'could not publish a signal'))
@@ -144,7 +152,7 @@ export class Signals {
       timer.unref()
       sub.once('ready', () => {
         clearTimeout(timer)
-        subscribe().then(() => resolve())
+        void subscribe().then(() => resolve())
       })
     })
   }

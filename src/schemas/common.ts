@@ -29,5 +29,4 @@ export const IdParams = Type.Object({ id: Uuid }, { additionalProperties: false 
 export const SHARED_SCHEMAS = [ErrorSchema]
 
 /** Standard error responses to spread into a route's `response`. */
-export const errors = (...statuses: number[]): Record<number, typeof ErrorRef> =>
-  Object.fromEntries(statuses.map((s) => [s, ErrorRef]))
+export const errors = (...statuses: number[]): Record<number, typeof ErrorRef> => Object.fromEntries(statuses.map((s) => [s, ErrorRef]))

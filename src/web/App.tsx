@@ -24,9 +24,7 @@ export function App() {
     <Switch>
       <Route path="/invite" component={InvitePage} />
       <Route path="/login" component={LoginPage} />
-      <Route>
-        {session ? <Workspace session={session} /> : <Redirect to={`/login${location === '/' ? '' : `?next=${encodeURIComponent(location)}`}`} />}
-      </Route>
+      <Route>{session ? <Workspace session={session} /> : <Redirect to={`/login${location === '/' ? '' : `?next=${encodeURIComponent(location)}`}`} />}</Route>
     </Switch>
   )
 }

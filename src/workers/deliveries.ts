@@ -15,7 +15,7 @@ import { outboxHighWater } from '../events/repo.ts'
 import { memberIds } from '../modules/channels/access.ts'
 import { deliveryHeaders } from '../lib/signing.ts'
 import type { AddressPolicy } from '../lib/ssrf.ts'
-import type { DomainEvent, EventPayload } from '../events/types.ts'
+import type { DomainEvent } from '../events/types.ts'
 import { integrationBody, webhookBody } from './payloads.ts'
 import { EndpointGate, type EndpointLimits } from './endpoints.ts'
 import type { DeliveryQueue } from './queue.ts'
@@ -78,13 +78,13 @@ export class Kicker {
 
 /** The agents a message.mentioned event notifies; null for other events (docs/decisions.md, "Mentions"). */
 function mentionedAgents(event: DomainEvent): string[] | null {
-  return event.type === 'message.mentioned' ? (event.payload as EventPayload<'message.mentioned'>).mentioned_agent_ids : null
+  return event.type === 'message.mentioned' ? event.payload.mentioned_agent_ids : null
 }
 
 /** The author of a message event (created or updated); null for other events. */
 function messageAuthor(event: DomainEvent): { id: string; type: string } | null {
   if (event.type !== 'message.created' && event.type !== 'message.updated') return null
-  const { message } = event.payload as EventPayload<'message.created'>
+  const { message } = event.payload
   return { id: message.author_id, type: message.author_type }
 }
 
@@ -223,11 +223,9 @@ export class DeliveryEngine {
       // Integrations: every channel of the workspace; a DM only when one of its agents is in it
       // (any agent for an integration created with no agent list: it may act for all of them).
       const dm = event.channelId !== null && ctx.dmChannelIds.has(event.channelId) ? event.channelId : null
-      const seesDm = (i: repo.IntegrationTarget): boolean =>
-        i.allAgents ? ctx.agentDmChannelIds.has(dm!) : i.agentIds.some((a) => audience.has(a))
+      const seesDm = (i: repo.IntegrationTarget): boolean => (i.allAgents ? ctx.agentDmChannelIds.has(dm!) : i.agentIds.some((a) => audience.has(a)))
       // An integration that opted out of its own messages skips those of the agents it acts for.
-      const ownOf = (i: repo.IntegrationTarget): boolean =>
-        author !== null && author.type === 'AGENT' && (i.allAgents || i.agentIds.includes(author.id))
+      const ownOf = (i: repo.IntegrationTarget): boolean => author !== null && author.type === 'AGENT' && (i.allAgents || i.agentIds.includes(author.id))
       for (const i of integrations) {
         if (dm && !seesDm(i)) continue
         if (mentioned && !(i.allAgents ? mentioned.length > 0 : i.agentIds.some((a) => mentioned.includes(a)))) continue

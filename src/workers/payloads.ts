@@ -7,7 +7,7 @@
 // Integrations: exactly the spec's envelope {event_type, integration_id, occurred_at, payload}
 // with the payload the event's catalog entry builds (message.created as the spec lists it).
 import { EVENTS } from '../events/catalog.ts'
-import type { EventSpec, IntegrationDoc } from '../events/define.ts'
+import type { EventSpec } from '../events/define.ts'
 import type { DomainEvent } from '../events/types.ts'
 
 export function webhookBody(webhookId: string, agentId: string, event: DomainEvent): string {
@@ -24,7 +24,7 @@ export function webhookBody(webhookId: string, agentId: string, event: DomainEve
 /** The spec's integration payload; null for an event type integrations do not receive. */
 export function integrationPayload(event: DomainEvent): Record<string, unknown> | null {
   // Widened to the catalog's common entry type: the entry and the event share `event.type`.
-  const integration = (EVENTS[event.type] as EventSpec).integration as IntegrationDoc | null
+  const integration = (EVENTS[event.type] as EventSpec).integration
   return integration ? integration.build(event) : null
 }
 

@@ -178,9 +178,7 @@ export class RedisQueue implements DeliveryQueue {
         continue
       }
       try {
-        const reply = (await this.reader!.xreadgroup(
-          'GROUP', GROUP, this.consumer, 'COUNT', this.free(), 'BLOCK', BLOCK_MS, 'STREAMS', this.key, '>',
-        )) as [string, StreamEntry[]][] | null
+        const reply = await this.reader!.xreadgroup('GROUP', GROUP, this.consumer, 'COUNT', this.free(), 'BLOCK', BLOCK_MS, 'STREAMS', this.key, '>')
         this.up()
         for (const [, entries] of reply ?? []) for (const entry of entries) this.process(entry)
       } catch (error) {
@@ -196,11 +194,7 @@ export class RedisQueue implements DeliveryQueue {
   private async reclaim(): Promise<void> {
     if (this.free() <= 0) return
     try {
-      const reply = (await this.redis.xautoclaim(this.key, GROUP, this.consumer, this.claimTimeoutMs, '0-0', 'COUNT', this.free())) as [
-        string,
-        StreamEntry[],
-        string[]?,
-      ]
+      const reply = (await this.redis.xautoclaim(this.key, GROUP, this.consumer, this.claimTimeoutMs, '0-0', 'COUNT', this.free())) as [string, StreamEntry[], string[]?]
       const entries = reply[1] ?? []
       if (entries.length) this.log.info({ entries: entries.length }, 'took over stalled delivery stream entries')
       for (const entry of entries) this.process(entry)
@@ -308,7 +302,11 @@ export class RedisQueue implements DeliveryQueue {
           const attempts = Number(map.get('attempts'))
           if (id && Number.isInteger(attempts)) items.push({ id, attempts, endpoint: map.get('endpoint') || undefined })
         }
-        await this.redis.multi().xack(this.key, GROUP, ...ids).xdel(this.key, ...ids).exec()
+        await this.redis
+          .multi()
+          .xack(this.key, GROUP, ...ids)
+          .xdel(this.key, ...ids)
+          .exec()
       }
       await this.redis.xgroup('DELCONSUMER', this.key, GROUP, this.consumer)
     } catch (error) {

@@ -143,14 +143,7 @@ async function insertDeliveries(client: Queryable, deliveries: NewDelivery[]): P
        FROM unnest($1::uuid[], $2::uuid[], $3::uuid[], $4::uuid[], $5::text[], $6::text[])
             AS d(id, webhook_id, integration_id, event_id, event_type, body)
      ON CONFLICT DO NOTHING`,
-    [
-      ids,
-      deliveries.map((d) => d.webhookId),
-      deliveries.map((d) => d.integrationId),
-      deliveries.map((d) => d.eventId),
-      deliveries.map((d) => d.eventType),
-      deliveries.map((d) => d.body),
-    ],
+    [ids, deliveries.map((d) => d.webhookId), deliveries.map((d) => d.integrationId), deliveries.map((d) => d.eventId), deliveries.map((d) => d.eventType), deliveries.map((d) => d.body)],
   )
   return res.rowCount ?? 0
 }

@@ -38,14 +38,17 @@ export interface DeliveryAgents {
 export function deliveryAgents(policy: AddressPolicy, maxSocketsPerHost: number): DeliveryAgents {
   // Idle sockets close after 4 s, under the 5 s idle timeout of common servers (Node's included),
   // so a request rarely lands on a socket the receiver is closing.
-  const options = { keepAlive: true, keepAliveMsecs: 1_000, maxSockets: maxSocketsPerHost, maxFreeSockets: maxSocketsPerHost, timeout: 4_000, lookup: safeLookup(policy) as unknown as net.LookupFunction }
+  const options = { keepAlive: true, keepAliveMsecs: 1_000, maxSockets: maxSocketsPerHost, maxFreeSockets: maxSocketsPerHost, timeout: 4_000, lookup: safeLookup(policy) }
   const agents = { http: new http.Agent(options), https: new https.Agent(options) }
   return { ...agents, destroy: () => (agents.http.destroy(), agents.https.destroy()) }
 }
 
 function clean(text: string): string {
   // eslint-disable-next-line no-control-regex -- strip control characters from a receiver's answer
-  return text.replace(/[\u0000-\u001f\u007f]+/g, ' ').trim().slice(0, ERROR_SNIPPET)
+  return text
+    .replace(/[\u0000-\u001f\u007f]+/g, ' ')
+    .trim()
+    .slice(0, ERROR_SNIPPET)
 }
 
 export function send(rawUrl: string, headers: Record<string, string>, body: string, opts: SendOptions): Promise<SendResult> {
@@ -76,7 +79,7 @@ export function send(rawUrl: string, headers: Record<string, string>, body: stri
       method: 'POST',
       headers: { ...headers, 'content-length': String(payload.length), ...(opts.agents ? {} : { connection: 'close' }) },
       agent: opts.agents ? (url.protocol === 'https:' ? opts.agents.https : opts.agents.http) : false,
-      lookup: safeLookup(opts.policy) as unknown as net.LookupFunction,
+      lookup: safeLookup(opts.policy),
     })
 
     const total = setTimeout(() => {

@@ -11,7 +11,18 @@ import { build } from '../helper.ts'
 interface Doc {
   servers: { url: string }[]
   components: { schemas: Record<string, { description?: string; properties?: Record<string, { enum?: string[] }> }> }
-  paths: Record<string, Record<string, { operationId?: string; parameters?: { name: string; in: string; required?: boolean; schema?: { default?: unknown } }[]; requestBody?: { content: Record<string, { schema: { type?: unknown; properties?: Record<string, { format?: string; type?: unknown }> }; encoding?: Record<string, unknown> }> }; responses: Record<string, { description: string }> }>>
+  paths: Record<
+    string,
+    Record<
+      string,
+      {
+        operationId?: string
+        parameters?: { name: string; in: string; required?: boolean; schema?: { default?: unknown } }[]
+        requestBody?: { content: Record<string, { schema: { type?: unknown; properties?: Record<string, { format?: string; type?: unknown }> }; encoding?: Record<string, unknown> }> }
+        responses: Record<string, { description: string }>
+      }
+    >
+  >
 }
 
 const file = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../openapi/openapi.json')
@@ -26,7 +37,10 @@ t.test('every resource and list shape is a named component with a description', 
     t.ok(schema, `${name} is a component`)
     t.match(schema?.description, /\w{3,}/, `${name} has a description`)
   }
-  t.match(doc.paths['/api/v1/channels']?.get?.responses['200'], { description: doc.components.schemas.ChannelList?.description, content: { 'application/json': { schema: { $ref: '#/components/schemas/ChannelList' } } } })
+  t.match(doc.paths['/api/v1/channels']?.get?.responses['200'], {
+    description: doc.components.schemas.ChannelList?.description,
+    content: { 'application/json': { schema: { $ref: '#/components/schemas/ChannelList' } } },
+  })
 })
 
 t.test('Error.code is the closed list of src/lib/errors.ts', async (t) => {
@@ -36,7 +50,11 @@ t.test('Error.code is the closed list of src/lib/errors.ts', async (t) => {
 t.test('parameters with a default are optional', async (t) => {
   const withDefault = operations.flatMap((op) => (op.parameters ?? []).filter((p) => p.schema?.default !== undefined).map((p) => ({ op: op.operationId, name: p.name, required: p.required ?? false })))
   t.ok(withDefault.length >= 5, 'the list operations have defaulted limits')
-  t.same(withDefault.filter((p) => p.required), [], 'none of them is required')
+  t.same(
+    withDefault.filter((p) => p.required),
+    [],
+    'none of them is required',
+  )
 })
 
 t.test('the upload is a binary file part in a non-nullable form', async (t) => {
@@ -48,15 +66,25 @@ t.test('the upload is a binary file part in a non-nullable form', async (t) => {
 })
 
 t.test('every response has a real description', async (t) => {
-  const vague = operations.flatMap((op) => Object.entries(op.responses).filter(([, r]) => !r.description || r.description === 'Default Response').map(([s]) => `${op.operationId} ${s}`))
+  const vague = operations.flatMap((op) =>
+    Object.entries(op.responses)
+      .filter(([, r]) => !r.description || r.description === 'Default Response')
+      .map(([s]) => `${op.operationId} ${s}`),
+  )
   t.same(vague, [])
 })
 
 t.test('servers is relative, whatever PORT or PUBLIC_URL', async (t) => {
-  t.same(doc.servers.map((s) => s.url), ['/'])
+  t.same(
+    doc.servers.map((s) => s.url),
+    ['/'],
+  )
   const { app } = await build(t, { env: { PUBLIC_URL: 'http://chat.example.test:8080' } })
   const res = await app.inject({ method: 'GET', url: '/openapi.json' })
-  t.same((res.json() as Doc).servers.map((s) => s.url), ['/'])
+  t.same(
+    res.json<Doc>().servers.map((s) => s.url),
+    ['/'],
+  )
 })
 
 t.test('/docs: the CSP allows the page over plain http and same-origin "Try it out"', async (t) => {

@@ -25,7 +25,7 @@ const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..')
 const openapi = JSON.parse(await readFile(path.join(root, 'openapi/openapi.json'), 'utf8')) as { webhooks: unknown; components: { schemas: Record<string, { anyOf?: { title: string }[] }> } }
 const asyncapi = YAML.parse(await readFile(path.join(root, 'openapi/asyncapi.yaml'), 'utf8')) as unknown
 
-type Json = Record<string, any> // eslint-disable-line @typescript-eslint/no-explicit-any -- documents are read field by field below
+type Json = Record<string, any>
 const plain = (value: unknown): Json => JSON.parse(JSON.stringify(value)) as Json
 
 /** The service's catalog with one field added to member.joined and one new event. */
@@ -80,7 +80,10 @@ t.test('a new event gets its frame, both deliveries and its place in both docume
   const doc = plain(asyncApiDocument(extended))
   t.equal(doc.components.messages.probe_pinged.summary, 'Probe')
   t.same(doc.components.messages.probe_pinged.payload.properties.probe_note, { type: 'string' })
-  t.ok(doc.operations.receiveEvents.messages.some((m: { $ref: string }) => m.$ref.endsWith('/probe_pinged')), 'a frame the server sends')
+  t.ok(
+    doc.operations.receiveEvents.messages.some((m: { $ref: string }) => m.$ref.endsWith('/probe_pinged')),
+    'a frame the server sends',
+  )
 })
 
 t.test('the published documents are what the derivation gives for the service catalog', async (t) => {
@@ -95,7 +98,19 @@ t.test('the published documents are what the derivation gives for the service ca
 
 t.test('one list of event types, and one documented mapping of names', async (t) => {
   t.same(DOMAIN_EVENT_TYPES, Object.keys(EVENTS))
-  t.same(WEBHOOK_EVENTS, ['message.created', 'message.updated', 'message.deleted', 'message.mentioned', 'channel.created', 'channel.updated', 'channel.deleted', 'member.joined', 'member.left', 'reaction.added', 'reaction.removed'])
+  t.same(WEBHOOK_EVENTS, [
+    'message.created',
+    'message.updated',
+    'message.deleted',
+    'message.mentioned',
+    'channel.created',
+    'channel.updated',
+    'channel.deleted',
+    'member.joined',
+    'member.left',
+    'reaction.added',
+    'reaction.removed',
+  ])
   t.same(INTEGRATION_EVENTS, ['message.created', 'message.mentioned', 'channel.created', 'member.joined', 'reaction.added', 'reaction.removed', 'agent.connected'])
   // Published names: the frame of message.created is the spec's `new_message`; every other frame
   // type is the event type with `_` for `.` (docs/decisions.md, "One event catalog").
@@ -118,7 +133,25 @@ t.test('one list of event types, and one documented mapping of names', async (t)
 const channelId = uuidv7()
 const actorId = uuidv7()
 const at = new Date().toISOString()
-const message = { id: uuidv7(), channel_id: channelId, author_id: actorId, author_name: 'Ada', author_type: 'AGENT' as const, text: 'hello', created_at: at, edited_at: null, in_reply_to_event: null, chain_depth: 1, thread_id: null, reply_count: 0, last_reply_at: null, recent_replier_ids: [], deleted: false, mentions: [] as string[], reactions: [] }
+const message = {
+  id: uuidv7(),
+  channel_id: channelId,
+  author_id: actorId,
+  author_name: 'Ada',
+  author_type: 'AGENT' as const,
+  text: 'hello',
+  created_at: at,
+  edited_at: null,
+  in_reply_to_event: null,
+  chain_depth: 1,
+  thread_id: null,
+  reply_count: 0,
+  last_reply_at: null,
+  recent_replier_ids: [],
+  deleted: false,
+  mentions: [] as string[],
+  reactions: [],
+}
 const channel = { id: channelId, name: 'general', description: '', topic: null, type: 'channel' as const, created_at: at }
 const samples: { [T in keyof typeof EVENTS]: EventPayload<T> } = {
   'message.created': { message },
@@ -134,7 +167,7 @@ const samples: { [T in keyof typeof EVENTS]: EventPayload<T> } = {
   'reaction.removed': { channel_id: channelId, message_id: message.id, emoji: '👀', member_id: actorId, member_type: 'AGENT', member_name: 'Ada', count: 0 },
   'agent.connected': { agent_id: actorId, agent_name: 'ada', connected_at: at },
 }
-const sampleEvents = DOMAIN_EVENT_TYPES.map((type) => newEvent(type, (EVENTS[type].scope === 'channel' ? channelId : null) as never, samples[type] as never) as DomainEvent)
+const sampleEvents = DOMAIN_EVENT_TYPES.map((type): DomainEvent => newEvent(type, (EVENTS[type].scope === 'channel' ? channelId : null) as never, samples[type] as never))
 
 t.test('what the service sends matches the derived schemas', async (t) => {
   for (const event of sampleEvents) {

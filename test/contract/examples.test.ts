@@ -39,5 +39,9 @@ t.test('each operation has an example request and response', async (t) => {
   }
   t.same(missing, [])
   const stale = operations.filter((o) => NOT_YET_EXERCISED.has(o.operationId) && Object.values(o.responses).some((r) => r.content?.['application/json']?.examples))
-  t.same(stale.map((o) => o.operationId), [], 'an operation with an example is no longer listed as not exercised')
+  t.same(
+    stale.map((o) => o.operationId),
+    [],
+    'an operation with an example is no longer listed as not exercised',
+  )
 })

@@ -45,19 +45,31 @@ t.test('a generated client runs the agent scenario without a cast', async (t) =>
 
   // Page the messages back, one per page.
   const page1 = ok(await agent.GET('/api/v1/channels/{id}/messages', { params: { path, query: { limit: 1 } } }))
-  t.same(page1.messages.map((m) => m.id), [withFile.id])
+  t.same(
+    page1.messages.map((m) => m.id),
+    [withFile.id],
+  )
   t.equal(page1.has_more, true)
   const before = page1.next_before ?? undefined
   const page2 = ok(await agent.GET('/api/v1/channels/{id}/messages', { params: { path, query: { limit: 1, before } } }))
-  t.same(page2.messages.map((m) => m.id), [first.id])
+  t.same(
+    page2.messages.map((m) => m.id),
+    [first.id],
+  )
   const defaults = ok(await agent.GET('/api/v1/channels/{id}/messages', { params: { path } }))
   t.equal(defaults.messages.length, 2, 'limit may be left out')
 
   // Search, as the agent and as the owner (who reads every regular channel).
   const hits = ok(await agent.GET('/api/v1/messages/search', { params: { query: { q: 'generated' } } }))
-  t.same(hits.results.map((h) => h.message.id), [first.id])
+  t.same(
+    hits.results.map((h) => h.message.id),
+    [first.id],
+  )
   const ownerHits = ok(await owner.GET('/api/v1/messages/search', { params: { query: { q: 'report' } } }))
-  t.same(ownerHits.results.map((h) => h.id), [withFile.id])
+  t.same(
+    ownerHits.results.map((h) => h.id),
+    [withFile.id],
+  )
 
   // A DM with the other agent.
   const dm: Schemas['Dm'] = ok(await agent.POST('/api/v1/dm', { body: { participant_id: helper.agent_id } }))

@@ -16,8 +16,14 @@ t.test('create a channel: 201 with the spec fields; the creator is its first mem
   t.equal(ch.is_member, true)
   t.equal(ch.created_by, c.ws.agents[0]!.id)
   const members = await c.api({ method: 'GET', url: `/api/v1/channels/${ch.id}/members`, headers: bearer(c.tok.a1) })
-  t.same(members.json().map((m: any) => [m.id, m.type]), [[c.ws.agents[0]!.id, 'AGENT']])
-  t.same(c.events.map((e) => e.type), ['channel.created', 'member.joined'])
+  t.same(
+    members.json().map((m: any) => [m.id, m.type]),
+    [[c.ws.agents[0]!.id, 'AGENT']],
+  )
+  t.same(
+    c.events.map((e) => e.type),
+    ['channel.created', 'member.joined'],
+  )
   t.same(c.events[0]!.payload, {
     channel: { id: ch.id, name: 'Project X-1', description: 'about x', topic: null, type: 'channel', created_at: ch.created_at },
     creator_id: c.ws.agents[0]!.id,
@@ -67,14 +73,14 @@ t.test('401 without or with a bad credential on every channel route', async (t) 
   ]
   for (const [method, url] of routes) {
     for (const headers of [{}, bearer('svc_nope'), bearer('a.b.c')]) {
-      const res = await c.api({ method: method as 'GET', url, headers, payload: method === 'POST' || method === 'PATCH' ? { name: 'y' } : undefined })
+      const res = await c.api({ method: method, url, headers, payload: method === 'POST' || method === 'PATCH' ? { name: 'y' } : undefined })
       t.equal(res.statusCode, 401, `${method} ${url}`)
       t.equal(res.json().code, 'UNAUTHORIZED')
     }
   }
 })
 
-t.test('list: a plain array of {id, name, type, description} of the caller\'s channels; the owner sees all regular ones', async (t) => {
+t.test("list: a plain array of {id, name, type, description} of the caller's channels; the owner sees all regular ones", async (t) => {
   const c = await setup(t)
   const a = await createChannel(c.api, c.tok.a1, 'alpha')
   const b = await createChannel(c.api, c.tok.a2, 'beta')
@@ -87,11 +93,18 @@ t.test('list: a plain array of {id, name, type, description} of the caller\'s ch
     { id: dm.json().id, name: 'agent-2', type: 'dm', description: '', unread_count: 0, last_read_message_id: null },
   ])
   const member = await c.api({ method: 'GET', url: '/api/v1/channels', headers: bearer(c.tok.member) })
-  t.same(member.json().map((x: any) => x.id), [b.id])
+  t.same(
+    member.json().map((x: any) => x.id),
+    [b.id],
+  )
   const none = await c.api({ method: 'GET', url: '/api/v1/channels', headers: bearer(c.tok.observer) })
   t.same(none.json(), [])
   const owner = await c.api({ method: 'GET', url: '/api/v1/channels', headers: bearer(c.tok.owner) })
-  t.same(owner.json().map((x: any) => x.id), [a.id, b.id], 'all regular channels, not the DMs of others')
+  t.same(
+    owner.json().map((x: any) => x.id),
+    [a.id, b.id],
+    'all regular channels, not the DMs of others',
+  )
 })
 
 t.test('get: members and the owner; others, unknown and malformed ids 404', async (t) => {
@@ -139,7 +152,10 @@ t.test('patch: creator or admin; other members 403; non-members 404; bad input 4
   const ok = await c.api({ method: 'PATCH', url, headers: bearer(c.tok.a1), payload: { name: 'delta 2', description: 'new', topic: 'fresh' } })
   t.equal(ok.statusCode, 200)
   t.match(ok.json(), { id: ch.id, name: 'delta 2', description: 'new', topic: 'fresh', type: 'channel' })
-  t.same(c.events.map((e) => e.type), ['channel.updated'])
+  t.same(
+    c.events.map((e) => e.type),
+    ['channel.updated'],
+  )
   t.same(c.events[0]!.payload, { channel: { id: ch.id, name: 'delta 2', description: 'new', topic: 'fresh', type: 'channel', created_at: ch.created_at } })
   const same = await c.api({ method: 'PATCH', url, headers: bearer(c.tok.a1), payload: { name: 'Delta 2' } })
   t.equal(same.statusCode, 200, 'a channel may change the case of its own name')
@@ -161,8 +177,14 @@ t.test('members: add (201, events), already a member 409, unknown id 404, rights
   t.match(add.json().joined_at, ISO_RE)
   t.equal(add.json().user_id, c.ws.member.id, 'the id comes back under the name it was sent with too')
   const listed = (await c.api({ method: 'GET', url, headers: bearer(c.tok.a1) })).json()
-  t.same(listed.map((m: { id: string; user_id: string }) => m.user_id), listed.map((m: { id: string }) => m.id))
-  t.same(c.events.map((e) => [e.type, e.payload]), [['member.joined', { channel_id: ch.id, member_id: c.ws.member.id, member_type: 'HUMAN', member_name: 'member' }]])
+  t.same(
+    listed.map((m: { id: string; user_id: string }) => m.user_id),
+    listed.map((m: { id: string }) => m.id),
+  )
+  t.same(
+    c.events.map((e) => [e.type, e.payload]),
+    [['member.joined', { channel_id: ch.id, member_id: c.ws.member.id, member_type: 'HUMAN', member_name: 'member' }]],
+  )
   const again = await c.api({ method: 'POST', url, headers: bearer(c.tok.member), payload: { user_id: c.ws.member.id } })
   t.equal(again.statusCode, 409)
   t.equal(again.json().code, 'ALREADY_MEMBER')
@@ -184,7 +206,10 @@ t.test('members: add (201, events), already a member 409, unknown id 404, rights
 
   const list = await c.api({ method: 'GET', url, headers: bearer(c.tok.observer) })
   t.equal(list.statusCode, 200)
-  t.same(list.json().map((m: any) => m.id), [c.ws.agents[0]!.id, c.ws.member.id, c.ws.observer.id, c.ws.owner.id])
+  t.same(
+    list.json().map((m: any) => m.id),
+    [c.ws.agents[0]!.id, c.ws.member.id, c.ws.observer.id, c.ws.owner.id],
+  )
   t.equal(await c.app.db.prisma.channelMember.count({ where: { channelId: ch.id } }), 4)
   const strangerList = await c.api({ method: 'GET', url, headers: bearer(c.tok.a2) })
   t.equal(strangerList.statusCode, 404)
@@ -199,9 +224,17 @@ t.test('members: add (201, events), already a member 409, unknown id 404, rights
   const removed = await c.api({ method: 'DELETE', url: `${url}/${c.ws.member.id}`, headers: bearer(c.tok.a1) })
   t.equal(removed.statusCode, 204)
   t.equal(removed.body, '')
-  t.same(c.events.map((e) => [e.type, e.payload, e.audience]), [['member.left', { channel_id: ch.id, member_id: c.ws.member.id, member_type: 'HUMAN' }, [c.ws.member.id]]])
-  for (const [method, path] of [['GET', ''], ['GET', '/messages'], ['POST', '/messages'], ['GET', '/members']]) {
-    const res = await c.api({ method: method as 'GET', url: `/api/v1/channels/${ch.id}${path}`, headers: bearer(c.tok.member), payload: method === 'POST' ? { text: 'hi' } : undefined })
+  t.same(
+    c.events.map((e) => [e.type, e.payload, e.audience]),
+    [['member.left', { channel_id: ch.id, member_id: c.ws.member.id, member_type: 'HUMAN' }, [c.ws.member.id]]],
+  )
+  for (const [method, path] of [
+    ['GET', ''],
+    ['GET', '/messages'],
+    ['POST', '/messages'],
+    ['GET', '/members'],
+  ]) {
+    const res = await c.api({ method: method, url: `/api/v1/channels/${ch.id}${path}`, headers: bearer(c.tok.member), payload: method === 'POST' ? { text: 'hi' } : undefined })
     t.equal(res.statusCode, 404, `removed member: ${method} ${path}`)
   }
   const leave = await c.api({ method: 'DELETE', url: `${url}/${c.ws.observer.id}`, headers: bearer(c.tok.observer) })
@@ -223,7 +256,10 @@ t.test('delete: creator or admin; deletes messages; others 403/404; events to th
   t.equal(res.statusCode, 204)
   t.equal(await c.app.db.prisma.message.count({ where: { channelId: ch.id } }), 0)
   t.equal(await c.app.db.prisma.channelMember.count({ where: { channelId: ch.id } }), 0)
-  t.same(c.events.map((e) => [e.type, e.payload]), [['channel.deleted', { channel_id: ch.id }]])
+  t.same(
+    c.events.map((e) => [e.type, e.payload]),
+    [['channel.deleted', { channel_id: ch.id }]],
+  )
   t.same([...c.events[0]!.audience!].sort(), [c.ws.agents[0]!.id, c.ws.agents[1]!.id].sort())
   t.equal((await c.api({ method: 'GET', url, headers: bearer(c.tok.a1) })).statusCode, 404)
 

@@ -14,7 +14,10 @@ t.test('POST /dm: 201 creates, 200 returns the same DM in either order; events; 
   t.same(dm.participants, [a1, member].sort())
   t.same(dm.participant, { id: member, name: 'member', type: 'HUMAN' })
   t.match(dm.created_at, ISO_RE)
-  t.same(c.events.map((e) => e.type), ['channel.created', 'member.joined', 'member.joined'])
+  t.same(
+    c.events.map((e) => e.type),
+    ['channel.created', 'member.joined', 'member.joined'],
+  )
   t.match(c.events[0]!.payload, { channel: { id: dm.id, type: 'dm' }, creator_id: a1, creator_type: 'AGENT' })
 
   const again = await c.api({ method: 'POST', url: '/api/v1/dm', headers: bearer(c.tok.a1), payload: { participant_id: member } })
@@ -29,7 +32,10 @@ t.test('POST /dm: 201 creates, 200 returns the same DM in either order; events; 
   const m = await post(c.api, c.tok.member, dm.id, 'psst')
   t.equal(m.channel_id, dm.id)
   const read = await c.api({ method: 'GET', url: `/api/v1/channels/${dm.id}/messages`, headers: bearer(c.tok.a1) })
-  t.same(read.json().messages.map((x: any) => x.text), ['psst'])
+  t.same(
+    read.json().messages.map((x: any) => x.text),
+    ['psst'],
+  )
   // Only the two participants see it, not even the owner.
   for (const token of [c.tok.a2, c.tok.owner, c.tok.observer]) {
     t.equal((await c.api({ method: 'GET', url: `/api/v1/channels/${dm.id}/messages`, headers: bearer(token) })).statusCode, 404)
@@ -80,17 +86,20 @@ t.test('concurrent DM creation for one pair (both directions) makes exactly one 
   t.equal(await c.app.db.prisma.channelMember.count(), 2)
 })
 
-t.test('GET /dm lists the caller\'s DMs with the other participant', async (t) => {
+t.test("GET /dm lists the caller's DMs with the other participant", async (t) => {
   const c = await setup(t)
   const one = (await c.api({ method: 'POST', url: '/api/v1/dm', headers: bearer(c.tok.a1), payload: { participant_id: c.ws.member.id } })).json()
   const two = (await c.api({ method: 'POST', url: '/api/v1/dm', headers: bearer(c.tok.a2), payload: { participant_id: c.ws.agents[0]!.id } })).json()
   await c.api({ method: 'POST', url: '/api/v1/dm', headers: bearer(c.tok.a2), payload: { participant_id: c.ws.member.id } })
   const res = await c.api({ method: 'GET', url: '/api/v1/dm', headers: bearer(c.tok.a1) })
   t.equal(res.statusCode, 200)
-  t.same(res.json().map((d: any) => [d.id, d.participant]), [
-    [one.id, { id: c.ws.member.id, name: 'member', type: 'HUMAN' }],
-    [two.id, { id: c.ws.agents[1]!.id, name: 'agent-2', type: 'AGENT' }],
-  ])
+  t.same(
+    res.json().map((d: any) => [d.id, d.participant]),
+    [
+      [one.id, { id: c.ws.member.id, name: 'member', type: 'HUMAN' }],
+      [two.id, { id: c.ws.agents[1]!.id, name: 'agent-2', type: 'AGENT' }],
+    ],
+  )
   t.same((await c.api({ method: 'GET', url: '/api/v1/dm', headers: bearer(c.tok.observer) })).json(), [])
   t.same((await c.api({ method: 'GET', url: '/api/v1/dm', headers: bearer(c.tok.owner) })).json(), [], 'the owner does not see the DMs of others')
 })

@@ -27,7 +27,7 @@ t.test('multipart text + file: 201 with the attachment; the file is stored under
 
   const stored = await readdir(c.config.uploadDir)
   t.equal(stored.length, 1)
-  t.match(stored[0], UUID_RE, 'the stored name is ours, not the client\'s')
+  t.match(stored[0], UUID_RE, "the stored name is ours, not the client's")
   t.same(await readFile(`${c.config.uploadDir}/${stored[0]}`), content)
 
   const listed = await c.api({ method: 'GET', url: `/api/v1/channels/${ch.id}/messages`, headers: bearer(c.tok.a1) })
@@ -53,7 +53,10 @@ t.test('a file larger than 10 MiB: 413 PAYLOAD_TOO_LARGE, no file left on disk, 
   const c = await setup(t)
   const ch = await createChannel(c.api, c.tok.a1, 'big')
   const url = `/api/v1/channels/${ch.id}/messages`
-  const tooBig = multipart([{ name: 'text', value: 'too big' }, { name: 'file', file: Buffer.alloc(10 * MiB + 1, 7), filename: 'big.bin' }])
+  const tooBig = multipart([
+    { name: 'text', value: 'too big' },
+    { name: 'file', file: Buffer.alloc(10 * MiB + 1, 7), filename: 'big.bin' },
+  ])
   c.events.length = 0
   const res = await c.api({ method: 'POST', url, headers: { ...bearer(c.tok.a1), ...tooBig.headers }, payload: tooBig.payload })
   t.equal(res.statusCode, 413)
@@ -64,7 +67,10 @@ t.test('a file larger than 10 MiB: 413 PAYLOAD_TOO_LARGE, no file left on disk, 
   t.same(c.events, [])
 
   // Text after the file, and exactly 10 MiB: accepted.
-  const exact = multipart([{ name: 'file', file: Buffer.alloc(10 * MiB, 7), filename: 'exact.bin' }, { name: 'text', value: 'just fits' }])
+  const exact = multipart([
+    { name: 'file', file: Buffer.alloc(10 * MiB, 7), filename: 'exact.bin' },
+    { name: 'text', value: 'just fits' },
+  ])
   const ok = await c.api({ method: 'POST', url, headers: { ...bearer(c.tok.a1), ...exact.headers }, payload: exact.payload })
   t.equal(ok.statusCode, 201, ok.body)
   t.equal(ok.json().attachment.size, 10 * MiB)
@@ -80,7 +86,10 @@ t.test('multipart rules: a file with empty or no text is fine; neither → 400; 
     const form = multipart(parts)
     return c.api({ method: 'POST', url, headers: { ...bearer(token), ...form.headers }, payload: form.payload })
   }
-  const empty = await send(c.tok.a1, [{ name: 'text', value: '' }, { name: 'file', file: Buffer.from('a'), filename: 'a.txt', type: 'text/plain' }])
+  const empty = await send(c.tok.a1, [
+    { name: 'text', value: '' },
+    { name: 'file', file: Buffer.from('a'), filename: 'a.txt', type: 'text/plain' },
+  ])
   t.equal(empty.statusCode, 201)
   t.equal(empty.json().text, '')
   t.equal(empty.json().attachment.content_type, 'text/plain')
@@ -96,27 +105,56 @@ t.test('multipart rules: a file with empty or no text is fine; neither → 400; 
     [],
     [{ name: 'text', value: '  ' }],
     [{ name: 'other', value: 'x' }],
-    [{ name: 'text', value: 'x' }, { name: 'attachment', file: Buffer.from('c') }],
-    [{ name: 'file', file: Buffer.from('c') }, { name: 'text', value: 'x' }, { name: 'text', value: 'y' }],
+    [
+      { name: 'text', value: 'x' },
+      { name: 'attachment', file: Buffer.from('c') },
+    ],
+    [
+      { name: 'file', file: Buffer.from('c') },
+      { name: 'text', value: 'x' },
+      { name: 'text', value: 'y' },
+    ],
   ]) {
     const res = await send(c.tok.a1, parts)
     t.equal(res.statusCode, 400, JSON.stringify(parts.map((p) => p.name)))
   }
-  const two = await send(c.tok.a1, [{ name: 'file', file: Buffer.from('c') }, { name: 'file', file: Buffer.from('d') }])
+  const two = await send(c.tok.a1, [
+    { name: 'file', file: Buffer.from('c') },
+    { name: 'file', file: Buffer.from('d') },
+  ])
   t.ok(two.statusCode === 400 || two.statusCode === 413, 'a second file is refused')
-  t.equal((await send(c.tok.a2, [{ name: 'text', value: 'x' }, { name: 'file', file: Buffer.from('c') }])).statusCode, 404)
+  t.equal(
+    (
+      await send(c.tok.a2, [
+        { name: 'text', value: 'x' },
+        { name: 'file', file: Buffer.from('c') },
+      ])
+    ).statusCode,
+    404,
+  )
   await c.api({ method: 'POST', url: `/api/v1/channels/${ch.id}/members`, headers: bearer(c.tok.a1), payload: { user_id: c.ws.observer.id } })
-  t.equal((await send(c.tok.observer, [{ name: 'text', value: 'x' }, { name: 'file', file: Buffer.from('c') }])).statusCode, 403)
+  t.equal(
+    (
+      await send(c.tok.observer, [
+        { name: 'text', value: 'x' },
+        { name: 'file', file: Buffer.from('c') },
+      ])
+    ).statusCode,
+    403,
+  )
   t.equal((await readdir(c.config.uploadDir)).length, before, 'refused uploads leave no file')
   t.equal(await c.app.db.prisma.message.count(), 3)
 })
 
-t.test('deleting a message removes its file; deleting a channel removes its messages\' files', async (t) => {
+t.test("deleting a message removes its file; deleting a channel removes its messages' files", async (t) => {
   const c = await setup(t)
   const ch = await createChannel(c.api, c.tok.a1, 'cleanup')
   const url = `/api/v1/channels/${ch.id}/messages`
   const upload = async (name: string) => {
-    const form = multipart([{ name: 'text', value: name }, { name: 'file', file: Buffer.from(name), filename: `${name}.txt` }])
+    const form = multipart([
+      { name: 'text', value: name },
+      { name: 'file', file: Buffer.from(name), filename: `${name}.txt` },
+    ])
     return (await c.api({ method: 'POST', url, headers: { ...bearer(c.tok.a1), ...form.headers }, payload: form.payload })).json()
   }
   const a = await upload('a')
@@ -134,7 +172,10 @@ t.test('deleting a message removes its file; deleting a channel removes its mess
 t.test('Idempotency-Key with a file: one message, one stored file', async (t) => {
   const c = await setup(t)
   const ch = await createChannel(c.api, c.tok.a1, 'idem-files')
-  const form = multipart([{ name: 'text', value: 'once' }, { name: 'file', file: Buffer.from('payload'), filename: 'p.txt' }])
+  const form = multipart([
+    { name: 'text', value: 'once' },
+    { name: 'file', file: Buffer.from('payload'), filename: 'p.txt' },
+  ])
   const headers = { ...bearer(c.tok.a1), ...form.headers, 'idempotency-key': 'file-1' }
   const url = `/api/v1/channels/${ch.id}/messages`
   const first = await c.api({ method: 'POST', url, headers, payload: form.payload })
@@ -143,7 +184,10 @@ t.test('Idempotency-Key with a file: one message, one stored file', async (t) =>
   t.same(second.json(), first.json())
   t.equal(await c.app.db.prisma.message.count(), 1)
   t.equal((await readdir(c.config.uploadDir)).length, 1)
-  const other = multipart([{ name: 'text', value: 'once' }, { name: 'file', file: Buffer.from('other payload'), filename: 'p.txt' }])
+  const other = multipart([
+    { name: 'text', value: 'once' },
+    { name: 'file', file: Buffer.from('other payload'), filename: 'p.txt' },
+  ])
   const conflict = await c.api({ method: 'POST', url, headers: { ...bearer(c.tok.a1), ...other.headers, 'idempotency-key': 'file-1' }, payload: other.payload })
   t.equal(conflict.statusCode, 409)
   t.equal((await readdir(c.config.uploadDir)).length, 1)
@@ -155,7 +199,10 @@ t.test('over a real socket: an 11 MB upload gets 413 while streaming, and no fil
   const ch = await createChannel(c.api, c.tok.a1, 'socket')
   await c.app.listen({ host: '127.0.0.1', port: 0 })
   const { port } = c.app.server.address() as import('node:net').AddressInfo
-  const form = multipart([{ name: 'text', value: 'big' }, { name: 'file', file: Buffer.alloc(11 * 1000 * 1000, 1), filename: 'big.bin' }])
+  const form = multipart([
+    { name: 'text', value: 'big' },
+    { name: 'file', file: Buffer.alloc(11 * 1000 * 1000, 1), filename: 'big.bin' },
+  ])
   const result = await new Promise<{ status: number; body: string }>((resolve, reject) => {
     const req = http.request(
       { host: '127.0.0.1', port, method: 'POST', path: `/api/v1/channels/${ch.id}/messages`, headers: { ...bearer(c.tok.a1), ...form.headers, 'content-length': form.payload.length } },

@@ -62,9 +62,7 @@ t.test('60 concurrent posts: members get 201 once each, non-members 404, a revok
   // A key revoked while its requests queue with others is refused; the others are not affected.
   const revoke = await c.api({ method: 'DELETE', url: `/api/v1/agents/${revoked.id}/keys/${revoked.keyId}`, headers: bearer(c.ws.owner.token) })
   t.equal(revoke.statusCode, 204)
-  const mixed = await Promise.all(
-    Array.from({ length: 20 }, (_, i) => c.api({ method: 'GET', url: `/api/v1/channels/${ch.id}`, headers: bearer(i % 2 ? revoked.key : c.tok.a1) })),
-  )
+  const mixed = await Promise.all(Array.from({ length: 20 }, (_, i) => c.api({ method: 'GET', url: `/api/v1/channels/${ch.id}`, headers: bearer(i % 2 ? revoked.key : c.tok.a1) })))
   mixed.forEach((res, i) => t.equal(res.statusCode, i % 2 ? 401 : 200, `lookup ${i}`))
 })
 
@@ -74,7 +72,25 @@ t.test('a row that fails inside a shared statement fails alone; the rest of the 
   const author = c.ws.agents[0]!
   const row = (text: string, eventId?: string): NewMessage => {
     const id = uuidv7()
-    const message = { id, channel_id: ch.id, author_id: author.id, author_name: author.name, author_type: 'AGENT' as const, text, created_at: new Date().toISOString(), edited_at: null, in_reply_to_event: null, chain_depth: 1, thread_id: null, reply_count: 0, last_reply_at: null, recent_replier_ids: [], deleted: false, mentions: [], reactions: [] }
+    const message = {
+      id,
+      channel_id: ch.id,
+      author_id: author.id,
+      author_name: author.name,
+      author_type: 'AGENT' as const,
+      text,
+      created_at: new Date().toISOString(),
+      edited_at: null,
+      in_reply_to_event: null,
+      chain_depth: 1,
+      thread_id: null,
+      reply_count: 0,
+      last_reply_at: null,
+      recent_replier_ids: [],
+      deleted: false,
+      mentions: [],
+      reactions: [],
+    }
     const event = newEvent('message.created', ch.id, { message })
     if (eventId) event.id = eventId
     return { id, channelId: ch.id, authorId: author.id, authorType: 'AGENT', authorName: author.name, text, createdAt: new Date(), inReplyToEvent: null, chainDepth: 1, event }

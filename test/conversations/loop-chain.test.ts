@@ -45,8 +45,19 @@ t.test('chain depth: replies to agent messages deepen the chain up to the cap; a
   // Listing shows the stored fields.
   const list = await c.api({ method: 'GET', url: `/api/v1/channels/${channel}/messages?limit=100`, headers: bearer(c.tok.a1) })
   t.same(
-    list.json().messages.map((m: { text: string; chain_depth: number }) => [m.text, m.chain_depth]).reverse(),
-    [['start', 1], ['reply 2', 2], ['reply 3, edited', 3], ['human', 0], ['to the human', 1], ['welcome', 1], ['unknown', 1]],
+    list
+      .json()
+      .messages.map((m: { text: string; chain_depth: number }) => [m.text, m.chain_depth])
+      .reverse(),
+    [
+      ['start', 1],
+      ['reply 2', 2],
+      ['reply 3, edited', 3],
+      ['human', 0],
+      ['to the human', 1],
+      ['welcome', 1],
+      ['unknown', 1],
+    ],
   )
 
   // Bad input: 400, nothing stored.

@@ -65,7 +65,10 @@ t.test('agents alone get N messages in a conversation, then 429 LOOP_DETECTED un
   t.match(refused.json().error, /agents posted 3 messages here within 600 s/)
   assertLoopDetected(t, await postAs(c.api, c.tok.a1, channel, { text: 'again' }), 600)
   t.equal(await count(c, channel), 3, 'nothing stored for the refused posts')
-  t.notOk(c.events.some((e) => e.type === 'message.created' && (e.payload.message as { text: string }).text === 'one too many'), 'no event either')
+  t.notOk(
+    c.events.some((e) => e.type === 'message.created' && (e.payload.message as { text: string }).text === 'one too many'),
+    'no event either',
+  )
 
   // Another conversation has its own count; a stranger learns nothing (404, not 429).
   t.equal((await postAs(c.api, c.tok.a1, elsewhere, { text: 'fine here' })).statusCode, 201)
@@ -109,9 +112,7 @@ t.test('concurrent agent posts, on two servers of one workspace, store exactly N
   await settings(c, { loop_guard_max_messages: 7, loop_guard_window_seconds: 600, loop_guard_max_depth: 0 })
   const channel = await room(c)
   const tokens = [c.tok.a1, c.tok.a2]
-  const results = await Promise.all(
-    Array.from({ length: 40 }, (_, i) => postAs(i % 2 ? second.api : c.api, tokens[i % 2]!, channel, { text: `burst ${i}` })),
-  )
+  const results = await Promise.all(Array.from({ length: 40 }, (_, i) => postAs(i % 2 ? second.api : c.api, tokens[i % 2]!, channel, { text: `burst ${i}` })))
   const statuses = results.map((r) => r.statusCode)
   t.equal(statuses.filter((s) => s === 201).length, 7, 'exactly N admitted')
   t.equal(statuses.filter((s) => s === 429).length, 33, 'every other post refused')
@@ -161,7 +162,11 @@ t.test('a refused post with a file stores neither message nor file; multipart ta
   assertLoopDetected(t, refused, 600)
   t.equal(await c.app.db.prisma.attachment.count(), 0)
   const { readdir } = await import('node:fs/promises')
-  t.same((await readdir(c.config.uploadDir)).filter((f) => !f.startsWith('.')), [], 'the upload was removed')
+  t.same(
+    (await readdir(c.config.uploadDir)).filter((f) => !f.startsWith('.')),
+    [],
+    'the upload was removed',
+  )
 
   await post(c.api, c.tok.member, channel, 'human')
   const again = multipart([
@@ -174,7 +179,10 @@ t.test('a refused post with a file stores neither message nor file; multipart ta
   t.equal(ok.json().in_reply_to_event, first.id)
   t.equal(ok.json().chain_depth, 2)
 
-  const bad = multipart([{ name: 'text', value: 'x' }, { name: 'in_reply_to_event', value: 'not-a-uuid' }])
+  const bad = multipart([
+    { name: 'text', value: 'x' },
+    { name: 'in_reply_to_event', value: 'not-a-uuid' },
+  ])
   const res = await c.api({ method: 'POST', url: `/api/v1/channels/${channel}/messages`, headers: { ...bearer(c.tok.member), ...bad.headers }, payload: bad.payload })
   t.equal(res.statusCode, 400)
   t.equal(res.json().code, 'VALIDATION_ERROR')

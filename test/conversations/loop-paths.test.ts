@@ -69,7 +69,7 @@ t.test('MCP post_message: the same guard, as a tool error with the REST code', a
   const api = m.api
   const res = await api({ method: 'PATCH', url: WORKSPACE, headers: bearer(m.ws.owner.token), payload: { loop_guard_max_messages: 1, loop_guard_max_depth: 0 } })
   t.equal(res.statusCode, 200)
-  const channel = (await createChannel(api, m.ws.agents[0]!.key, 'mcp-room')).id as string
+  const channel = (await createChannel(api, m.ws.agents[0]!.key, 'mcp-room')).id
   const { client } = await connectClient(t, m.base, m.ws.agents[0]!.key)
   const ok = await call(client, 'post_message', { channel, text: 'one' })
   t.notOk(ok.isError)
@@ -101,7 +101,7 @@ t.test('a WebSocket opts out of its own messages with include_own_messages=false
   // Frames arrive in log order: once the last one is in, nothing of the earlier ones is missing.
   await quiet.type('message_updated', (f) => f.message.id === theirs.id)
   const seen = (client: typeof quiet) => client.events().map((f) => `${f.type} ${f.message?.text ?? ''}`)
-  t.same(seen(quiet), ['new_message theirs', 'message_updated theirs, edited'], 'only the others\' messages')
+  t.same(seen(quiet), ['new_message theirs', 'message_updated theirs, edited'], "only the others' messages")
   await loud.client.type('message_updated', (f) => f.message.id === theirs.id)
   t.same(
     seen(loud.client),

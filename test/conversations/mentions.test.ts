@@ -177,28 +177,45 @@ t.test('GET /api/v1/mentions: newest first, cursor pages, since, and only channe
   const list = (token: string, qs = '') => api({ method: 'GET', url: `/api/v1/mentions${qs}`, headers: bearer(token) })
   const all = await list(ws.member.token)
   t.equal(all.statusCode, 200)
-  t.same(all.json().messages.map((m: { id: string }) => m.id), [...ids].reverse())
+  t.same(
+    all.json().messages.map((m: { id: string }) => m.id),
+    [...ids].reverse(),
+  )
   t.equal(all.json().has_more, false)
   t.equal(all.json().next_cursor, ids[0])
 
   const p1 = (await list(ws.member.token, '?limit=2')).json()
-  t.same(p1.messages.map((m: { id: string }) => m.id), [ids[2], ids[1]])
+  t.same(
+    p1.messages.map((m: { id: string }) => m.id),
+    [ids[2], ids[1]],
+  )
   t.equal(p1.has_more, true)
   t.equal(p1.next_cursor, ids[1])
   const p2 = (await list(ws.member.token, `?limit=2&cursor=${p1.next_cursor}`)).json()
-  t.same(p2.messages.map((m: { id: string }) => m.id), [ids[0]])
+  t.same(
+    p2.messages.map((m: { id: string }) => m.id),
+    [ids[0]],
+  )
   t.equal(p2.has_more, false)
 
   const second = (await api({ method: 'GET', url: `/api/v1/channels/${two}/messages`, headers: bearer(ws.member.token) })).json().messages[0]
   const since = (await list(ws.member.token, `?since=${encodeURIComponent(second.created_at)}`)).json()
-  t.same(since.messages.map((m: { id: string }) => m.id), [ids[2]], 'since: posted after that time')
+  t.same(
+    since.messages.map((m: { id: string }) => m.id),
+    [ids[2]],
+    'since: posted after that time',
+  )
 
   const agentView = (await list(a1!.key)).json()
   t.equal(agentView.messages.length, 1, "an agent lists its own mentions, not others'")
 
   await removeMember(api, ws.owner.token, two, ws.member.id)
   const after = (await list(ws.member.token)).json()
-  t.same(after.messages.map((m: { id: string }) => m.id), [ids[2], ids[0]], 'a channel one was removed from no longer counts')
+  t.same(
+    after.messages.map((m: { id: string }) => m.id),
+    [ids[2], ids[0]],
+    'a channel one was removed from no longer counts',
+  )
 
   t.same((await list(ws.observer.token)).json(), { messages: [], has_more: false, next_cursor: null })
   t.equal((await api({ method: 'GET', url: '/api/v1/mentions' })).statusCode, 401)
@@ -228,18 +245,32 @@ t.test('WebSocket: send_message takes mentions; only=mentions gets message_menti
   t.same(last.mentioned_ids, [a1.id])
   t.same(last.mentioned_agent_ids, [a1.id])
   const got = onlyMentions.events()
-  t.same(got.map((f: Frame) => [f.type, f.message.id]), [['message_mentioned', forA1.id], ['message_mentioned', ack.message.id]], 'mentions only')
+  t.same(
+    got.map((f: Frame) => [f.type, f.message.id]),
+    [
+      ['message_mentioned', forA1.id],
+      ['message_mentioned', ack.message.id],
+    ],
+    'mentions only',
+  )
 
   await everything.type('new_message', (f) => f.message.id === ack.message.id)
   const kinds = everything.events().map((f: Frame) => `${f.type}:${f.message?.text}`)
-  t.same(kinds.filter((k) => k.startsWith('message_mentioned')), ['message_mentioned:hey @agent-2'], 'a normal socket gets its own mentions too, not others\'')
+  t.same(
+    kinds.filter((k) => k.startsWith('message_mentioned')),
+    ['message_mentioned:hey @agent-2'],
+    "a normal socket gets its own mentions too, not others'",
+  )
   t.equal(kinds.filter((k) => k.startsWith('new_message')).length, 4)
   t.same(forA2.mentions, [a2.id])
 
   // Replay with since: the same filter.
   const { client: replayed, ready } = await connectWith(app, a1.key, { only: 'mentions', since: start.cursor })
   t.equal(ready.replayed, 2)
-  t.same(replayed.events().map((f: Frame) => f.type), ['message_mentioned', 'message_mentioned'])
+  t.same(
+    replayed.events().map((f: Frame) => f.type),
+    ['message_mentioned', 'message_mentioned'],
+  )
 
   // The REST event log shows message_mentioned only to those it notifies.
   const log = async (token: string) =>
@@ -262,5 +293,5 @@ t.test('adding a member later makes them mentionable; removed members are not', 
 })
 
 async function connectWith(app: FastifyInstance, token: string, params: Record<string, string>): Promise<{ client: WsClient; ready: Frame }> {
-  return connect(app, token, params as { since?: string })
+  return connect(app, token, params)
 }

@@ -10,7 +10,25 @@ t.test('post JSON: 201 with the message object; message.created after commit, in
   const res = await c.api({ method: 'POST', url: `/api/v1/channels/${ch.id}/messages`, headers: bearer(c.tok.a1), payload: { text: 'Hello, world' } })
   t.equal(res.statusCode, 201)
   const m = res.json()
-  t.same(Object.keys(m).sort(), ['author_id', 'author_name', 'author_type', 'chain_depth', 'channel_id', 'created_at', 'deleted', 'edited_at', 'id', 'in_reply_to_event', 'last_reply_at', 'mentions', 'reactions', 'recent_replier_ids', 'reply_count', 'text', 'thread_id'])
+  t.same(Object.keys(m).sort(), [
+    'author_id',
+    'author_name',
+    'author_type',
+    'chain_depth',
+    'channel_id',
+    'created_at',
+    'deleted',
+    'edited_at',
+    'id',
+    'in_reply_to_event',
+    'last_reply_at',
+    'mentions',
+    'reactions',
+    'recent_replier_ids',
+    'reply_count',
+    'text',
+    'thread_id',
+  ])
   t.same(m.mentions, [])
   t.match(m.id, UUID_RE)
   t.equal(m.channel_id, ch.id)
@@ -22,7 +40,10 @@ t.test('post JSON: 201 with the message object; message.created after commit, in
   t.equal(m.edited_at, null)
   t.equal(m.in_reply_to_event, null)
   t.equal(m.chain_depth, 1, 'an agent message that names no cause starts a chain')
-  t.same(c.events.map((e) => [e.type, e.channelId, e.payload]), [['message.created', ch.id, { message: m }]])
+  t.same(
+    c.events.map((e) => [e.type, e.channelId, e.payload]),
+    [['message.created', ch.id, { message: m }]],
+  )
   const outbox = await c.app.db.prisma.outboxEvent.findFirst({ where: { eventId: c.events[0]!.id } })
   t.same(outbox?.payload, { message: m }, 'the outbox row carries the same message object')
 
@@ -64,7 +85,7 @@ t.test('401 on every message route without a credential', async (t) => {
     ['GET', '/api/v1/messages/search?q=hi'],
     ['GET', `/api/v1/attachments/${MISSING}`],
   ]) {
-    const res = await c.api({ method: method as 'GET', url: url!, payload: method === 'POST' || method === 'PATCH' ? { text: 'x' } : undefined })
+    const res = await c.api({ method: method, url: url!, payload: method === 'POST' || method === 'PATCH' ? { text: 'x' } : undefined })
     t.equal(res.statusCode, 401, `${method} ${url}`)
     t.equal(res.json().code, 'UNAUTHORIZED')
   }
@@ -86,7 +107,7 @@ t.test('a non-member gets 404 on read, post, edit, delete, members and search; n
       ['GET', `/api/v1/messages/search?q=secret&channel_id=${ch.id}`, undefined],
     ]
     for (const [method, url, payload] of cases) {
-      const res = await c.api({ method: method as 'GET', url, headers: bearer(token), payload: payload as object })
+      const res = await c.api({ method: method, url, headers: bearer(token), payload: payload as object })
       t.equal(res.statusCode, 404, `${method} ${url}`)
       t.equal(res.json().code, 'NOT_FOUND')
     }
@@ -110,7 +131,10 @@ t.test('observers read but get 403 on post; the owner reads any channel and join
   const url = `/api/v1/channels/${ch.id}/messages`
   const read = await c.api({ method: 'GET', url, headers: bearer(c.tok.observer) })
   t.equal(read.statusCode, 200)
-  t.same(read.json().messages.map((x: any) => x.id), [m.id])
+  t.same(
+    read.json().messages.map((x: any) => x.id),
+    [m.id],
+  )
   const denied = await c.api({ method: 'POST', url, headers: bearer(c.tok.observer), payload: { text: 'may I?' } })
   t.equal(denied.statusCode, 403)
   t.equal(denied.json().code, 'FORBIDDEN')
@@ -121,11 +145,18 @@ t.test('observers read but get 403 on post; the owner reads any channel and join
   const ownerPost = await c.api({ method: 'POST', url, headers: bearer(c.tok.owner), payload: { text: 'owner here' } })
   t.equal(ownerPost.statusCode, 201)
   t.equal(ownerPost.json().author_id, c.ws.owner.id)
-  t.same(c.events.map((e) => e.type), ['member.joined', 'message.created'], 'the first post joins the channel')
+  t.same(
+    c.events.map((e) => e.type),
+    ['member.joined', 'message.created'],
+    'the first post joins the channel',
+  )
   t.equal(await c.app.db.prisma.channelMember.count({ where: { channelId: ch.id, memberId: c.ws.owner.id } }), 1)
   c.events.length = 0
   t.equal((await c.api({ method: 'POST', url, headers: bearer(c.tok.owner), payload: { text: 'again' } })).statusCode, 201)
-  t.same(c.events.map((e) => e.type), ['message.created'])
+  t.same(
+    c.events.map((e) => e.type),
+    ['message.created'],
+  )
   // Not in the DMs of others.
   const dm = (await c.api({ method: 'POST', url: '/api/v1/dm', headers: bearer(c.tok.a1), payload: { participant_id: c.ws.agents[1]!.id } })).json()
   t.equal((await c.api({ method: 'POST', url: `/api/v1/channels/${dm.id}/messages`, headers: bearer(c.tok.owner), payload: { text: 'x' } })).statusCode, 404)
@@ -150,7 +181,10 @@ t.test('edit: only the author (403 for others), edited_at set, message.updated; 
   t.equal(edited.text, 'first')
   t.match(edited.edited_at, ISO_RE)
   t.equal(edited.created_at, m.created_at)
-  t.same(c.events.map((e) => [e.type, e.payload]), [['message.updated', { message: edited }]])
+  t.same(
+    c.events.map((e) => [e.type, e.payload]),
+    [['message.updated', { message: edited }]],
+  )
   // In another channel's path the message does not exist.
   const other = await createChannel(c.api, c.tok.a1, 'other')
   t.equal((await c.api({ method: 'PATCH', url: `/api/v1/channels/${other.id}/messages/${m.id}`, headers: bearer(c.tok.a1), payload: { text: 'x' } })).statusCode, 404)
@@ -169,7 +203,10 @@ t.test('delete: the author or an admin; others 403; message.deleted', async (t) 
   c.events.length = 0
   const own = await c.api({ method: 'DELETE', url: url(a.id), headers: bearer(c.tok.a1) })
   t.equal(own.statusCode, 204)
-  t.same(c.events.map((e) => [e.type, e.payload]), [['message.deleted', { message_id: a.id, channel_id: ch.id, thread_id: null }]])
+  t.same(
+    c.events.map((e) => [e.type, e.payload]),
+    [['message.deleted', { message_id: a.id, channel_id: ch.id, thread_id: null }]],
+  )
   t.equal((await c.api({ method: 'DELETE', url: url(a.id), headers: bearer(c.tok.a1) })).statusCode, 404, 'already gone')
   t.equal((await c.api({ method: 'DELETE', url: url(b.id), headers: bearer(c.tok.owner) })).statusCode, 204, 'the owner (admin) deletes, even without joining')
   t.equal((await c.api({ method: 'DELETE', url: url(d.id), headers: bearer(c.tok.primary) })).statusCode, 204, 'the primary agent is an admin')

@@ -43,17 +43,34 @@ t.test('250 messages in pages of 100: no duplicates or gaps walking back and wal
     if (!page.has_more) break
     cursor = page.next_after
   }
-  t.same(forward.map((p) => p.length), [100, 100, 50])
-  t.same(forward.map((p) => p[0]), [posted[99], posted[199], posted[249]], 'each page is newest first')
-  t.same(forward.flatMap((p) => [...p].reverse()), posted, 'every message once, oldest page first')
+  t.same(
+    forward.map((p) => p.length),
+    [100, 100, 50],
+  )
+  t.same(
+    forward.map((p) => p[0]),
+    [posted[99], posted[199], posted[249]],
+    'each page is newest first',
+  )
+  t.same(
+    forward.flatMap((p) => [...p].reverse()),
+    posted,
+    'every message once, oldest page first',
+  )
 
   // Defaults and limits.
   const first = (await c.api({ method: 'GET', url, headers: bearer(c.tok.a1) })).json()
   t.equal(first.messages.length, 50, 'default limit 50')
   t.equal(first.has_more, true)
-  t.same(first.messages.map((m: any) => m.id), newestFirst.slice(0, 50))
+  t.same(
+    first.messages.map((m: any) => m.id),
+    newestFirst.slice(0, 50),
+  )
   const latest = (await c.api({ method: 'GET', url: `${url}?after=${posted[247]}`, headers: bearer(c.tok.a1) })).json()
-  t.same(latest.messages.map((m: any) => m.id), [posted[249], posted[248]])
+  t.same(
+    latest.messages.map((m: any) => m.id),
+    [posted[249], posted[248]],
+  )
   t.equal(latest.has_more, false)
   t.equal(latest.next_after, posted[249])
   for (const q of ['limit=101', 'limit=0', 'limit=-1', 'limit=abc', 'before=nope', 'after=1', 'other=1', `before=${posted[5]}&after=${posted[1]}`]) {
@@ -68,5 +85,8 @@ t.test('250 messages in pages of 100: no duplicates or gaps walking back and wal
   // A deleted message still works as a cursor.
   await c.api({ method: 'DELETE', url: `${url}/${posted[150]}`, headers: bearer(c.tok.a1) })
   const afterDeleted = (await c.api({ method: 'GET', url: `${url}?limit=2&before=${posted[150]}`, headers: bearer(c.tok.a1) })).json()
-  t.same(afterDeleted.messages.map((m: any) => m.id), [posted[149], posted[148]])
+  t.same(
+    afterDeleted.messages.map((m: any) => m.id),
+    [posted[149], posted[148]],
+  )
 })

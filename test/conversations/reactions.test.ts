@@ -40,14 +40,28 @@ t.test('PUT adds a reaction once, DELETE takes it back; exact shapes', async (t)
   await react(c, c.tok.a1, ch.id, m.id, ':shipit:')
 
   const list = (await c.api({ method: 'GET', url: `/api/v1/channels/${ch.id}/messages`, headers: bearer(c.tok.a2) })).json()
-  t.same(list.messages[0].reactions, [
-    { emoji: EYES, count: 2, reacted: false },
-    { emoji: ':shipit:', count: 1, reacted: false },
-  ], 'history: counts, and whether the caller reacted, in the order they were first added')
+  t.same(
+    list.messages[0].reactions,
+    [
+      { emoji: EYES, count: 2, reacted: false },
+      { emoji: ':shipit:', count: 1, reacted: false },
+    ],
+    'history: counts, and whether the caller reacted, in the order they were first added',
+  )
   const one = (await c.api({ method: 'GET', url: `/api/v1/channels/${ch.id}/messages/${m.id}`, headers: bearer(c.tok.member) })).json()
-  t.same(one.reactions, [{ emoji: EYES, count: 2, reacted: true }, { emoji: ':shipit:', count: 1, reacted: false }])
+  t.same(one.reactions, [
+    { emoji: EYES, count: 2, reacted: true },
+    { emoji: ':shipit:', count: 1, reacted: false },
+  ])
   const hits = (await c.api({ method: 'GET', url: '/api/v1/messages/search?q=deploy', headers: bearer(c.tok.a1) })).json().results
-  t.same(hits[0].reactions, [{ emoji: EYES, count: 2, reacted: true }, { emoji: ':shipit:', count: 1, reacted: true }], 'a search hit carries them')
+  t.same(
+    hits[0].reactions,
+    [
+      { emoji: EYES, count: 2, reacted: true },
+      { emoji: ':shipit:', count: 1, reacted: true },
+    ],
+    'a search hit carries them',
+  )
   t.same(hits[0].message.reactions, hits[0].reactions)
 
   const gone = await unreact(c, c.tok.a1, ch.id, m.id, EYES)
@@ -56,12 +70,29 @@ t.test('PUT adds a reaction once, DELETE takes it back; exact shapes', async (t)
   const absent = await unreact(c, c.tok.a1, ch.id, m.id, EYES)
   t.equal(absent.statusCode, 204, 'taking back an absent reaction is not an error')
   const after = (await c.api({ method: 'GET', url: `/api/v1/channels/${ch.id}/messages/${m.id}`, headers: bearer(c.tok.a1) })).json()
-  t.same(after.reactions, [{ emoji: EYES, count: 1, reacted: false }, { emoji: ':shipit:', count: 1, reacted: true }])
+  t.same(after.reactions, [
+    { emoji: EYES, count: 1, reacted: false },
+    { emoji: ':shipit:', count: 1, reacted: true },
+  ])
 
   const edited = await c.api({ method: 'PATCH', url: `/api/v1/channels/${ch.id}/messages/${m.id}`, headers: bearer(c.tok.member), payload: { text: 'please deploy now' } })
-  t.same(edited.json().reactions, [{ emoji: EYES, count: 1, reacted: true }, { emoji: ':shipit:', count: 1, reacted: false }], 'an edit answers with the reactions as the editor sees them')
+  t.same(
+    edited.json().reactions,
+    [
+      { emoji: EYES, count: 1, reacted: true },
+      { emoji: ':shipit:', count: 1, reacted: false },
+    ],
+    'an edit answers with the reactions as the editor sees them',
+  )
   const updatedEvent = c.events.find((e) => e.type === 'message.updated')!
-  t.same((updatedEvent.payload as any).message.reactions, [{ emoji: EYES, count: 1, reacted: false }, { emoji: ':shipit:', count: 1, reacted: false }], 'message.updated: counts, reacted false')
+  t.same(
+    (updatedEvent.payload as any).message.reactions,
+    [
+      { emoji: EYES, count: 1, reacted: false },
+      { emoji: ':shipit:', count: 1, reacted: false },
+    ],
+    'message.updated: counts, reacted false',
+  )
 
   await c.api({ method: 'DELETE', url: `/api/v1/channels/${ch.id}/messages/${m.id}`, headers: bearer(c.tok.member) })
   t.equal(await reactionRows(c), 0, 'reactions go with their message')
@@ -94,11 +125,14 @@ t.test('events: one per change, with the new count; none for a repeat', async (t
     }
   }
   const frames = await log(c.tok.member)
-  t.same(frames.map((f: any) => [f.type, f.channel_id, f.message_id, f.emoji, f.member_id, f.count]), [
-    ['reaction_added', ch.id, m.id, DONE, a1.id, 1],
-    ['reaction_added', ch.id, m.id, DONE, a2.id, 2],
-    ['reaction_removed', ch.id, m.id, DONE, a1.id, 1],
-  ])
+  t.same(
+    frames.map((f: any) => [f.type, f.channel_id, f.message_id, f.emoji, f.member_id, f.count]),
+    [
+      ['reaction_added', ch.id, m.id, DONE, a1.id, 1],
+      ['reaction_added', ch.id, m.id, DONE, a2.id, 2],
+      ['reaction_removed', ch.id, m.id, DONE, a1.id, 1],
+    ],
+  )
   t.same(Object.keys(frames[0]).sort(), ['channel_id', 'count', 'cursor', 'emoji', 'event_id', 'member_id', 'member_name', 'member_type', 'message_id', 'occurred_at', 'type'])
   t.same(await log(c.tok.owner), [], 'the owner is not a member of this channel: no reaction events')
 })
@@ -118,7 +152,11 @@ t.test('WebSocket: members get reaction frames, non-members none', async (t) => 
   const dm = (await c.api({ method: 'POST', url: '/api/v1/dm', headers: bearer(c.tok.a1), payload: { participant_id: c.ws.owner.id } })).json()
   await post(c.api, c.tok.a1, dm.id, 'marker')
   await stranger.type('new_message')
-  t.same(stranger.frames.filter((f) => f.type.startsWith('reaction_')), [], 'no reaction frames for a channel one is not in')
+  t.same(
+    stranger.frames.filter((f) => f.type.startsWith('reaction_')),
+    [],
+    'no reaction frames for a channel one is not in',
+  )
 })
 
 t.test('SSE: the event stream carries reaction events', async (t) => {

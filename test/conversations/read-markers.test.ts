@@ -51,8 +51,7 @@ t.test('no credential 401, not visible 404, owner not a member 403, bad input 40
   const other = await createChannel(c.api, c.tok.a1, 'other')
   const m = await post(c.api, c.tok.a1, ch.id, 'hello')
   const elsewhere = await post(c.api, c.tok.a1, other.id, 'elsewhere')
-  const put = (token: string | null, id: string, payload: unknown) =>
-    c.api({ method: 'PUT', url: `/api/v1/channels/${id}/read`, headers: token ? bearer(token) : {}, payload: payload as object })
+  const put = (token: string | null, id: string, payload: unknown) => c.api({ method: 'PUT', url: `/api/v1/channels/${id}/read`, headers: token ? bearer(token) : {}, payload: payload as object })
   const none = await put(null, ch.id, { message_id: m.id })
   t.equal(none.statusCode, 401)
   t.equal(none.json().code, 'UNAUTHORIZED')

@@ -49,10 +49,20 @@ t.test('only the newest 200 matches are ranked; fewer are ranked whole', async (
   const agent = c.ws.agents[0]!
   // Five strong matches ten days old, then 200 weak ones in the last hours.
   const strong = await writeAt(c, ch.id, agent, [10 * DAY, 10 * DAY + 1, 10 * DAY + 2, 10 * DAY + 3, 10 * DAY + 4], 'quota quota quota quota exceeded')
-  const weak = await writeAt(c, ch.id, agent, Array.from({ length: 200 }, (_, i) => HOUR + i * 60_000), 'the quota report is ready for review by the team this afternoon')
+  const weak = await writeAt(
+    c,
+    ch.id,
+    agent,
+    Array.from({ length: 200 }, (_, i) => HOUR + i * 60_000),
+    'the quota report is ready for review by the team this afternoon',
+  )
   const hits = await search(c, 'q=quota&limit=100')
   t.equal(hits.length, 100)
-  t.same(hits.filter((id) => strong.includes(id)), [], 'older than the newest 200 matches: not ranked')
+  t.same(
+    hits.filter((id) => strong.includes(id)),
+    [],
+    'older than the newest 200 matches: not ranked',
+  )
   t.same(hits, weak.slice(0, 100), 'equal ranks: newest first')
   t.same(await search(c, 'q=quota+exceeded&limit=5'), strong, 'five matches: ranked whole')
   const best = await search(c, 'q=quota+OR+exceeded&limit=1')

@@ -2,7 +2,7 @@ import t from 'tap'
 import { setup } from './fixtures/support.ts'
 import { addMember, bearer, createChannel, disableLoopGuard, post } from '../support/index.ts'
 
-t.test('search: ranked hits with highlighted snippets, only in the caller\'s channels, channel filter, limits', async (t) => {
+t.test("search: ranked hits with highlighted snippets, only in the caller's channels, channel filter, limits", async (t) => {
   const c = await setup(t)
   await disableLoopGuard(c.app) // 25+ agent messages in a row below: not what this tests
   const ops = await createChannel(c.api, c.tok.a1, 'ops')
@@ -18,7 +18,11 @@ t.test('search: ranked hits with highlighted snippets, only in the caller\'s cha
   const res = await q('q=deploy')
   t.equal(res.statusCode, 200)
   const hits = res.json().results
-  t.same(hits.map((h: any) => h.message.id), [deploy2.id, deploy1.id], 'stemmed (deploying/deploys), best rank first, never the hidden channel')
+  t.same(
+    hits.map((h: any) => h.message.id),
+    [deploy2.id, deploy1.id],
+    'stemmed (deploying/deploys), best rank first, never the hidden channel',
+  )
   t.same(hits[0].message, deploy2)
   const { message, rank, snippet, ...flat } = hits[0]
   t.same(flat, deploy2, 'the message fields are also at the top level of a hit')
@@ -29,10 +33,25 @@ t.test('search: ranked hits with highlighted snippets, only in the caller\'s cha
   t.match(hits[0].snippet, /&lt;script&gt;/)
   t.match(hits[1].snippet, /<mark>Deploying<\/mark>/)
 
-  t.same((await q(`q=deploy&channel_id=${ops.id}`)).json().results.map((h: any) => h.message.id), [deploy1.id])
-  t.same((await q('q=deploy', c.tok.member)).json().results.map((h: any) => h.message.id), [deploy2.id], 'a member of dev only')
-  t.same((await q('q="release tonight"')).json().results.map((h: any) => h.message.id), [deploy1.id], 'phrases')
-  t.same((await q('q=deploy -pipeline')).json().results.map((h: any) => h.message.id), [deploy1.id], 'exclusion')
+  t.same(
+    (await q(`q=deploy&channel_id=${ops.id}`)).json().results.map((h: any) => h.message.id),
+    [deploy1.id],
+  )
+  t.same(
+    (await q('q=deploy', c.tok.member)).json().results.map((h: any) => h.message.id),
+    [deploy2.id],
+    'a member of dev only',
+  )
+  t.same(
+    (await q('q="release tonight"')).json().results.map((h: any) => h.message.id),
+    [deploy1.id],
+    'phrases',
+  )
+  t.same(
+    (await q('q=deploy -pipeline')).json().results.map((h: any) => h.message.id),
+    [deploy1.id],
+    'exclusion',
+  )
   t.same((await q('q=the')).json().results, [], 'stop words alone match nothing')
   t.equal((await q('q=deploy&limit=1')).json().results.length, 1)
   const dm = await c.api({ method: 'POST', url: '/api/v1/dm', headers: bearer(c.tok.a1), payload: { participant_id: c.ws.member.id } })

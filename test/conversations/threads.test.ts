@@ -32,14 +32,33 @@ t.test('a reply: 201 with thread_id; the root carries reply_count, last_reply_at
   c.events.length = 0
   const r1 = await reply(c.api, c.tok.a1, ch.id, root.id, 'first reply')
   t.same(Object.keys(r1).sort(), [
-    'author_id', 'author_name', 'author_type', 'chain_depth', 'channel_id', 'created_at', 'deleted', 'edited_at', 'id', 'in_reply_to_event',
-    'last_reply_at', 'mentions', 'reactions', 'recent_replier_ids', 'reply_count', 'text', 'thread_id',
+    'author_id',
+    'author_name',
+    'author_type',
+    'chain_depth',
+    'channel_id',
+    'created_at',
+    'deleted',
+    'edited_at',
+    'id',
+    'in_reply_to_event',
+    'last_reply_at',
+    'mentions',
+    'reactions',
+    'recent_replier_ids',
+    'reply_count',
+    'text',
+    'thread_id',
   ])
   t.equal(r1.thread_id, root.id)
   t.equal(r1.reply_count, 0)
   t.equal(r1.last_reply_at, null)
   t.same(r1.recent_replier_ids, [])
-  t.same(c.events.map((e) => [e.type, e.payload]), [['message.created', { message: r1 }]], 'one event: the reply, carrying thread_id (no event for the root)')
+  t.same(
+    c.events.map((e) => [e.type, e.payload]),
+    [['message.created', { message: r1 }]],
+    'one event: the reply, carrying thread_id (no event for the root)',
+  )
 
   const r2 = await reply(c.api, c.tok.a2, ch.id, root.id, 'second')
   const r3 = await reply(c.api, c.tok.primary, ch.id, root.id, 'third')
@@ -56,7 +75,10 @@ t.test('a reply: 201 with thread_id; the root carries reply_count, last_reply_at
 
   // The channel's list: all (the default) has the replies, roots leaves them out; the page is one query.
   const all = (await get(c.api, c.tok.member, `/api/v1/channels/${ch.id}/messages`)).json()
-  t.same(all.messages.map((m: { id: string }) => m.id), [r5.id, r4.id, r3.id, r2.id, r1.id, root.id])
+  t.same(
+    all.messages.map((m: { id: string }) => m.id),
+    [r5.id, r4.id, r3.id, r2.id, r1.id, root.id],
+  )
   t.same(all.messages[5], got, 'the root in the list carries its summary')
   const roots = (await get(c.api, c.tok.member, `/api/v1/channels/${ch.id}/messages?threads=roots`)).json()
   t.same(roots.messages, [got])
@@ -70,12 +92,19 @@ t.test('a reply: 201 with thread_id; the root carries reply_count, last_reply_at
   const first = (await get(c.api, c.tok.member, `${url}?limit=2`)).json()
   t.same(first, { messages: [r5, r4], has_more: true, next_before: r4.id, next_after: r5.id })
   const second = (await get(c.api, c.tok.member, `${url}?limit=2&before=${r4.id}`)).json()
-  t.same(second.messages.map((m: { id: string }) => m.id), [r3.id, r2.id])
+  t.same(
+    second.messages.map((m: { id: string }) => m.id),
+    [r3.id, r2.id],
+  )
   t.equal(second.has_more, true)
   const third = (await get(c.api, c.tok.member, `${url}?limit=2&before=${r2.id}`)).json()
   t.same(third, { messages: [r1], has_more: false, next_before: r1.id, next_after: r1.id })
   const forward = (await get(c.api, c.tok.member, `${url}?limit=2&after=${r1.id}`)).json()
-  t.same(forward.messages.map((m: { id: string }) => m.id), [r3.id, r2.id], 'after: the oldest two newer ones, newest first')
+  t.same(
+    forward.messages.map((m: { id: string }) => m.id),
+    [r3.id, r2.id],
+    'after: the oldest two newer ones, newest first',
+  )
   t.equal(forward.has_more, true)
   const both = await get(c.api, c.tok.member, `${url}?before=${r4.id}&after=${r1.id}`)
   t.equal(both.statusCode, 400)
@@ -152,7 +181,10 @@ t.test('multipart and Idempotency-Key: the reply with a file; a retry returns it
   t.equal(res.statusCode, 201)
   t.equal(res.json().thread_id, root.id)
   t.equal(res.json().attachment.file_name, 'a.txt')
-  const badForm = multipart([{ name: 'text', value: 'x' }, { name: 'thread_id', value: 'nope' }])
+  const badForm = multipart([
+    { name: 'text', value: 'x' },
+    { name: 'thread_id', value: 'nope' },
+  ])
   const bad = await c.api({ method: 'POST', url: `/api/v1/channels/${ch.id}/messages`, headers: { ...bearer(c.tok.a1), ...badForm.headers }, payload: badForm.payload })
   t.equal(bad.statusCode, 400)
 
@@ -171,7 +203,10 @@ t.test('deleting: a root with replies stays as a placeholder; a reply is recount
   await disableLoopGuard(c.app)
   const ch = await createChannel(c.api, c.tok.a1, 'deletions')
   await addMember(c.api, c.tok.a1, ch.id, c.ws.agents[1]!.id)
-  const form = multipart([{ name: 'text', value: 'root with a file' }, { name: 'file', file: Buffer.from('data'), filename: 'r.txt' }])
+  const form = multipart([
+    { name: 'text', value: 'root with a file' },
+    { name: 'file', file: Buffer.from('data'), filename: 'r.txt' },
+  ])
   const root = (await c.api({ method: 'POST', url: `/api/v1/channels/${ch.id}/messages`, headers: { ...bearer(c.tok.a1), ...form.headers }, payload: form.payload })).json()
   const r1 = await reply(c.api, c.tok.a1, ch.id, root.id, 'one')
   const r2 = await reply(c.api, c.tok.a2, ch.id, root.id, 'two')
@@ -179,7 +214,10 @@ t.test('deleting: a root with replies stays as a placeholder; a reply is recount
 
   c.events.length = 0
   t.equal((await del(c.tok.a2, r2.id)).statusCode, 204)
-  t.same(c.events.map((e) => [e.type, e.payload]), [['message.deleted', { message_id: r2.id, channel_id: ch.id, thread_id: root.id }]])
+  t.same(
+    c.events.map((e) => [e.type, e.payload]),
+    [['message.deleted', { message_id: r2.id, channel_id: ch.id, thread_id: root.id }]],
+  )
   let got = (await get(c.api, c.tok.a1, `/api/v1/channels/${ch.id}/messages/${root.id}`)).json()
   t.equal(got.reply_count, 1)
   t.equal(got.last_reply_at, r1.created_at)
@@ -187,7 +225,10 @@ t.test('deleting: a root with replies stays as a placeholder; a reply is recount
 
   c.events.length = 0
   t.equal((await del(c.tok.a1, root.id)).statusCode, 204)
-  t.same(c.events.map((e) => [e.type, e.payload]), [['message.deleted', { message_id: root.id, channel_id: ch.id, thread_id: null }]])
+  t.same(
+    c.events.map((e) => [e.type, e.payload]),
+    [['message.deleted', { message_id: root.id, channel_id: ch.id, thread_id: null }]],
+  )
   got = (await get(c.api, c.tok.a2, `/api/v1/channels/${ch.id}/messages/${root.id}`)).json()
   const { attachment: _file, ...withoutFile } = root
   t.same(
@@ -341,11 +382,21 @@ t.test('concurrent replies and plain posts: every reply counted once, none in th
   const [stored] = await Promise.all([Promise.all(replies), Promise.all(plain)])
   const got = (await get(c.api, c.tok.a1, `/api/v1/channels/${ch.id}/messages/${root.id}`)).json()
   t.equal(got.reply_count, 24)
-  t.equal(got.last_reply_at, stored.map((r) => r.created_at).sort().at(-1), 'the latest reply time')
+  t.equal(
+    got.last_reply_at,
+    stored
+      .map((r) => r.created_at)
+      .sort()
+      .at(-1),
+    'the latest reply time',
+  )
   t.equal(got.recent_replier_ids.length, 3)
   t.equal(new Set(got.recent_replier_ids).size, 3, 'distinct')
   const authors = new Set([c.ws.agents[0]!.id, c.ws.agents[1]!.id, c.ws.primary.id, c.ws.member.id])
-  t.ok(got.recent_replier_ids.every((id: string) => authors.has(id)), 'repliers of this thread (concurrent replies are ordered as they committed)')
+  t.ok(
+    got.recent_replier_ids.every((id: string) => authors.has(id)),
+    'repliers of this thread (concurrent replies are ordered as they committed)',
+  )
   const thread = (await get(c.api, c.tok.a1, `/api/v1/channels/${ch.id}/messages/${root.id}/replies?limit=100`)).json()
   t.equal(thread.messages.length, 24)
   const roots = (await get(c.api, c.tok.a1, `/api/v1/channels/${ch.id}/messages?threads=roots&limit=100`)).json()

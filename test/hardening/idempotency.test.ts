@@ -33,7 +33,7 @@ t.test('inbound integration posts honour Idempotency-Key', async (t) => {
   t.equal(second.statusCode, 201, 'the retry answers like the original')
   t.same(second.json(), first.json(), 'with the same message')
   const [third, fourth] = await Promise.all([inbound('retry-2', 'concurrent'), inbound('retry-2', 'concurrent')])
-  t.same(third!.json().id, fourth!.json().id, 'concurrent twins give one message')
+  t.same(third.json().id, fourth.json().id, 'concurrent twins give one message')
   const reused = await inbound('retry-1', 'another text')
   t.equal(reused.statusCode, 409)
   t.same(reused.json(), { error: reused.json().error, code: 'IDEMPOTENCY_KEY_REUSED' })

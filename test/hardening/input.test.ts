@@ -56,7 +56,7 @@ t.test('item 2: NUL and lone surrogates → 400 VALIDATION_ERROR on every path, 
     ['agent metadata value', 'PATCH', `/api/v1/agents/${agentId}`, bearer(c.tok.owner), { metadata: { a: { b: ['\u0000'] } } }],
   ]
   for (const [what, method, url, headers, payload] of cases) {
-    const res = await c.api({ method: method as 'POST', url, headers: { ...headers, 'content-type': 'application/json' }, payload: JSON.stringify(payload) })
+    const res = await c.api({ method: method, url, headers: { ...headers, 'content-type': 'application/json' }, payload: JSON.stringify(payload) })
     exactError(t, res, 400, 'VALIDATION_ERROR', what)
   }
   const search = await c.api({ method: 'GET', url: `/api/v1/messages/search?q=${encodeURIComponent('a\u0000')}`, headers: bearer(c.tok.a1) })

@@ -60,7 +60,12 @@ t.test('router and parser errors: bad percent-encoding 400, long path segment 41
     ['path segment over the router limit', { method: 'GET', url: `/api/v1/channels/${'a'.repeat(500)}` }, 414, 'URI_TOO_LONG'],
     ['unparsable JSON', { method: 'POST', url: '/api/v1/auth/login', headers: { 'content-type': 'application/json' }, payload: '{"email":' }, 400, 'INVALID_JSON'],
     ['unparsable JSON to an unknown route', { method: 'POST', url: '/api/v1/nothing-here', headers: { 'content-type': 'application/json' }, payload: '{' }, 400, 'INVALID_JSON'],
-    ['body over the limit', { method: 'POST', url: '/api/v1/auth/login', headers: { 'content-type': 'application/json' }, payload: JSON.stringify({ email: 'x'.repeat(2_000), password: 'y' }) }, 413, 'PAYLOAD_TOO_LARGE'],
+    [
+      'body over the limit',
+      { method: 'POST', url: '/api/v1/auth/login', headers: { 'content-type': 'application/json' }, payload: JSON.stringify({ email: 'x'.repeat(2_000), password: 'y' }) },
+      413,
+      'PAYLOAD_TOO_LARGE',
+    ],
   ]
   for (const [what, opts, status, code] of cases) {
     const res = await app.inject(opts)

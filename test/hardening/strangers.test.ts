@@ -27,9 +27,9 @@ for (const redis of [false, true]) {
     const workspaceCodes: number[] = []
     for (let i = 0; i < 40; i++) workspaceCodes.push((await api({ method: 'GET', url: '/api/v1/agents', headers: bearer(ws.agents[0]!.key) })).statusCode)
     t.equal(workspaceCodes.at(-1), 429, 'the workspace budget is used up')
-    t.equal((await api({ method: 'GET', url: '/api/v1/workspace', headers: bearer(ws.owner.token) })).statusCode, 429, 'the owner\'s other requests count')
+    t.equal((await api({ method: 'GET', url: '/api/v1/workspace', headers: bearer(ws.owner.token) })).statusCode, 429, "the owner's other requests count")
     const patch = await api({ method: 'PATCH', url: '/api/v1/workspace', headers: bearer(ws.owner.token), payload: { rate_limit_per_minute: 1000 } })
-    t.equal(patch.statusCode, 200, 'the owner\'s PATCH /workspace is never limited')
+    t.equal(patch.statusCode, 200, "the owner's PATCH /workspace is never limited")
     t.equal((await api({ method: 'GET', url: '/api/v1/agents', headers: bearer(ws.primary.key) })).statusCode, 200, 'the new limit applies at once')
     // another human's PATCH is still refused (403) and counted, not exempt
     t.equal((await api({ method: 'PATCH', url: '/api/v1/workspace', headers: bearer(ws.member.token), payload: { rate_limit_per_minute: 1 } })).statusCode, 403)
@@ -50,7 +50,7 @@ t.test('registration modes: approval (default), open, closed; the owner lists, a
 
   const reg = await register('stranger@example.com')
   t.equal(reg.statusCode, 201)
-  t.same(Object.keys(reg.json()).sort(), ['created_at', 'display_name', 'email', 'id', 'role'], 'the spec\'s answer, unchanged')
+  t.same(Object.keys(reg.json()).sort(), ['created_at', 'display_name', 'email', 'id', 'role'], "the spec's answer, unchanged")
   const token = await loginAs('stranger@example.com')
   t.ok(token, 'a pending account can log in')
   const me = await api({ method: 'GET', url: '/api/v1/auth/me', headers: bearer(token) })

@@ -166,7 +166,7 @@ t.test('GET /users lists the active people with their roles, for any member or a
   for (const token of [ws.owner.token, ws.member.token, ws.observer.token, ws.primary.key]) {
     const res = await api({ method: 'GET', url: '/api/v1/users', headers: bearer(token) })
     t.equal(res.statusCode, 200, res.body)
-    const people = res.json() as { id: string; email: string; display_name: string; role: string; is_owner: boolean; created_at: string }[]
+    const people = res.json<{ id: string; email: string; display_name: string; role: string; is_owner: boolean; created_at: string }[]>()
     t.same(
       people.map((p) => [p.display_name, p.email, p.role, p.is_owner]),
       [

@@ -52,7 +52,14 @@ t.test('agent names: the character and length rules, and 409 NAME_TAKEN ignoring
     t.equal(res.statusCode, 400, JSON.stringify(name))
     t.equal(res.json().code, 'VALIDATION_ERROR')
   }
-  for (const payload of [{}, { name: 'okname', display_name: '' }, { name: 'okname', display_name: 'x'.repeat(256) }, { name: 'okname', extra: 1 }, { name: 'okname', avatar_url: 'javascript:alert(1)' }, { name: 'okname', metadata: [1] }]) {
+  for (const payload of [
+    {},
+    { name: 'okname', display_name: '' },
+    { name: 'okname', display_name: 'x'.repeat(256) },
+    { name: 'okname', extra: 1 },
+    { name: 'okname', avatar_url: 'javascript:alert(1)' },
+    { name: 'okname', metadata: [1] },
+  ]) {
     const res = await api({ method: 'POST', url: '/api/v1/agents', headers, payload })
     t.equal(res.statusCode, 400, JSON.stringify(payload))
   }
@@ -69,9 +76,7 @@ t.test('agent names: the character and length rules, and 409 NAME_TAKEN ignoring
 t.test('two concurrent creations of names equal ignoring case: one 201, one 409', async (t) => {
   const { app, api } = await build(t)
   const ws = await seedWorkspace(app)
-  const results = await Promise.all(
-    ['twin', 'TWIN'].map((name) => api({ method: 'POST', url: '/api/v1/agents', headers: bearer(ws.owner.token), payload: { name } })),
-  )
+  const results = await Promise.all(['twin', 'TWIN'].map((name) => api({ method: 'POST', url: '/api/v1/agents', headers: bearer(ws.owner.token), payload: { name } })))
   t.same(results.map((r) => r.statusCode).sort(), [201, 409])
 })
 
@@ -82,7 +87,10 @@ t.test('any authenticated caller lists and reads agents; unknown → 404', async
   for (const token of [ws.owner.token, ws.member.token, ws.observer.token, ws.agents[0]!.key]) {
     const list = await api({ method: 'GET', url: '/api/v1/agents', headers: bearer(token) })
     t.equal(list.statusCode, 200)
-    t.same(list.json().map((a: { name: string }) => a.name), ['primary-agent', 'agent-1', 'agent-2'])
+    t.same(
+      list.json().map((a: { name: string }) => a.name),
+      ['primary-agent', 'agent-1', 'agent-2'],
+    )
     const one = await api({ method: 'GET', url: `/api/v1/agents/${ws.agents[1]!.id}`, headers: bearer(token) })
     t.equal(one.json().name, 'agent-2')
   }
@@ -165,9 +173,15 @@ t.test('DELETE: owner only; revokes keys, removes memberships; the primary agent
   t.equal(del.body, '')
   t.equal((await api({ method: 'GET', url: '/api/v1/auth/me', headers: bearer(a1.key) })).statusCode, 401, 'its key no longer works')
   t.equal(await app.db.prisma.apiKey.count({ where: { agentId: a1.id } }), 0)
-  t.same((await app.db.prisma.channelMember.findMany({ where: { channelId } })).map((m) => m.memberId), [ws.member.id])
+  t.same(
+    (await app.db.prisma.channelMember.findMany({ where: { channelId } })).map((m) => m.memberId),
+    [ws.member.id],
+  )
   const left = await app.db.prisma.outboxEvent.findMany({ where: { type: 'member.left' } })
-  t.same(left.map((e) => e.payload), [{ channel_id: channelId, member_id: a1.id, member_type: 'AGENT', __audience: [a1.id] }])
+  t.same(
+    left.map((e) => e.payload),
+    [{ channel_id: channelId, member_id: a1.id, member_type: 'AGENT', __audience: [a1.id] }],
+  )
   t.equal((await api({ method: 'DELETE', url: `/api/v1/agents/${a1.id}`, headers: bearer(ws.owner.token) })).statusCode, 404)
   t.equal((await api({ method: 'GET', url: `/api/v1/agents/${a1.id}`, headers: bearer(ws.owner.token) })).statusCode, 404)
 })
@@ -208,7 +222,10 @@ t.test('keys: the owner creates and revokes; listing is masked; a revoked key ge
     const list = await api({ method: 'GET', url, headers: bearer(token) })
     t.equal(list.statusCode, 200)
     const items = list.json()
-    t.same(items.map((k: { name: string }) => k.name), ['default', 'ci'])
+    t.same(
+      items.map((k: { name: string }) => k.name),
+      ['default', 'ci'],
+    )
     t.same(Object.keys(items[1]).sort(), ['created_at', 'id', 'masked_key', 'name', 'revoked_at'])
     t.notOk(list.body.includes(key.key.slice(4, 20)), 'no plaintext key')
     t.notOk(list.body.includes(stored.keyHash), 'no hash')

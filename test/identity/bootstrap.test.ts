@@ -28,11 +28,14 @@ t.test('bootstrap creates the whole workspace and answers the long and the short
     t.match(a.api_key_id, UUID_RE)
   }
   t.equal(body.agents[0].display_name, 'Helper One')
-  t.same(body.humans.map((h: { email: string; role: string; display_name: string }) => [h.email, h.role, h.display_name]), [
-    ['alice@example.com', 'member', 'Alice'],
-    ['bob@example.com', 'observer', 'bob'],
-    ['carol@example.com', 'member', 'carol'],
-  ])
+  t.same(
+    body.humans.map((h: { email: string; role: string; display_name: string }) => [h.email, h.role, h.display_name]),
+    [
+      ['alice@example.com', 'member', 'Alice'],
+      ['bob@example.com', 'observer', 'bob'],
+      ['carol@example.com', 'member', 'carol'],
+    ],
+  )
   for (const h of body.humans) {
     t.match(h.user_id, UUID_RE)
     t.match(h.invite_token, INVITE_RE)
@@ -83,26 +86,35 @@ t.test('bootstrap creates the whole workspace and answers the long and the short
   t.equal(primary.avatarUrl, 'https://img.example.com/p.png')
   const keys = await db.apiKey.findMany()
   t.equal(keys.length, 3)
-  t.ok(keys.some((k) => k.keyHash === sha256Hex(p.api_key)), 'keys stored as SHA-256')
+  t.ok(
+    keys.some((k) => k.keyHash === sha256Hex(p.api_key)),
+    'keys stored as SHA-256',
+  )
   t.notOk(JSON.stringify(keys).includes(p.api_key.slice(4)), 'no plaintext key stored')
   const invited = await db.user.findMany({ where: { status: 'invited' }, orderBy: { email: 'asc' } })
-  t.same(invited.map((u) => [u.email, u.role, u.passwordHash]), [
-    ['alice@example.com', 'member', null],
-    ['bob@example.com', 'observer', null],
-    ['carol@example.com', 'member', null],
-  ])
+  t.same(
+    invited.map((u) => [u.email, u.role, u.passwordHash]),
+    [
+      ['alice@example.com', 'member', null],
+      ['bob@example.com', 'observer', null],
+      ['carol@example.com', 'member', null],
+    ],
+  )
   const invites = await db.invite.findMany()
   t.equal(invites.length, 3)
-  t.ok(invites.every((i) => body.humans.some((h: { invite_token: string }) => sha256Hex(h.invite_token) === i.tokenHash)), 'invite tokens stored hashed')
-  const members = await db.channelMember.findMany({ where: { channelId: body.channel_id }, orderBy: { memberId: 'asc' } })
-  t.same(
-    members.map((m) => [m.memberId, m.memberType]).sort(),
-    [[p.agent_id, 'AGENT'], ...body.humans.map((h: { user_id: string }) => [h.user_id, 'HUMAN'])].sort(),
+  t.ok(
+    invites.every((i) => body.humans.some((h: { invite_token: string }) => sha256Hex(h.invite_token) === i.tokenHash)),
+    'invite tokens stored hashed',
   )
+  const members = await db.channelMember.findMany({ where: { channelId: body.channel_id }, orderBy: { memberId: 'asc' } })
+  t.same(members.map((m) => [m.memberId, m.memberType]).sort(), [[p.agent_id, 'AGENT'], ...body.humans.map((h: { user_id: string }) => [h.user_id, 'HUMAN'])].sort())
   const instance = await db.instance.findUniqueOrThrow({ where: { id: body.instance_id } })
   t.equal(instance.rateLimitPerMinute, null)
   const events = await db.outboxEvent.findMany({ orderBy: { id: 'asc' } })
-  t.same(events.map((e) => e.type), ['channel.created', 'member.joined', 'member.joined', 'member.joined', 'member.joined'])
+  t.same(
+    events.map((e) => e.type),
+    ['channel.created', 'member.joined', 'member.joined', 'member.joined', 'member.joined'],
+  )
 
   // the owner logs in with the bootstrap password
   const login = await api({ method: 'POST', url: '/api/v1/auth/login', payload: { email: 'OWNER@example.com', password: OWNER_PASSWORD } })
@@ -149,8 +161,16 @@ t.test('two concurrent bootstraps: exactly one 201, the other 409, one workspace
   const { app, api } = await build(t)
   const results = await Promise.all([
     api({ method: 'POST', url: '/api/v1/bootstrap', payload: bootstrapBody() }),
-    api({ method: 'POST', url: '/api/v1/bootstrap', payload: bootstrapBody({ primary_agent: { email: 'other@example.com', password: OWNER_PASSWORD, agent_profile: { name: 'other-bot', display_name: 'Other' } }, agents: [], humans: [] }) }),
-    api({ method: 'POST', url: '/api/v1/bootstrap', payload: bootstrapBody({ primary_agent: { email: 'third@example.com', password: OWNER_PASSWORD, agent_profile: { name: 'third-bot', display_name: 'Third' } }, agents: [], humans: [] }) }),
+    api({
+      method: 'POST',
+      url: '/api/v1/bootstrap',
+      payload: bootstrapBody({ primary_agent: { email: 'other@example.com', password: OWNER_PASSWORD, agent_profile: { name: 'other-bot', display_name: 'Other' } }, agents: [], humans: [] }),
+    }),
+    api({
+      method: 'POST',
+      url: '/api/v1/bootstrap',
+      payload: bootstrapBody({ primary_agent: { email: 'third@example.com', password: OWNER_PASSWORD, agent_profile: { name: 'third-bot', display_name: 'Third' } }, agents: [], humans: [] }),
+    }),
   ])
   t.same(results.map((r) => r.statusCode).sort(), [201, 409, 409])
   const counts = await rowCounts(app)
@@ -173,7 +193,16 @@ t.test('validation failures answer 400 with a specific code and store nothing', 
     ['invalid human e-mail', { humans: [{ email: 'bob@' }] }, 'INVALID_EMAIL'],
     ['human role admin', { humans: [{ email: 'bob@example.com', role: 'admin' }] }, 'INVALID_ROLE'],
     ['human role unknown', { humans: [{ email: 'bob@example.com', role: 'boss' }] }, 'INVALID_ROLE'],
-    ['duplicate agent names in the call', { agents: [{ name: 'x-1', display_name: 'a' }, { name: 'x-1', display_name: 'b' }] }, 'DUPLICATE_NAME'],
+    [
+      'duplicate agent names in the call',
+      {
+        agents: [
+          { name: 'x-1', display_name: 'a' },
+          { name: 'x-1', display_name: 'b' },
+        ],
+      },
+      'DUPLICATE_NAME',
+    ],
     ['agent name equal to the primary ignoring case', { agents: [{ name: 'PRIMARY-bot', display_name: 'a' }] }, 'DUPLICATE_NAME'],
     ['duplicate human e-mails ignoring case', { humans: [{ email: 'bob@example.com' }, { email: 'BOB@example.com' }] }, 'DUPLICATE_NAME'],
     ['human with the owner e-mail', { humans: [{ email: 'owner@example.com' }] }, 'DUPLICATE_NAME'],

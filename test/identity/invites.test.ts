@@ -147,9 +147,7 @@ t.test('two concurrent accepts of one invite: exactly one succeeds', async (t) =
   const { app, api, result } = await bootstrapped(t)
   const alice = result.humans[0]
   const results = await Promise.all(
-    ['first-password-111', 'second-password-222'].map((password) =>
-      api({ method: 'POST', url: '/api/v1/invite/accept', payload: { token: alice.invite_token, password } }),
-    ),
+    ['first-password-111', 'second-password-222'].map((password) => api({ method: 'POST', url: '/api/v1/invite/accept', payload: { token: alice.invite_token, password } })),
   )
   t.same(results.map((r) => r.statusCode).sort(), [200, 400])
   const loser = results.find((r) => r.statusCode === 400)!
@@ -218,7 +216,7 @@ t.test('GET /invites: the owner sees who has not accepted yet, expired ones flag
   const list = async () => {
     const res = await api({ method: 'GET', url: '/api/v1/invites', headers: bearer(ownerToken) })
     t.equal(res.statusCode, 200, res.body)
-    return res.json() as { user_id: string; email: string; display_name: string; role: string; created_at: string; expires_at: string; expired: boolean }[]
+    return res.json<{ user_id: string; email: string; display_name: string; role: string; created_at: string; expires_at: string; expired: boolean }[]>()
   }
   const first = await list()
   t.same(first.map((i) => i.email).sort(), ['alice@example.com', 'bob@example.com', 'carol@example.com'])

@@ -56,16 +56,19 @@ t.test('the workspace setting overrides the default without a restart; owner onl
 
   const got = await api({ method: 'GET', url, headers: bearer(ws.primary.key) })
   t.equal(got.statusCode, 200)
-  t.same({ ...got.json(), instance_id: 'x', bootstrapped_at: 'x' }, {
-    instance_id: 'x',
-    bootstrapped_at: 'x',
-    rate_limit_per_minute: null,
-    effective_rate_limit_per_minute: 0,
-    registration_mode: 'approval',
-    loop_guard_max_messages: 20,
-    loop_guard_window_seconds: 60,
-    loop_guard_max_depth: 20,
-  })
+  t.same(
+    { ...got.json(), instance_id: 'x', bootstrapped_at: 'x' },
+    {
+      instance_id: 'x',
+      bootstrapped_at: 'x',
+      rate_limit_per_minute: null,
+      effective_rate_limit_per_minute: 0,
+      registration_mode: 'approval',
+      loop_guard_max_messages: 20,
+      loop_guard_window_seconds: 60,
+      loop_guard_max_depth: 20,
+    },
+  )
   t.equal((await api({ method: 'GET', url })).statusCode, 401)
 
   for (const token of [ws.primary.key, ws.member.token]) {

@@ -15,8 +15,16 @@ t.test('README: the two commands first, and a row for every configuration variab
   const variables = [...schema.matchAll(/^\s+([A-Z][A-Z0-9_]+):\s*Type\./gm)].map((m) => m[1]!)
   t.ok(variables.length >= 20, `found ${variables.length} variables in src/config.ts`)
   const documented = new Set([...readme.matchAll(/^\|\s*`([A-Z][A-Z0-9_]+)`\s*\|/gm)].map((m) => m[1]!))
-  t.same(variables.filter((v) => !documented.has(v)), [], 'every variable has a row in the configuration table')
-  t.same([...documented].filter((v) => !variables.includes(v)), [], 'no row for a variable that does not exist')
+  t.same(
+    variables.filter((v) => !documented.has(v)),
+    [],
+    'every variable has a row in the configuration table',
+  )
+  t.same(
+    [...documented].filter((v) => !variables.includes(v)),
+    [],
+    'no row for a variable that does not exist',
+  )
 
   const firstBlock = readme.slice(readme.indexOf('```'), readme.indexOf('```', readme.indexOf('```') + 3))
   t.match(firstBlock, /^npm ci && npm start\b/m)

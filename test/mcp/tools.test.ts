@@ -39,8 +39,20 @@ t.test('MCP tools over the REST services', async (t) => {
   await t.test('tools/list: the tools, each described with an object schema', async (t) => {
     const { tools } = await client.listTools()
     t.same(tools.map((x) => x.name).sort(), [
-      'delete_message', 'edit_message', 'list_agents', 'list_channels', 'list_members', 'mark_read', 'open_dm',
-      'post_message', 'react', 'read_messages', 'read_thread', 'search_messages', 'wait_for_events', 'whoami',
+      'delete_message',
+      'edit_message',
+      'list_agents',
+      'list_channels',
+      'list_members',
+      'mark_read',
+      'open_dm',
+      'post_message',
+      'react',
+      'read_messages',
+      'read_thread',
+      'search_messages',
+      'wait_for_events',
+      'whoami',
     ])
     for (const tool of tools) {
       t.ok(tool.description && tool.description.length > 40, `${tool.name} has a description`)
@@ -73,7 +85,11 @@ t.test('MCP tools over the REST services', async (t) => {
     const newest = await call(client, 'read_messages', { channel: general, limit: 2 })
     t.notOk(newest.isError)
     const page = structured(newest)
-    t.same(page.messages.map((m: { text: string }) => m.text), ['two', 'three'], 'oldest first')
+    t.same(
+      page.messages.map((m: { text: string }) => m.text),
+      ['two', 'three'],
+      'oldest first',
+    )
     t.match(page.messages[0], { id: ids[1], channel_id: general, author_id: ctx.ws.owner.id, author_type: 'HUMAN', text: 'two', edited_at: null })
     t.equal(page.has_more, true)
     t.equal(page.direction, 'older')
@@ -82,11 +98,17 @@ t.test('MCP tools over the REST services', async (t) => {
     t.match(textOf(newest), `before=${ids[1]}`)
 
     const older = structured(await call(client, 'read_messages', { channel: '#general', before: page.older_cursor }))
-    t.same(older.messages.map((m: { id: string }) => m.id), [ids[0]])
+    t.same(
+      older.messages.map((m: { id: string }) => m.id),
+      [ids[0]],
+    )
     t.equal(older.has_more, false)
 
     const newer = structured(await call(client, 'read_messages', { channel: 'General', after: ids[0], limit: 1 }))
-    t.same(newer.messages.map((m: { id: string }) => m.id), [ids[1]])
+    t.same(
+      newer.messages.map((m: { id: string }) => m.id),
+      [ids[1]],
+    )
     t.equal(newer.has_more, true)
     t.equal(newer.direction, 'newer')
   })
@@ -191,7 +213,10 @@ t.test('MCP tools over the REST services', async (t) => {
     await restPost(ctx, agent2.key, secret, 'the zebra secret plan')
     const res = await call(client, 'search_messages', { query: 'zebra' })
     t.notOk(res.isError)
-    t.same(structured(res).results.map((r: { message: { text: string } }) => r.message.text), ['the zebra migration is tomorrow'])
+    t.same(
+      structured(res).results.map((r: { message: { text: string } }) => r.message.text),
+      ['the zebra migration is tomorrow'],
+    )
     t.match(structured(res).results[0].snippet, 'zebra')
     t.equal(structured(await call(client, 'search_messages', { query: 'zebra', channel: secret })).code, 'NOT_FOUND')
   })
@@ -248,7 +273,7 @@ t.test('MCP tools over the REST services', async (t) => {
 
   await t.test('resources: the readable channels, with their history', async (t) => {
     const { resources } = await client.listResources()
-    t.same(resources.map((r) => r.uri).sort(), [`ams://channels/${general}`, `ams://channels/${(structured(await call(client, 'open_dm', { participant: 'agent-2' })).dm.id)}`].sort())
+    t.same(resources.map((r) => r.uri).sort(), [`ams://channels/${general}`, `ams://channels/${structured(await call(client, 'open_dm', { participant: 'agent-2' })).dm.id}`].sort())
     const read = await client.readResource({ uri: `ams://channels/${general}` })
     const text = (read.contents[0] as { text: string }).text
     t.match(text, '#general')
@@ -328,7 +353,10 @@ t.test('threads: post_message with thread_id replies, read_thread gives the root
   const thread = structured(read)
   t.equal(thread.root.id, root)
   t.equal(thread.root.reply_count, 1)
-  t.same(thread.replies.map((m: { id: string }) => m.id), [reply.id])
+  t.same(
+    thread.replies.map((m: { id: string }) => m.id),
+    [reply.id],
+  )
   t.equal(thread.has_more, false)
   t.match(textOf(read), '1 reply')
   t.match(textOf(read), 'an answer in the thread')

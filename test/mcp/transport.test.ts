@@ -27,7 +27,7 @@ t.test('/mcp transport', async (t) => {
     t.equal(ctx.app.mcp.sessions.size, 0, 'no session was opened')
   })
 
-  await t.test('a request without a session must be initialize; a session is its caller\'s only', async (t) => {
+  await t.test("a request without a session must be initialize; a session is its caller's only", async (t) => {
     const list = await rawPost(ctx.base, { jsonrpc: '2.0', id: 2, method: 'tools/list' }, bearer(agents[0]!.key))
     t.equal(list.status, 400)
     t.equal(((await list.json()) as { code: string }).code, 'VALIDATION_ERROR')

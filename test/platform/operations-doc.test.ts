@@ -15,8 +15,16 @@ t.test('docs/operations.md has a row for every configuration variable', async (t
   const variables = [...schema.matchAll(/^\s+([A-Z][A-Z0-9_]+):\s*Type\./gm)].map((m) => m[1]!)
   t.ok(variables.length >= 20, `found ${variables.length} variables in src/config.ts`)
   const documented = new Set([...doc.matchAll(/^\|\s*`([A-Z][A-Z0-9_]+)`\s*\|/gm)].map((m) => m[1]!))
-  t.same(variables.filter((v) => !documented.has(v)), [], 'every variable has a row')
-  t.same([...documented].filter((v) => !variables.includes(v)), [], 'no row for a variable that does not exist')
+  t.same(
+    variables.filter((v) => !documented.has(v)),
+    [],
+    'every variable has a row',
+  )
+  t.same(
+    [...documented].filter((v) => !variables.includes(v)),
+    [],
+    'no row for a variable that does not exist',
+  )
 })
 
 t.test('Dockerfile: no syntax line, unprivileged, exec-form command, readiness health check, data volume', async (t) => {

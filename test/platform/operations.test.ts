@@ -24,7 +24,11 @@ function sample(text: string, name: string, labels: Record<string, string> = {})
 
 t.test('X-Request-Id on every response, errors included; a given id is kept', async (t) => {
   const { api } = await build(t)
-  for (const [url, status] of [['/health', 200], ['/nope', 404], ['/api/v1/agents', 401]] as const) {
+  for (const [url, status] of [
+    ['/health', 200],
+    ['/nope', 404],
+    ['/api/v1/agents', 401],
+  ] as const) {
     const res = await api({ method: 'GET', url })
     t.equal(res.statusCode, status, url)
     t.match(res.headers['x-request-id'], UUID_RE, `${url}: a generated id`)

@@ -29,8 +29,7 @@ async function proxiedApp(t: Test, env: Record<string, string> = {}) {
 function requests(api: TestApp['api'], ws: Workspace, channelId: string): Record<string, () => Promise<LightMyRequestResponse>> {
   return {
     'agent key, read': () => api({ method: 'GET', url: '/api/v1/channels', headers: bearer(ws.agents[0]!.key) }),
-    'agent key, post': () =>
-      api({ method: 'POST', url: `/api/v1/channels/${channelId}/messages`, headers: { ...bearer(ws.primary.key), ...json }, payload: { text: 'hello' } }),
+    'agent key, post': () => api({ method: 'POST', url: `/api/v1/channels/${channelId}/messages`, headers: { ...bearer(ws.primary.key), ...json }, payload: { text: 'hello' } }),
     'human JWT, read': () => api({ method: 'GET', url: '/api/v1/channels', headers: bearer(ws.owner.token) }),
     'human JWT, me': () => api({ method: 'GET', url: '/api/v1/auth/me', headers: bearer(ws.member.token) }),
     login: () => api({ method: 'POST', url: '/api/v1/auth/login', headers: json, payload: { email: ws.owner.email, password: FIXTURE_PASSWORD } }),
@@ -105,9 +104,18 @@ t.test('PostgreSQL frozen: requests are bounded by the query timeout and answer 
 
 t.test('a statement over the statement timeout on a live server is an outage (503), not a bug (500)', async (t) => {
   const { app } = await build(t, { background: false, env: { DATABASE_STATEMENT_TIMEOUT_MS: '200', DATABASE_QUERY_TIMEOUT_MS: '5000' } })
-  const raw = await app.db.pool.query('SELECT pg_sleep(2)').then(() => null, (error: unknown) => error)
-  const viaPrisma = await app.db.prisma.$queryRawUnsafe('SELECT pg_sleep(2)').then(() => null, (error: unknown) => error)
-  for (const [name, error] of [['pg', raw], ['Prisma', viaPrisma]] as const) {
+  const raw = await app.db.pool.query('SELECT pg_sleep(2)').then(
+    () => null,
+    (error: unknown) => error,
+  )
+  const viaPrisma = await app.db.prisma.$queryRawUnsafe('SELECT pg_sleep(2)').then(
+    () => null,
+    (error: unknown) => error,
+  )
+  for (const [name, error] of [
+    ['pg', raw],
+    ['Prisma', viaPrisma],
+  ] as const) {
     t.ok(error, `${name}: the statement was cancelled by the server`)
     t.match(toAppError(error), { statusCode: 503, code: 'SERVICE_UNAVAILABLE', headers: { 'retry-after': '5' } }, name)
   }

@@ -31,8 +31,8 @@ function startServer(cwd: string, env: Record<string, string>): Run {
     stdio: ['ignore', 'pipe', 'pipe'],
   })
   let out = ''
-  proc.stdout!.on('data', (d: Buffer) => (out += d.toString()))
-  proc.stderr!.on('data', (d: Buffer) => (out += d.toString()))
+  proc.stdout.on('data', (d: Buffer) => (out += d.toString()))
+  proc.stderr.on('data', (d: Buffer) => (out += d.toString()))
   const exited = once(proc, 'exit').then(([code]) => code as number | null)
   t.teardown(async () => {
     if (proc.exitCode === null && proc.signalCode === null) {
@@ -70,7 +70,13 @@ t.test('as root, npm start serves from a checkout inside a 0700 folder', { skip:
   await mkdir(checkout)
   const cp = spawn('cp', ['-al', ...entries.map((e) => path.join(ROOT, e)), `${checkout}/`], { stdio: 'inherit' })
   t.equal((await once(cp, 'exit'))[0], 0, 'copied')
-  const sharedData = path.join(SHARED_ROOT, `data-${createHash('sha256').update(path.join(checkout, 'data', 'postgres')).digest('hex').slice(0, 12)}`)
+  const sharedData = path.join(
+    SHARED_ROOT,
+    `data-${createHash('sha256')
+      .update(path.join(checkout, 'data', 'postgres'))
+      .digest('hex')
+      .slice(0, 12)}`,
+  )
   t.teardown(() => rm(privateDir, { recursive: true, force: true }))
   t.teardown(() => rm(sharedData, { recursive: true, force: true }))
 
@@ -110,6 +116,10 @@ t.test('a port in use is named, with the fix', async (t) => {
   t.teardown(db.drop)
   const run = startServer(ROOT, { PORT: String(port), DATA_DIR: dataDir, DATABASE_URL: db.url, MIGRATE_ON_START: 'false' })
   t.equal(await run.exited, 1)
-  const lines = run.output().trim().split('\n').filter((l) => !l.startsWith('{'))
+  const lines = run
+    .output()
+    .trim()
+    .split('\n')
+    .filter((l) => !l.startsWith('{'))
   t.same(lines, [`failed to start: port ${port} on 127.0.0.1 is already in use; fix: stop the other server or set PORT to a free port`])
 })

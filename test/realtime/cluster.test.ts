@@ -83,7 +83,11 @@ t.test('Redis goes away: posting still works, health says so, events arrive once
   t.equal((await live.client.type('new_message', (f) => f.message.id === during.id)).message.text, 'during the outage')
   t.equal((await api({ method: 'GET', url: '/health' })).json().redis, 'connected')
   const back = await connect(app, a2!.key, { since: cursor })
-  t.same(back.client.events().map((f) => f.message.id), [during.id], 'the reconnecting client gets what it missed')
+  t.same(
+    back.client.events().map((f) => f.message.id),
+    [during.id],
+    'the reconnecting client gets what it missed',
+  )
   const after = await post(api, ws.primary.key, channel, 'after the outage')
   t.equal((await back.client.type('new_message', (f) => f.message.id === after.id)).message.text, 'after the outage')
   await back.client.close()

@@ -110,7 +110,10 @@ t.test('only members receive a channel’s events', async (t) => {
   t.equal((await insider.client.type('new_message')).message.id, visible.id)
   for (const { client } of [outsider, human]) {
     t.equal((await client.type('new_message')).message.id, visible.id)
-    t.notOk(client.frames.some((f) => f.channel_id === secret), 'nothing of the channel it is not in')
+    t.notOk(
+      client.frames.some((f) => f.channel_id === secret),
+      'nothing of the channel it is not in',
+    )
   }
   // The workspace owner reads every channel over REST but is not a member: no realtime delivery.
   const ownerSync = await createChannelId(api, ws.owner.token, 'owner-own')
@@ -354,7 +357,10 @@ t.test('an agent connecting records agent.connected in the outbox', async (t) =>
   const rows = await app.db.prisma.outboxEvent.findMany({ where: { type: 'agent.connected' } })
   t.equal(rows.length, 1, 'one row, for the agent only (not for the human)')
   t.equal(rows[0]!.channelId, null)
-  t.notOk(client.frames.some((f) => f.type === 'agent_connected'), 'not pushed to sockets')
+  t.notOk(
+    client.frames.some((f) => f.type === 'agent_connected'),
+    'not pushed to sockets',
+  )
   await client.close()
   await human.client.close()
 })

@@ -5,7 +5,6 @@ import { build } from '../helper.ts'
 import { connect, listen, openWs, refusedUpgrade, wsUrl } from './helpers.ts'
 import { newEvent, outboxRow } from '../../src/events/bus.ts'
 import { uuidv7 } from '../../src/lib/ids.ts'
-import type { MessageDto } from '../../src/modules/messages/schemas.ts'
 import { createChannelId, disableLoopGuard, post, seedWorkspace } from '../support/index.ts'
 
 // Short intervals so the tests wait little. The ping interval is short only in the keep-alive
@@ -80,7 +79,7 @@ t.test('the sweeper relays outbox events that were committed but never published
   const sent = await post(api, ws.primary.key, channel, 'template')
   await client.type('new_message')
   // As if the process had died between the commit and the publish: a row nobody relayed.
-  const orphan = newEvent('message.updated', channel, { message: { ...(sent as MessageDto), text: 'edited before the crash', edited_at: new Date().toISOString() } })
+  const orphan = newEvent('message.updated', channel, { message: { ...sent, text: 'edited before the crash', edited_at: new Date().toISOString() } })
   await app.db.pool.query('INSERT INTO outbox_events (event_id, type, channel_id, payload, occurred_at) VALUES ($1, $2, $3, $4, $5)', outboxRow(orphan))
   const frame = await client.type('message_updated')
   t.equal(frame.event_id, orphan.id)

@@ -12,7 +12,7 @@ import { addMember, bearer, createChannelId, post, seedWorkspace } from '../supp
 interface Answer {
   status: number
   headers: Headers
-  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- compared field by field
+
   body: any
 }
 
@@ -52,7 +52,11 @@ t.test('a waiting request answers with the first event the caller may see, not w
   const message = await post(api, ws.primary.key, channel, 'wake up')
   const answer = await waiting
   t.equal(answer.status, 200)
-  t.same(answer.body.events.map((e: { message?: { id: string } }) => e.message?.id), [message.id], 'only the visible event')
+  t.same(
+    answer.body.events.map((e: { message?: { id: string } }) => e.message?.id),
+    [message.id],
+    'only the visible event',
+  )
   t.same(answer.body.events[0].message, message)
   t.equal(answer.body.next_cursor, answer.body.events[0].cursor)
   t.same([answer.body.has_more, answer.body.resync_required], [false, false])

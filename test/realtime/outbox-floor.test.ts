@@ -104,18 +104,21 @@ async function straggler(t: Parameters<typeof build>[0], env: Record<string, str
   const channel = await createChannelId(api, ws.primary.key, 'floor')
   const { pool } = app.db
   const reserved = BigInt((await pool.query<{ id: string }>("SELECT nextval('outbox_events_id_seq')::text AS id")).rows[0]!.id)
-  await eventually(async () => {
-    await post(api, ws.primary.key, channel, 'moves the floors')
-    return app.deliveries!.unplanned.value > reserved && app.realtime.relay.unpublished.value > reserved
-  }, 'both floors to pass the reserved id', 50)
+  await eventually(
+    async () => {
+      await post(api, ws.primary.key, channel, 'moves the floors')
+      return app.deliveries!.unplanned.value > reserved && app.realtime.relay.unpublished.value > reserved
+    },
+    'both floors to pass the reserved id',
+    50,
+  )
   const eventId = randomUUID()
   await pool.query(
     `INSERT INTO outbox_events (id, event_id, type, channel_id, payload, occurred_at)
      SELECT $1, $2, type, channel_id, payload, occurred_at FROM outbox_events WHERE type = 'message.created' LIMIT 1`,
     [reserved.toString(), eventId],
   )
-  const marks = async () =>
-    (await pool.query<{ planned_at: Date | null; published_at: Date | null }>('SELECT planned_at, published_at FROM outbox_events WHERE event_id = $1', [eventId])).rows[0]!
+  const marks = async () => (await pool.query<{ planned_at: Date | null; published_at: Date | null }>('SELECT planned_at, published_at FROM outbox_events WHERE event_id = $1', [eventId])).rows[0]!
   return { app, marks }
 }
 

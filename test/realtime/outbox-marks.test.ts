@@ -17,13 +17,9 @@ async function postOne(t: Parameters<typeof build>[0], options: BuildTestOptions
   const ws = await seedWorkspace(app)
   const channel = await createChannelId(api, ws.primary.key, 'marks')
   const message = await post(api, ws.primary.key, channel, 'marked')
-  const { rows } = await app.db.pool.query<{ event_id: string }>(
-    "SELECT event_id::text FROM outbox_events WHERE type = 'message.created' AND payload->'message'->>'id' = $1",
-    [message.id],
-  )
+  const { rows } = await app.db.pool.query<{ event_id: string }>("SELECT event_id::text FROM outbox_events WHERE type = 'message.created' AND payload->'message'->>'id' = $1", [message.id])
   const eventId = rows[0]!.event_id
-  const marks = async (): Promise<Marks> =>
-    (await app.db.pool.query<Marks>('SELECT published_at, planned_at FROM outbox_events WHERE event_id = $1', [eventId])).rows[0]!
+  const marks = async (): Promise<Marks> => (await app.db.pool.query<Marks>('SELECT published_at, planned_at FROM outbox_events WHERE event_id = $1', [eventId])).rows[0]!
   return { app, eventId, marks }
 }
 

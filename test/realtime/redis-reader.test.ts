@@ -22,7 +22,10 @@ t.test('Redis: the replies the read loop has delivered can be collected', { skip
   const replies: WeakRef<object>[] = []
   reader.xread = (...args: unknown[]) => {
     const reply = xread(...args)
-    reply.then((r) => r && replies.push(new WeakRef(r as object)), () => {})
+    reply.then(
+      (r) => r && replies.push(new WeakRef(r)),
+      () => {},
+    )
     return reply
   }
   const delivered: string[] = []

@@ -31,7 +31,11 @@ for (const redis of [false, true]) {
     const again = await connect(app, a1!.key, { since: f1.cursor })
     t.equal(again.ready.replayed, 2)
     const replayed = again.client.events()
-    t.same(replayed.map((f) => f.message?.id), [m2.id, m3.id], 'the missed events, in order, before ready')
+    t.same(
+      replayed.map((f) => f.message?.id),
+      [m2.id, m3.id],
+      'the missed events, in order, before ready',
+    )
     t.ok(again.client.frames.indexOf(again.ready) === 2, 'ready follows the replay')
     t.equal(again.ready.cursor, replayed[1]!.cursor)
 
@@ -63,7 +67,10 @@ for (const redis of [false, true]) {
     await posting
     const last = posted[posted.length - 1]
     await client.type('new_message', (f) => f.message.id === last)
-    const received = client.events().filter((f) => f.type === 'new_message').map((f) => f.message.id)
+    const received = client
+      .events()
+      .filter((f) => f.type === 'new_message')
+      .map((f) => f.message.id)
     t.same(received, posted, 'every message exactly once, in order')
     await client.close()
   })
@@ -126,7 +133,11 @@ t.test('Redis: since=0 replays the whole log while it is complete, resync_requir
   t.equal(zero.resync_required, false, 'nothing was trimmed: 0 is within the history')
   t.same(zero, all, 'since=0 reads what no since reads: the whole log')
   const replay = await connect(app, ws.primary.key, { since: '0' })
-  t.same(replay.client.events().map((f) => f.event_id), all.events.map((e: { event_id: string }) => e.event_id), 'the whole visible log, before ready')
+  t.same(
+    replay.client.events().map((f) => f.event_id),
+    all.events.map((e: { event_id: string }) => e.event_id),
+    'the whole visible log, before ready',
+  )
   t.equal(replay.ready.replayed, all.events.length)
   t.ok(replay.client.events().some((f) => f.message?.id === m1.id))
   await replay.client.close()
@@ -210,12 +221,18 @@ t.test('GET /api/v1/events: the same filtered log over REST, paged by cursor', a
     since = page.next_cursor
     if (!page.has_more) break
   }
-  t.same(paged, messages.slice(1).map((m) => m.id))
+  t.same(
+    paged,
+    messages.slice(1).map((m) => m.id),
+  )
   const empty = (await api({ method: 'GET', url: `/api/v1/events?since=${since}`, headers: bearer(a1!.key) })).json()
   t.same(empty, { events: [], next_cursor: since, has_more: false, resync_required: false }, 'at the end: nothing, same cursor')
 
   const outsider = (await api({ method: 'GET', url: '/api/v1/events', headers: bearer(a2!.key) })).json()
-  t.notOk(outsider.events.some((e: { channel_id: string }) => e.channel_id === channel), 'non-members see none of it')
+  t.notOk(
+    outsider.events.some((e: { channel_id: string }) => e.channel_id === channel),
+    'non-members see none of it',
+  )
   const human = await api({ method: 'GET', url: '/api/v1/events?limit=1', headers: bearer(ws.member.token) })
   t.equal(human.statusCode, 200, 'humans may read their log too')
 

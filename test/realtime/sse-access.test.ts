@@ -99,4 +99,3 @@ t.test('shutdown ends open streams cleanly with a comment', async (t) => {
   t.match(stream.comments.at(-1), /server shutting down/)
   t.equal(app.eventStreams.open.streams, 0)
 })
-

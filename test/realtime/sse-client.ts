@@ -12,9 +12,7 @@ import { Arrivals } from './arrivals.ts'
 import type { Frame } from './helpers.ts'
 
 const SAFETY_MS = 20_000
-const checkers = new Map<string, { Check: (v: unknown) => boolean; Errors: (v: unknown) => unknown[] }>(
-  Object.entries(SERVER_FRAMES).map(([type, schema]) => [type, Compile(schema as never)]),
-)
+const checkers = new Map<string, { Check: (v: unknown) => boolean; Errors: (v: unknown) => unknown[] }>(Object.entries(SERVER_FRAMES).map(([type, schema]) => [type, Compile(schema as never)]))
 
 export interface SseEvent {
   id: string | undefined

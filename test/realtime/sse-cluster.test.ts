@@ -25,7 +25,11 @@ t.test('two instances sharing Redis: streams and long polls get what the other i
 
   const m2 = await post(apiTwo, ws.primary.key, channel, 'posted on two while away')
   const back = await openStream(baseUrl(one), a1!.key, { lastEventId: e1.id })
-  t.same(back.stream.logEvents().map((f) => f.message?.id), [m2.id], 'replayed from the shared log on the other instance')
+  t.same(
+    back.stream.logEvents().map((f) => f.message?.id),
+    [m2.id],
+    'replayed from the shared log on the other instance',
+  )
   const m3 = await post(apiTwo, ws.primary.key, channel, 'live from two')
   t.equal((await back.stream.type('new_message', (f) => f.message.id === m3.id)).message.text, 'live from two')
   t.same(back.stream.violations, [])
@@ -38,5 +42,8 @@ t.test('two instances sharing Redis: streams and long polls get what the other i
   t.equal(two.eventStreams.open.polls, 1, 'parked on instance two')
   const m4 = await post(apiOne, ws.primary.key, channel, 'wakes the poll on two')
   const page = (await (await waiting).json()) as { events: { message?: { id: string } }[] }
-  t.same(page.events.map((e) => e.message?.id), [m4.id])
+  t.same(
+    page.events.map((e) => e.message?.id),
+    [m4.id],
+  )
 })

@@ -62,12 +62,20 @@ t.test('Last-Event-ID resumes without gap or duplicate while messages keep comin
 
   const again = await openStream(base, a1!.key, { lastEventId: e1.id, since: '0' })
   t.equal(again.ready.replayed, 2, 'Last-Event-ID wins over since (since=0 would ask for a resync)')
-  t.same(again.stream.logEvents().map((f) => f.message?.id), [m2.id, m3.id], 'the missed events, in order, before ready')
+  t.same(
+    again.stream.logEvents().map((f) => f.message?.id),
+    [m2.id, m3.id],
+    'the missed events, in order, before ready',
+  )
   t.equal(again.ready.cursor, again.stream.logEvents()[1]!.cursor)
   await again.stream.close()
 
   const bySince = await openStream(base, a1!.key, { since: e1.id })
-  t.same(bySince.stream.logEvents().map((f) => f.message?.id), [m2.id, m3.id], '?since= replays the same')
+  t.same(
+    bySince.stream.logEvents().map((f) => f.message?.id),
+    [m2.id, m3.id],
+    '?since= replays the same',
+  )
   await bySince.stream.close()
 
   // Reconnect while posts are in flight: every message exactly once, in order.
@@ -81,7 +89,11 @@ t.test('Last-Event-ID resumes without gap or duplicate while messages keep comin
   const { stream } = await openStream(base, a1!.key, { lastEventId: since })
   await posting
   await stream.type('new_message', (f) => f.message.id === posted[posted.length - 1])
-  t.same(stream.logEvents().map((f) => f.message.id), posted, 'replay and live hand over without gap or duplicate')
+  t.same(
+    stream.logEvents().map((f) => f.message.id),
+    posted,
+    'replay and live hand over without gap or duplicate',
+  )
   t.notOk(stream.events.some((e) => e.data.channel_id === hidden))
   t.same(stream.violations, [])
   await stream.close()
@@ -149,8 +161,10 @@ t.test('a non-member sees nothing of a channel; added, it starts seeing it; remo
 
   // Replay obeys the same rule: the history after a2's first event shows only what it may see now.
   const replay = await openStream(base, a2!.key, { lastEventId: outsider.ready.cursor })
-  t.notOk(replay.stream.logEvents().some((f) => f.channel_id === channel && f.type === 'new_message'), 'no message of the channel it left')
+  t.notOk(
+    replay.stream.logEvents().some((f) => f.channel_id === channel && f.type === 'new_message'),
+    'no message of the channel it left',
+  )
   t.same(outsider.stream.violations, [])
   for (const s of [outsider.stream, insider.stream, replay.stream]) await s.close()
 })
-

@@ -23,8 +23,7 @@ const open = async (t: Test, c: Ctx, token: string): Promise<WsClient> => {
   return client
 }
 
-const agent = (c: Ctx, token = c.tok.a1) =>
-  c.api({ method: 'GET', url: '/api/v1/agents/me', headers: bearer(token) }).then((r) => r.json())
+const agent = (c: Ctx, token = c.tok.a1) => c.api({ method: 'GET', url: '/api/v1/agents/me', headers: bearer(token) }).then((r) => r.json())
 
 t.test('typing over WebSocket: to the other members only, one per channel every 3 s', async (t) => {
   const { c, ch, side } = await world(t)
@@ -43,7 +42,11 @@ t.test('typing over WebSocket: to the other members only, one per channel every 
   // The typist's own socket answers a ping after its typing frames: none came back to it.
   typist.send({ type: 'ping', id: 'after' })
   await typist.type('pong')
-  t.same(typist.frames.filter((f) => f.type === 'typing'), [], 'not echoed to the sender')
+  t.same(
+    typist.frames.filter((f) => f.type === 'typing'),
+    [],
+    'not echoed to the sender',
+  )
 
   // The stranger (the owner, not a member of either channel) gets a typing frame of its own DM, and none before it.
   const dm = (await c.api({ method: 'POST', url: '/api/v1/dm', headers: bearer(c.tok.a1), payload: { participant_id: c.ws.owner.id } })).json()
@@ -53,7 +56,11 @@ t.test('typing over WebSocket: to the other members only, one per channel every 
   t.equal((await stranger.type('typing')).channel_id, dm.id, 'the first typing frame the stranger sees is of its own DM')
 
   const page = (await c.api({ method: 'GET', url: '/api/v1/events?limit=500', headers: bearer(c.tok.member) })).json()
-  t.same(page.events.filter((f: any) => f.type === 'typing'), [], 'typing is not in the event log')
+  t.same(
+    page.events.filter((f: any) => f.type === 'typing'),
+    [],
+    'typing is not in the event log',
+  )
   t.equal(await c.app.db.prisma.message.count(), 0, 'nor stored as a message')
 })
 
@@ -111,10 +118,21 @@ t.test('presence: online and last_seen_at flip as the socket opens and closes; m
   t.equal(during.online, true)
   t.equal(during.last_seen_at, up.last_seen_at)
   const listed = (await c.api({ method: 'GET', url: '/api/v1/agents', headers: bearer(c.tok.member) })).json()
-  t.same(listed.filter((a: any) => a.online).map((a: any) => a.id), [c.ws.agents[0]!.id], 'GET /agents: only the connected agent is online')
+  t.same(
+    listed.filter((a: any) => a.online).map((a: any) => a.id),
+    [c.ws.agents[0]!.id],
+    'GET /agents: only the connected agent is online',
+  )
   const directory = (await c.api({ method: 'GET', url: '/api/v1/directory', headers: bearer(c.tok.member) })).json()
-  t.match(directory.find((e: any) => e.id === c.ws.agents[0]!.id), { online: true, last_seen_at: up.last_seen_at })
-  t.match(directory.find((e: any) => e.id === c.ws.member.id), { online: null, last_seen_at: null, status_text: null }, 'humans have no presence')
+  t.match(
+    directory.find((e: any) => e.id === c.ws.agents[0]!.id),
+    { online: true, last_seen_at: up.last_seen_at },
+  )
+  t.match(
+    directory.find((e: any) => e.id === c.ws.member.id),
+    { online: null, last_seen_at: null, status_text: null },
+    'humans have no presence',
+  )
 
   await socket.close()
   const down = await member.type('presence', (f) => f.online === false)
@@ -128,7 +146,12 @@ t.test('presence: online and last_seen_at flip as the socket opens and closes; m
 t.test('presence with Redis: online while any socket is open', async (t) => {
   const testApp = await build(t, { redis: true })
   const ws = await seedWorkspace(testApp.app)
-  const c: Ctx = { ...testApp, ws, events: [], tok: { owner: ws.owner.token, member: ws.member.token, observer: ws.observer.token, primary: ws.primary.key, a1: ws.agents[0]!.key, a2: ws.agents[1]!.key } }
+  const c: Ctx = {
+    ...testApp,
+    ws,
+    events: [],
+    tok: { owner: ws.owner.token, member: ws.member.token, observer: ws.observer.token, primary: ws.primary.key, a1: ws.agents[0]!.key, a2: ws.agents[1]!.key },
+  }
   const { ch } = await world(t, c)
   const member = await open(t, c, c.tok.member)
   const one = await connect(c.app, c.tok.a1)

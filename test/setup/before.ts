@@ -10,16 +10,7 @@ import pg from 'pg'
 import { startEmbeddedPostgres } from '../../src/db/embedded.ts'
 import { describeStartupFailure, StartupError } from '../../src/lib/startup-error.ts'
 import { stopStarted } from './after.ts'
-import {
-  CONFIGURED_DATABASE_URL,
-  CONFIGURED_REDIS_URL,
-  hasRedisServer,
-  INSTALL_REDIS,
-  REQUIRE_ALL,
-  services,
-  servicesFile,
-  type TestServices,
-} from './services.ts'
+import { CONFIGURED_DATABASE_URL, CONFIGURED_REDIS_URL, hasRedisServer, INSTALL_REDIS, REQUIRE_ALL, services, servicesFile, type TestServices } from './services.ts'
 
 const say = (msg: string): void => console.log(`# ${msg}`)
 

@@ -19,7 +19,10 @@ export function databaseUrl(name: string): string {
 
 export function templateName(): string {
   const hash = createHash('sha256')
-  for (const dir of readdirSync(MIGRATIONS_DIR, { withFileTypes: true }).filter((d) => d.isDirectory()).map((d) => d.name).sort()) {
+  for (const dir of readdirSync(MIGRATIONS_DIR, { withFileTypes: true })
+    .filter((d) => d.isDirectory())
+    .map((d) => d.name)
+    .sort()) {
     hash.update(dir).update(readFileSync(path.join(MIGRATIONS_DIR, dir, 'migration.sql')))
   }
   return `ams_template_${hash.digest('hex').slice(0, 12)}`

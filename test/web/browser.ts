@@ -77,7 +77,10 @@ export async function checkAccessibility(t: Test, page: Page, screen: string): P
   await page.addScriptTag({ content: axeSource })
   // This function runs in the page; the test's TypeScript has no DOM types, hence globalThis.
   const violations = await page.evaluate(async () => {
-    const page = globalThis as unknown as { document: unknown; axe: { run: (ctx: unknown, opts: object) => Promise<{ violations: { id: string; impact: string; help: string; nodes: { target: string[] }[] }[] }> } }
+    const page = globalThis as unknown as {
+      document: unknown
+      axe: { run: (ctx: unknown, opts: object) => Promise<{ violations: { id: string; impact: string; help: string; nodes: { target: string[] }[] }[] }> }
+    }
     const result = await page.axe.run(page.document, { resultTypes: ['violations'] })
     return result.violations.map((v) => ({ id: v.id, impact: v.impact, help: v.help, targets: v.nodes.map((n) => n.target.join(' ')).slice(0, 3) }))
   })

@@ -29,7 +29,10 @@ t.test('a channel of 10,000 messages', { skip }, async (t) => {
     if (url.pathname === `/api/v1/channels/${channel.id}/messages`) pages.push(url.search)
   })
   await page.goto(`${base}/c/${channel.id}`)
-  await page.getByTestId('message').filter({ hasText: `Message ${TOTAL - 1}` }).waitFor()
+  await page
+    .getByTestId('message')
+    .filter({ hasText: `Message ${TOTAL - 1}` })
+    .waitFor()
   t.same(pages, ['?limit=50&threads=roots'], 'opening fetches the newest page only (roots: replies are read in their thread)')
 
   const list = page.getByRole('log', { name: 'Messages' })
@@ -41,9 +44,7 @@ t.test('a channel of 10,000 messages', { skip }, async (t) => {
       const scroller = el as unknown as Node & { querySelectorAll: (s: string) => Node[] }
       const view = scroller.getBoundingClientRect()
       const nodes = Array.from(scroller.querySelectorAll('[data-testid="message"]'))
-      const inView = nodes
-        .map((n) => ({ box: n.getBoundingClientRect(), n: Number(/Message (\d+)/.exec(n.textContent ?? '')?.[1]) }))
-        .filter((m) => m.box.bottom > view.top && m.box.top < view.bottom)
+      const inView = nodes.map((n) => ({ box: n.getBoundingClientRect(), n: Number(/Message (\d+)/.exec(n.textContent ?? '')?.[1]) })).filter((m) => m.box.bottom > view.top && m.box.top < view.bottom)
       return { oldestInView: Math.min(...inView.map((m) => m.n)), nodes: nodes.length }
     })
 

@@ -93,7 +93,10 @@ t.test('workspace', { skip }, async (t) => {
       const res = await api({ method: 'POST', url: `/api/v1/channels/${dm.json().id}/messages`, headers: { ...bearer(ws.agents[0]!.key), ...json }, payload: { text } })
       t.equal(res.statusCode, 201)
     }
-    await dmLink.getByTestId('unread').filter({ hasText: /^2 unread$/ }).waitFor()
+    await dmLink
+      .getByTestId('unread')
+      .filter({ hasText: /^2 unread$/ })
+      .waitFor()
     await screenshot(page, 'unread')
     await dmLink.click()
     await page.getByTestId('message').filter({ hasText: 'ping 2' }).waitFor()
@@ -167,7 +170,10 @@ t.test('workspace', { skip }, async (t) => {
     t.notOk(JSON.stringify(stored.json()).includes('Lost in transit'), 'the server has no such message')
     await page.unroute(POSTS)
     // "Send now", or the retry that comes by itself: either way it goes out exactly once.
-    await queued.getByRole('button', { name: 'Send now' }).click({ timeout: 2000 }).catch(() => undefined)
+    await queued
+      .getByRole('button', { name: 'Send now' })
+      .click({ timeout: 2000 })
+      .catch(() => undefined)
     await page.getByTestId('message').filter({ hasText: 'Lost in transit' }).waitFor()
     await queued.waitFor({ state: 'detached' })
     const after = await api({ method: 'GET', url: `/api/v1/channels/${channel.id}/messages?limit=50`, headers: bearer(ws.member.token) })

@@ -127,7 +127,10 @@ t.test('composer', { skip }, async (t) => {
     t.ok(width <= 360, `nothing overflows sideways (${width})`)
     await context.setOffline(false)
     await page.getByTestId('message').filter({ hasText: 'Sent from a phone in a tunnel' }).waitFor()
-    t.same(problems.filter((p) => !/net::ERR_INTERNET_DISCONNECTED|WebSocket connection to .* failed/.test(p)), [])
+    t.same(
+      problems.filter((p) => !/net::ERR_INTERNET_DISCONNECTED|WebSocket connection to .* failed/.test(p)),
+      [],
+    )
   })
 
   await t.test('a message waiting to be sent survives a reload', async (t) => {
@@ -141,10 +144,16 @@ t.test('composer', { skip }, async (t) => {
     await queued.waitFor()
     t.same(await stored('Kept across a reload'), [])
     await page.unroute(POSTS)
-    await queued.getByRole('button', { name: 'Send now' }).click({ timeout: 2000 }).catch(() => undefined)
+    await queued
+      .getByRole('button', { name: 'Send now' })
+      .click({ timeout: 2000 })
+      .catch(() => undefined)
     await page.getByTestId('message').filter({ hasText: 'Kept across a reload' }).waitFor()
     await queued.waitFor({ state: 'detached' })
     t.equal((await stored('Kept across a reload')).length, 1, 'sent once')
-    t.same(problems.filter((p) => !/net::ERR_CONNECTION_RESET/.test(p)), [])
+    t.same(
+      problems.filter((p) => !/net::ERR_CONNECTION_RESET/.test(p)),
+      [],
+    )
   })
 })

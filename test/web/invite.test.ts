@@ -16,7 +16,12 @@ t.test('invite and sign-in', { skip }, async (t) => {
   // An invite whose token holds both `+` and `/` (base64); keep asking until one does.
   let invite: { invite_token: string; invite_url: string } | undefined
   for (let i = 0; i < 40 && !invite; i++) {
-    const res = await api({ method: 'POST', url: '/api/v1/invites', headers: { ...bearer(ws.owner.token), 'content-type': 'application/json' }, payload: { email: `new${i}@example.com`, display_name: 'Nina New', role: 'member' } })
+    const res = await api({
+      method: 'POST',
+      url: '/api/v1/invites',
+      headers: { ...bearer(ws.owner.token), 'content-type': 'application/json' },
+      payload: { email: `new${i}@example.com`, display_name: 'Nina New', role: 'member' },
+    })
     t.equal(res.statusCode, 201)
     const body = res.json()
     if (body.invite_token.includes('+') && body.invite_token.includes('/')) invite = body
@@ -28,7 +33,7 @@ t.test('invite and sign-in', { skip }, async (t) => {
 
   await t.test('the raw form (a `+` that a parser reads as a space) shows the same invite', async (t) => {
     const { page, problems } = await openPage(t, browser)
-    await page.goto(`${base}/invite?token=${invite!.invite_token}`)
+    await page.goto(`${base}/invite?token=${invite.invite_token}`)
     await page.getByRole('heading', { name: "You're invited" }).waitFor()
     t.match(await page.getByTestId('invite-email').textContent(), /^new\d+@example\.com$/)
     t.same(problems, [])

@@ -76,7 +76,15 @@ t.test('keyboard only', { skip }, async (t) => {
     // so going forward would walk every newer message, scrolling the list to its live end.
     const log = await tabTo(page, (f) => f.label === 'Messages', 80, 'Shift+Tab')
     t.ok(log.ring, 'the message list shows its focus')
-    for (let i = 0; i < 80 && (await page.getByTestId('message').filter({ hasText: /Line 40(?!\d)/ }).count()) === 0; i++) {
+    for (
+      let i = 0;
+      i < 80 &&
+      (await page
+        .getByTestId('message')
+        .filter({ hasText: /Line 40(?!\d)/ })
+        .count()) === 0;
+      i++
+    ) {
       await page.keyboard.press('PageUp')
       await page.waitForTimeout(80)
     }
@@ -132,7 +140,10 @@ t.test('keyboard only', { skip }, async (t) => {
     await page.keyboard.press('Enter')
     const inDrawer = await page
       .waitForFunction(() => (globalThis as unknown as { document: { activeElement: { id: string } | null } }).document.activeElement?.id === 'search-messages', undefined, { timeout: 5000 })
-      .then(() => true, () => false)
+      .then(
+        () => true,
+        () => false,
+      )
     t.ok(inDrawer, 'opening the drawer moves the focus into it')
     await page.keyboard.press('Escape')
     await page.locator('.drawer-open').waitFor({ state: 'detached' })

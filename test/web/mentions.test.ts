@@ -19,14 +19,14 @@ t.test('mentions', { skip }, async (t) => {
       const add = await api({ method: 'POST', url: `/api/v1/channels/${res.json().id}/members`, headers: { ...bearer(ws.owner.token), ...json }, payload: { user_id: id } })
       t.equal(add.statusCode, 201)
     }
-    return res.json() as { id: string; name: string }
+    return res.json<{ id: string; name: string }>()
   }
   const general = await createChannel('general', [ws.member.id, ws.primary.id, ws.agents[0]!.id])
   const ops = await createChannel('ops', [ws.member.id, ws.primary.id])
   const post = async (channelId: string, key: string, text: string) => {
     const res = await api({ method: 'POST', url: `/api/v1/channels/${channelId}/messages`, headers: { ...bearer(key), ...json }, payload: { text } })
     t.equal(res.statusCode, 201)
-    return res.json() as { id: string; mentions: string[] }
+    return res.json<{ id: string; mentions: string[] }>()
   }
   await post(general.id, ws.owner.token, 'Morning all, nothing for anyone in particular.')
   const forAgent = await post(general.id, ws.owner.token, '@agent-1 could you summarise yesterday?')
@@ -53,7 +53,7 @@ t.test('mentions', { skip }, async (t) => {
     t.same(problems, [])
   })
 
-  await t.test('the composer completes @names of the conversation\'s members', async (t) => {
+  await t.test("the composer completes @names of the conversation's members", async (t) => {
     const { page, problems } = await openPage(t, browser)
     await signedInContext(page, ws.member, 'member')
     await page.goto(`${base}/c/${general.id}`)
@@ -113,7 +113,10 @@ t.test('mentions', { skip }, async (t) => {
     await signedInContext(owner.page, ws.owner, 'admin', true)
     await owner.page.goto(`${base}/mentions`)
     await owner.page.getByRole('heading', { name: 'Mentions' }).waitFor()
-    await owner.page.getByRole('status').filter({ hasText: /mention/ }).waitFor()
+    await owner.page
+      .getByRole('status')
+      .filter({ hasText: /mention/ })
+      .waitFor()
     await screenshot(owner.page, 'mentions-empty')
     await owner.page.getByText('No one has mentioned you yet.').waitFor()
     t.match(await owner.page.locator('.empty-conversation').textContent(), /@owner/, 'the empty state says how one is mentioned')

@@ -12,7 +12,11 @@ t.test('members and direct messages', { skip }, async (t) => {
   const { app, api, base } = await startServer(t)
   const ws = await seedWorkspace(app, 3)
   const general = await createChannel(api, ws.owner.token, 'general', { description: null, members: [ws.member.id, ws.primary.id, ws.observer.id] })
-  const members = async () => (await api({ method: 'GET', url: `/api/v1/channels/${general.id}/members`, headers: bearer(ws.owner.token) })).json().map((m: { name: string }) => m.name).sort()
+  const members = async () =>
+    (await api({ method: 'GET', url: `/api/v1/channels/${general.id}/members`, headers: bearer(ws.owner.token) }))
+      .json()
+      .map((m: { name: string }) => m.name)
+      .sort()
   const browser = await launch(t)
 
   await t.test('a member sees who is in the channel and adds an agent and a person', async (t) => {
@@ -25,12 +29,11 @@ t.test('members and direct messages', { skip }, async (t) => {
     await dialog.waitFor()
     const rows = dialog.getByTestId('member')
     await rows.first().waitFor()
-    t.same(await rows.allInnerTexts().then((r) => r.map((x) => x.replace(/\s+/g, ' ').trim())), [
-      'owner Owner · created this channel',
-      'member (you) Member Leave',
-      'primary-agent AGENT Primary agent',
-      'observer Observer (read only)',
-    ], 'names, AGENT badge and roles; only leaving for oneself (not the creator, not an admin)')
+    t.same(
+      await rows.allInnerTexts().then((r) => r.map((x) => x.replace(/\s+/g, ' ').trim())),
+      ['owner Owner · created this channel', 'member (you) Member Leave', 'primary-agent AGENT Primary agent', 'observer Observer (read only)'],
+      'names, AGENT badge and roles; only leaving for oneself (not the creator, not an admin)',
+    )
     await checkAccessibility(t, page, 'members dialog')
     // The picker offers everyone not yet in the channel, agents first.
     const options = dialog.getByTestId('person-option')
@@ -46,7 +49,11 @@ t.test('members and direct messages', { skip }, async (t) => {
     // Escape closes the dialog and the focus goes back to the button that opened it.
     await page.keyboard.press('Escape')
     await dialog.waitFor({ state: 'detached' })
-    t.equal(await page.evaluate(() => (globalThis as unknown as { document: { activeElement: { textContent: string } } }).document.activeElement.textContent), '5 members', 'focus is back on the opener')
+    t.equal(
+      await page.evaluate(() => (globalThis as unknown as { document: { activeElement: { textContent: string } } }).document.activeElement.textContent),
+      '5 members',
+      'focus is back on the opener',
+    )
 
     // Someone deleted meanwhile (the owner removes agent-3 while the list still offers it): the
     // refusal is said in words, never as JSON.
@@ -95,14 +102,16 @@ t.test('members and direct messages', { skip }, async (t) => {
     const dialog = page.getByRole('dialog', { name: 'New direct message' })
     const options = dialog.getByTestId('person-option')
     await options.first().waitFor()
-    t.same(await options.allInnerTexts().then((r) => r.map((x) => x.replace(/\s+/g, ' ').trim())), [
-      'agent-1 AGENT Agent',
-      'agent-2 AGENT Agent',
-      'primary-agent AGENT Primary agent',
-      'observer Observer (read only)',
-      'owner Owner',
-    ], 'everyone but oneself, agents first')
-    t.equal(await page.evaluate(() => (globalThis as unknown as { document: { activeElement: { placeholder: string } } }).document.activeElement.placeholder), 'Type a name', 'the name box has the focus: type at once')
+    t.same(
+      await options.allInnerTexts().then((r) => r.map((x) => x.replace(/\s+/g, ' ').trim())),
+      ['agent-1 AGENT Agent', 'agent-2 AGENT Agent', 'primary-agent AGENT Primary agent', 'observer Observer (read only)', 'owner Owner'],
+      'everyone but oneself, agents first',
+    )
+    t.equal(
+      await page.evaluate(() => (globalThis as unknown as { document: { activeElement: { placeholder: string } } }).document.activeElement.placeholder),
+      'Type a name',
+      'the name box has the focus: type at once',
+    )
     await checkAccessibility(t, page, 'new DM dialog')
     await screenshot(page, 'new-dm-desktop')
     // Escape closes it; the focus returns to the button.
@@ -118,12 +127,22 @@ t.test('members and direct messages', { skip }, async (t) => {
     const dm = (await api({ method: 'GET', url: '/api/v1/dm', headers: bearer(ws.member.token) })).json()
     t.equal(dm.length, 1)
     t.match(page.url(), `/c/${dm[0].id}`, 'landed in the new DM')
-    t.equal(await page.getByRole('heading', { name: /agent-1/ }).locator('.agent-badge').count(), 1, 'with the AGENT badge')
+    t.equal(
+      await page
+        .getByRole('heading', { name: /agent-1/ })
+        .locator('.agent-badge')
+        .count(),
+      1,
+      'with the AGENT badge',
+    )
     t.equal(await page.evaluate(() => (globalThis as unknown as { document: { activeElement: { id: string } } }).document.activeElement.id), 'composer-text', 'ready to write')
     await page.keyboard.type('Hello agent')
     await page.keyboard.press('Enter')
     await page.getByTestId('message').filter({ hasText: 'Hello agent' }).waitFor()
-    await page.getByRole('navigation', { name: 'Conversations' }).getByRole('link', { name: /agent-1/ }).waitFor()
+    await page
+      .getByRole('navigation', { name: 'Conversations' })
+      .getByRole('link', { name: /agent-1/ })
+      .waitFor()
 
     // With a person, by keyboard only: type, arrow down to the option, Enter.
     await start.click()

@@ -51,7 +51,14 @@ t.test('reactions, typing and presence', { skip }, async (t) => {
   await message.getByRole('button', { name: '👀 1 reaction' }).waitFor()
   await ownerMessage.getByRole('button', { name: '👀 1 reaction' }).waitFor()
   const stored = await app.db.prisma.messageReaction.findMany({ where: { messageId: request.id }, orderBy: { createdAt: 'asc' } })
-  t.same(stored.map((r) => [r.emoji, r.memberId]), [['👀', ws.primary.id], ['✅', ws.member.id]], 'what the server keeps')
+  t.same(
+    stored.map((r) => [r.emoji, r.memberId]),
+    [
+      ['👀', ws.primary.id],
+      ['✅', ws.member.id],
+    ],
+    'what the server keeps',
+  )
 
   // The owner types; Alice sees the line, the owner does not see itself.
   await owner.page.getByLabel('Message general').pressSequentially('On it')

@@ -39,5 +39,9 @@ t.test('reconnect after a server restart', { skip }, async (t) => {
   await page.getByTestId('message').filter({ hasText: 'after the restart' }).waitFor()
   const texts = await page.getByTestId('message').locator('.message-text').allTextContents()
   t.same(texts, ['before the restart', 'live one', 'while away 1', 'while away 2', 'after the restart'], 'every message once, in order')
-  t.same(problems.filter((p) => !/WebSocket connection to .* failed|Failed to load resource: (net::ERR_CONNECTION_(REFUSED|RESET)|the server responded with a status of 503)/.test(p)), [], 'no errors beyond the browser reporting the refused connections while the server was down')
+  t.same(
+    problems.filter((p) => !/WebSocket connection to .* failed|Failed to load resource: (net::ERR_CONNECTION_(REFUSED|RESET)|the server responded with a status of 503)/.test(p)),
+    [],
+    'no errors beyond the browser reporting the refused connections while the server was down',
+  )
 })

@@ -59,7 +59,14 @@ t.test('search jumps to the message in its channel', { skip }, async (t) => {
   t.equal(await hits.count(), 2, 'both conversations')
   t.match(page.url(), /\/search\?q=zephyr$/)
   const hit = hits.filter({ hasText: '#history' })
-  t.equal(await hit.locator('mark').allTextContents().then((m) => m.join('|')), 'zephyr', 'the matched word is highlighted')
+  t.equal(
+    await hit
+      .locator('mark')
+      .allTextContents()
+      .then((m) => m.join('|')),
+    'zephyr',
+    'the matched word is highlighted',
+  )
   t.match(await hit.locator('.snippet').textContent(), 'quarterly zephyr report is ready <for review> & signed', 'the text is shown as text, markup and all')
   t.match(await hit.textContent(), /primary-agent\s*AGENT/, "the agent's AGENT badge")
   await checkAccessibility(t, page, 'search results')
@@ -77,7 +84,11 @@ t.test('search jumps to the message in its channel', { skip }, async (t) => {
   const spot = await jumped.boundingBox()
   t.ok(list && spot && spot.y >= list.y && spot.y + spot.height <= list.y + list.height, 'scrolled into view')
   t.same(listed.filter((u) => !u.startsWith('?')).sort(), [`/${target}`], 'the message itself was fetched')
-  t.same(listed.filter((u) => u.startsWith('?')).sort(), [`?limit=25&after=${target}&threads=roots`, `?limit=25&before=${target}&threads=roots`].sort(), 'and the page around it (roots: replies are read in their thread), not the newest page')
+  t.same(
+    listed.filter((u) => u.startsWith('?')).sort(),
+    [`?limit=25&after=${target}&threads=roots`, `?limit=25&before=${target}&threads=roots`].sort(),
+    'and the page around it (roots: replies are read in their thread), not the newest page',
+  )
   t.equal(await page.getByTestId('message').filter({ hasText: 'History message 149' }).count(), 1, 'its neighbours are there')
   t.equal(await page.getByTestId('message').filter({ hasText: 'History message 299' }).count(), 0, 'the newest are not')
   await page.getByText('You are reading older messages.').waitFor()
@@ -87,11 +98,17 @@ t.test('search jumps to the message in its channel', { skip }, async (t) => {
   // Back in time: older pages load on the way up.
   listed.length = 0
   await scrollUntil(page, 'up', 'History message 60')
-  t.ok(listed.some((u) => u.includes('before=')), 'older pages were fetched')
+  t.ok(
+    listed.some((u) => u.includes('before=')),
+    'older pages were fetched',
+  )
   // Forward: newer pages load on the way down, to the live end.
   listed.length = 0
   await scrollUntil(page, 'down', 'History message 299')
-  t.ok(listed.some((u) => u.includes('after=')), 'newer pages were fetched')
+  t.ok(
+    listed.some((u) => u.includes('after=')),
+    'newer pages were fetched',
+  )
   await page.getByText('You are reading older messages.').waitFor({ state: 'detached' })
   // At the live end, new messages arrive live again.
   const res = await api({ method: 'POST', url: `/api/v1/channels/${history.id}/messages`, headers: { ...bearer(ws.primary.key), ...json }, payload: { text: 'Fresh news after the jump' } })

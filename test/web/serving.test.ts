@@ -25,7 +25,10 @@ t.test('app routes answer the single-page app; everything else keeps its meaning
   t.match(health.headers['content-type'], /application\/json/)
   const doc = await app.inject({ method: 'GET', url: '/openapi.json' })
   t.equal(doc.statusCode, 200)
-  t.notOk(Object.keys(doc.json().paths).some((p: string) => !p.startsWith('/api/') && p !== '/health' && p !== '/health/ready'), 'UI routes stay out of the API document')
+  t.notOk(
+    Object.keys(doc.json().paths).some((p: string) => !p.startsWith('/api/') && p !== '/health' && p !== '/health/ready'),
+    'UI routes stay out of the API document',
+  )
   const unauth = await app.inject({ method: 'GET', url: '/api/v1/channels' })
   t.equal(unauth.statusCode, 401)
 })

@@ -45,7 +45,11 @@ t.test('threads', { skip }, async (t) => {
     await panel.getByTestId('message').filter({ hasText: 'I will do the rest.' }).waitFor()
     t.match(alice.page.url(), `thread=${root.id}`, 'the open thread is in the URL')
     const inPanel = panel.getByTestId('message')
-    t.same(await inPanel.locator('.message-text').allTextContents(), ['Who can review the release notes?', 'I can take the first half.', 'I will do the rest.'], 'the root, then its replies oldest first')
+    t.same(
+      await inPanel.locator('.message-text').allTextContents(),
+      ['Who can review the release notes?', 'I can take the first half.', 'I will do the rest.'],
+      'the root, then its replies oldest first',
+    )
     t.equal(await panel.getByRole('button', { name: /Reply in thread|open the thread/ }).count(), 0, 'no thread inside the thread')
     t.equal(await alice.page.getByRole('heading', { name: 'general', exact: true }).count(), 1, 'the channel stays beside the panel')
 
@@ -110,7 +114,11 @@ t.test('threads', { skip }, async (t) => {
     const phone = await openPage(t, browser, { width: 360, height: 740 })
     await signedInContext(phone.page, ws.member, 'member')
     await phone.page.goto(`${base}/c/${channel.id}`)
-    await phone.page.getByTestId('message').filter({ hasText: 'Who can review' }).getByRole('button', { name: /replies: open the thread/ }).click()
+    await phone.page
+      .getByTestId('message')
+      .filter({ hasText: 'Who can review' })
+      .getByRole('button', { name: /replies: open the thread/ })
+      .click()
     const panel = phone.page.getByTestId('thread-panel')
     await panel.getByTestId('message').filter({ hasText: 'Thanks both!' }).waitFor()
     const box = await panel.boundingBox()

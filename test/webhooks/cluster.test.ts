@@ -25,7 +25,11 @@ t.test('two instances with Redis: exactly one delivery per event', { skip: needs
     return rows.length === N && rows.every((d) => d.status === 'succeeded') ? rows : null
   }, 'every delivery to succeed')
   t.equal(rx.requests.length, N, 'no event delivered twice')
-  t.same(all.map((d) => d.attempts), new Array(N).fill(1), 'one attempt each')
+  t.same(
+    all.map((d) => d.attempts),
+    new Array(N).fill(1),
+    'one attempt each',
+  )
   t.equal(new Set(rx.requests.map((r) => r.headers['x-webhook-delivery-id'])).size, N)
   t.same(new Set(rx.requests.map((r) => JSON.parse(r.body).payload.message.text)), new Set(Array.from({ length: N }, (_, i) => `message ${i}`)))
   for (const r of rx.requests) t.ok(verifySignature(hook.secret, r.body, r.headers['x-webhook-signature']))
@@ -92,8 +96,14 @@ t.test('an instance killed mid-delivery: every delivery completes, none under tw
     t.ok(verifySignature(hook.secret, r.body, r.headers['x-webhook-signature']))
   }
   t.equal(idsByEvent.size, N, 'every event reached the receiver')
-  t.ok([...idsByEvent.values()].every((ids) => ids.size === 1), 'each event under one delivery id')
-  t.ok([...bodyById.values()].every((bodies) => bodies.size === 1), 'each delivery with one body')
+  t.ok(
+    [...idsByEvent.values()].every((ids) => ids.size === 1),
+    'each event under one delivery id',
+  )
+  t.ok(
+    [...bodyById.values()].every((bodies) => bodies.size === 1),
+    'each delivery with one body',
+  )
   const resent = rows.filter((d) => d.attempts > 1)
   t.ok(resent.length >= 1, `the killed instance's attempts were made again by the survivor (${resent.length})`)
   t.ok(rx.requests.length >= N)

@@ -8,7 +8,6 @@ import { build } from '../helper.ts'
 import { Receiver, createWebhook, eventually, FAST_ENV, receiver, verifySignature, verifyTimestamped } from './helpers.ts'
 import { bearer, createChannelId, post, seedWorkspace, UUID_RE } from '../support/index.ts'
 
-
 t.test('message.created reaches the agent webhook, signed, and is recorded', async (t) => {
   const { app, api } = await build(t, { env: FAST_ENV })
   const ws = await seedWorkspace(app)
@@ -139,7 +138,10 @@ t.test('a receiver that is down gets retries on the schedule, then success is re
   release()
 
   const reqs = await rx.waitFor(3)
-  t.same(reqs.map((r) => r.headers['x-webhook-attempt']), ['1', '2', '3'])
+  t.same(
+    reqs.map((r) => r.headers['x-webhook-attempt']),
+    ['1', '2', '3'],
+  )
   t.equal(new Set(reqs.map((r) => r.headers['x-webhook-delivery-id'])).size, 1, 'the same delivery id on every attempt')
   t.equal(new Set(reqs.map((r) => r.body)).size, 1, 'the same bytes on every attempt')
   for (const r of reqs) t.ok(verifySignature(hook.secret, r.body, r.headers['x-webhook-signature']))
@@ -256,8 +258,7 @@ t.test('timeouts, redirects and connection-time address checks', async (t) => {
   const target = await receiver(t)
   // Registered behind the API's back (the API refuses these URLs without WEBHOOK_ALLOW_PRIVATE),
   // as if DNS had changed after registration: the connection itself must refuse them.
-  const insert = (url: string) =>
-    app.db.prisma.webhook.create({ data: { id: uuidv7(), agentId: agent.id, url, events: ['message.created'], secret: 'whsec_test' } })
+  const insert = (url: string) => app.db.prisma.webhook.create({ data: { id: uuidv7(), agentId: agent.id, url, events: ['message.created'], secret: 'whsec_test' } })
   const byName = await insert(`http://localhost:${target.port}/hook`)
   const byIp = await insert(`http://127.0.0.1:${target.port}/hook`)
   const mapped = await insert(`http://[::ffff:127.0.0.1]:${target.port}/hook`)

@@ -77,6 +77,10 @@ t.test('a graceful stop hands back claimed deliveries it had not started', async
     const rows = await second.app.db.prisma.delivery.findMany()
     return rows.every((d) => d.status === 'succeeded') ? rows : null
   }, 'all delivered')
-  t.same(all.map((d) => d.attempts), [1, 1, 1], 'each sent once')
+  t.same(
+    all.map((d) => d.attempts),
+    [1, 1, 1],
+    'each sent once',
+  )
   t.equal(new Set(rx.requests.map((r) => r.headers['x-webhook-delivery-id'])).size, 3)
 })

@@ -93,7 +93,12 @@ t.test('two agents that echo everything they hear (their own messages too) stop 
   const { app, api } = await build(t, { env: FAST_ENV })
   const ws = await seedWorkspace(app)
   const LIMIT = 6
-  const patch = await api({ method: 'PATCH', url: '/api/v1/workspace', headers: bearer(ws.owner.token), payload: { loop_guard_max_messages: LIMIT, loop_guard_window_seconds: 3600, loop_guard_max_depth: 0 } })
+  const patch = await api({
+    method: 'PATCH',
+    url: '/api/v1/workspace',
+    headers: bearer(ws.owner.token),
+    payload: { loop_guard_max_messages: LIMIT, loop_guard_window_seconds: 3600, loop_guard_max_depth: 0 },
+  })
   t.equal(patch.statusCode, 200)
   const [a, b] = ws.agents as [SeededAgent, SeededAgent]
   // A channel rather than their DM, so that a human can speak in it later.
@@ -114,7 +119,10 @@ t.test('two agents that echo everything they hear (their own messages too) stop 
   const replies = echoes.flatMap((e) => e.replies)
   t.equal(replies.filter((s) => s === 201).length, LIMIT - 1, 'every admitted reply')
   t.equal(replies.filter((s) => s === 429).length, 2 * LIMIT - (LIMIT - 1), 'all the other replies were refused')
-  t.ok(echoA.heard.some((h) => h.authorId === a.id), 'with include_own_messages true an agent hears itself (the spec default)')
+  t.ok(
+    echoA.heard.some((h) => h.authorId === a.id),
+    'with include_own_messages true an agent hears itself (the spec default)',
+  )
   // The delivery's event id is the message id: what in_reply_to_event resolved to.
   t.ok(echoes.every((e) => e.heard.every((h) => h.eventId === h.messageId)))
 
@@ -138,12 +146,21 @@ t.test('agents that opted out of their own messages form a linear exchange that 
   const kickoff = await api({ method: 'POST', url: `/api/v1/channels/${dm}/messages`, headers: bearer(a.key), payload: { text: 'ping' } })
   t.equal(kickoff.statusCode, 201)
   t.equal(await settled(app, dm, [echoA, echoB], () => 1), LIMIT, `exactly ${LIMIT} messages in the DM`)
-  t.notOk(echoA.heard.some((h) => h.authorId === a.id), 'agent A never heard itself')
-  t.notOk(echoB.heard.some((h) => h.authorId === b.id), 'agent B never heard itself')
+  t.notOk(
+    echoA.heard.some((h) => h.authorId === a.id),
+    'agent A never heard itself',
+  )
+  t.notOk(
+    echoB.heard.some((h) => h.authorId === b.id),
+    'agent B never heard itself',
+  )
   t.same([...echoA.replies, ...echoB.replies].sort(), [...Array(LIMIT - 1).fill(201), 429].sort(), 'one reply each, the last one refused')
   // The chain: 1, 2, 3… in posting order.
   const depths = (await app.db.prisma.message.findMany({ where: { channelId: dm }, orderBy: { id: 'asc' }, select: { chainDepth: true } })).map((m) => m.chainDepth)
-  t.same(depths, Array.from({ length: LIMIT }, (_, i) => i + 1))
+  t.same(
+    depths,
+    Array.from({ length: LIMIT }, (_, i) => i + 1),
+  )
 })
 
 t.test('the chain cap stops an echo that the window guard lets through', async (t) => {
@@ -169,11 +186,21 @@ t.test('webhook include_own_messages: set at creation, changed by PATCH, validat
   const listed = await api({ method: 'GET', url: `/api/v1/agents/${agent.id}/webhooks`, headers: bearer(agent.key) })
   t.equal(listed.json().find((w: { id: string }) => w.id === byDefault.id).include_own_messages, true, "the spec's default: every message")
 
-  const quiet = await api({ method: 'POST', url: `/api/v1/agents/${agent.id}/webhooks`, headers: bearer(agent.key), payload: { url: rx.url('/quiet'), events: ['message.created', 'message.updated'], include_own_messages: false } })
+  const quiet = await api({
+    method: 'POST',
+    url: `/api/v1/agents/${agent.id}/webhooks`,
+    headers: bearer(agent.key),
+    payload: { url: rx.url('/quiet'), events: ['message.created', 'message.updated'], include_own_messages: false },
+  })
   t.equal(quiet.statusCode, 201)
   t.equal(quiet.json().include_own_messages, false)
   for (const value of ['no', 0, null]) {
-    const bad = await api({ method: 'POST', url: `/api/v1/agents/${agent.id}/webhooks`, headers: bearer(agent.key), payload: { url: rx.url('/bad'), events: ['message.created'], include_own_messages: value } })
+    const bad = await api({
+      method: 'POST',
+      url: `/api/v1/agents/${agent.id}/webhooks`,
+      headers: bearer(agent.key),
+      payload: { url: rx.url('/bad'), events: ['message.created'], include_own_messages: value },
+    })
     t.equal(bad.statusCode, 400, JSON.stringify(value))
     const badPatch = await api({ method: 'PATCH', url: `/api/v1/agents/${agent.id}/webhooks/${quiet.json().id}`, headers: bearer(agent.key), payload: { include_own_messages: value } })
     t.equal(badPatch.statusCode, 400)
@@ -224,14 +251,23 @@ t.test('integration include_own_messages: skips messages of the agents it acts f
   const ch = await api({ method: 'POST', url: '/api/v1/channels', headers: bearer(a.key), payload: { name: 'bridge', description: '' } })
   const channelId = ch.json().id
   for (const id of [b.id, ws.member.id]) await api({ method: 'POST', url: `/api/v1/channels/${channelId}/members`, headers: bearer(a.key), payload: { user_id: id } })
-  const inbound = await api({ method: 'POST', url: `/api/v1/integrations/${forA.json().id}/inbound`, headers: bearer(forA.json().api_key), payload: { channel_id: channelId, agent_id: a.id, text: 'from A via the bridge' } })
+  const inbound = await api({
+    method: 'POST',
+    url: `/api/v1/integrations/${forA.json().id}/inbound`,
+    headers: bearer(forA.json().api_key),
+    payload: { channel_id: channelId, agent_id: a.id, text: 'from A via the bridge' },
+  })
   t.equal(inbound.statusCode, 201)
   await api({ method: 'POST', url: `/api/v1/channels/${channelId}/messages`, headers: bearer(b.key), payload: { text: 'from B' } })
   await api({ method: 'POST', url: `/api/v1/channels/${channelId}/messages`, headers: bearer(ws.member.token), payload: { text: 'from a human' } })
   await rx.waitFor(3, (r) => r.url === '/plain')
   await eventually(async () => (await app.db.pool.query('SELECT count(*)::int AS n FROM outbox_events WHERE planned_at IS NULL')).rows[0].n === 0, 'planning')
   await eventually(async () => (await app.db.prisma.delivery.count({ where: { status: 'pending' } })) === 0, 'deliveries')
-  const texts = (path: string) => rx.requests.filter((r) => r.url === path).map((r) => JSON.parse(r.body).payload.text).sort()
+  const texts = (path: string) =>
+    rx.requests
+      .filter((r) => r.url === path)
+      .map((r) => JSON.parse(r.body).payload.text)
+      .sort()
   t.same(texts('/for-a'), ['from B', 'from a human'].sort(), 'not the messages of its own agent')
   t.same(texts('/for-all'), ['from a human'], 'acting for every agent: only humans')
   t.same(texts('/plain'), ['from A via the bridge', 'from B', 'from a human'].sort(), "the spec's default: every message")

@@ -147,13 +147,7 @@ export const FAST_ENV: Record<string, string> = {
   WEBHOOK_BREAKER_FAILURES: '1000',
 }
 
-export async function createWebhook(
-  api: Api,
-  token: string,
-  agentId: string,
-  url: string,
-  events: string[] = ['message.created'],
-): Promise<{ id: string; secret: string }> {
+export async function createWebhook(api: Api, token: string, agentId: string, url: string, events: string[] = ['message.created']): Promise<{ id: string; secret: string }> {
   const res = await api({ method: 'POST', url: `/api/v1/agents/${agentId}/webhooks`, headers: bearer(token), payload: { url, events } })
   return expectStatus<{ id: string; secret: string }>(res, 201, 'create webhook')
 }

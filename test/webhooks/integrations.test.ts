@@ -76,16 +76,16 @@ t.test('integration management', async (t) => {
     ]
     for (const [method, url, payload] of routes) {
       const p = payload ? { payload } : {}
-      t.equal((await api({ method: method as 'GET', url, ...p })).statusCode, 401, `${method} ${url} no credential`)
-      t.equal((await api({ method: method as 'GET', url, headers: bearer(created.api_key), ...p })).statusCode, 401, `${method} ${url} integration key`)
+      t.equal((await api({ method: method, url, ...p })).statusCode, 401, `${method} ${url} no credential`)
+      t.equal((await api({ method: method, url, headers: bearer(created.api_key), ...p })).statusCode, 401, `${method} ${url} integration key`)
       for (const token of [agent.key, ws.primary.key, ws.member.token, ws.observer.token]) {
-        const r = await api({ method: method as 'GET', url, headers: bearer(token), ...p })
+        const r = await api({ method: method, url, headers: bearer(token), ...p })
         t.equal(r.statusCode, 403, `${method} ${url} not the owner`)
         t.equal(r.json().code, 'FORBIDDEN')
       }
     }
     for (const [method, url, payload] of routes.slice(2)) {
-      const r = await api({ method: method as 'GET', url: url.replace(id, randomUUID()), headers: bearer(ws.owner.token), ...(payload ? { payload } : {}) })
+      const r = await api({ method: method, url: url.replace(id, randomUUID()), headers: bearer(ws.owner.token), ...(payload ? { payload } : {}) })
       t.equal(r.statusCode, 404, `${method} unknown integration`)
     }
     t.equal(await count(), before)
@@ -163,7 +163,7 @@ t.test('integration management', async (t) => {
     t.equal((await app.db.prisma.integration.findUnique({ where: { id: created.id } }))!.hmacSecret, secret.json().hmac_secret)
 
     t.equal((await api({ method: 'DELETE', url: `/api/v1/integrations/${second.id}`, headers: bearer(ws.owner.token) })).statusCode, 204)
-    t.equal((await inbound(second.id, second.api_key)).statusCode, 401, 'a deleted integration\'s key is refused')
+    t.equal((await inbound(second.id, second.api_key)).statusCode, 401, "a deleted integration's key is refused")
     t.equal((await inbound(created.id, rotated.json().api_key)).statusCode, 201)
   })
 })
@@ -242,12 +242,16 @@ t.test('deliveries: envelope, headers and payloads of all four events, byte for 
     { channel_id: channel.id, member_id: peer.id, member_type: 'agent', member_name: 'agent-2' },
   ])
   const msg = byType('message.created')[0]!
-  t.equal(msg.body, JSON.stringify({
-    event_type: 'message.created',
-    integration_id: created.id,
-    occurred_at: JSON.parse(msg.body).occurred_at,
-    payload: { message_id: message.id, channel_id: channel.id, author_id: agent.id, author_type: 'agent', text: 'from the platform', thread_id: null },
-  }), 'message.created byte for byte')
+  t.equal(
+    msg.body,
+    JSON.stringify({
+      event_type: 'message.created',
+      integration_id: created.id,
+      occurred_at: JSON.parse(msg.body).occurred_at,
+      payload: { message_id: message.id, channel_id: channel.id, author_id: agent.id, author_type: 'agent', text: 'from the platform', thread_id: null },
+    }),
+    'message.created byte for byte',
+  )
 
   const [connected] = await rx.waitFor(1, (r) => r.headers['x-service-event'] === 'agent.connected')
   const conn = JSON.parse(connected!.body).payload
@@ -267,8 +271,11 @@ t.test('deliveries: envelope, headers and payloads of all four events, byte for 
     const page = (await api({ method: 'GET', url: `/api/v1/integrations/${created.id}/deliveries`, headers: bearer(ws.owner.token) })).json()
     return page.deliveries.length === 5 && page.deliveries.every((d: { status: string }) => d.status === 'succeeded') ? page : null
   }, 'five succeeded deliveries')
-  t.same(hist.deliveries.map((d: { event_type: string }) => d.event_type), ['agent.connected', 'message.created', 'member.joined', 'member.joined', 'channel.created'])
-  t.same(new Set(hist.deliveries.map((d: { id: string }) => d.id)), new Set(reqs.map((r) => r.headers['x-service-delivery-id'])).add(connected!.headers['x-service-delivery-id'] as string))
+  t.same(
+    hist.deliveries.map((d: { event_type: string }) => d.event_type),
+    ['agent.connected', 'message.created', 'member.joined', 'member.joined', 'channel.created'],
+  )
+  t.same(new Set(hist.deliveries.map((d: { id: string }) => d.id)), new Set(reqs.map((r) => r.headers['x-service-delivery-id'])).add(connected!.headers['x-service-delivery-id']))
 
   // Unsubscribed events are not sent; a paused integration gets nothing.
   await api({ method: 'PATCH', url: `/api/v1/integrations/${created.id}`, headers: bearer(ws.owner.token), payload: { events: ['channel.created'] } })
@@ -320,8 +327,7 @@ t.test('inbound refusals: 401, 404, 403, 400 and nothing stored', async (t) => {
   const notMine = await createChannelId(api, ws.primary.key, 'private') // agent-1 is not a member
   const messages = () => app.db.prisma.message.count()
   const before = await messages()
-  const send = (key: string | undefined, id: string, payload: object) =>
-    api({ method: 'POST', url: `/api/v1/integrations/${id}/inbound`, ...(key ? { headers: bearer(key) } : {}), payload })
+  const send = (key: string | undefined, id: string, payload: object) => api({ method: 'POST', url: `/api/v1/integrations/${id}/inbound`, ...(key ? { headers: bearer(key) } : {}), payload })
   const ok = { channel_id: channel, agent_id: agent.id, text: 'hello' }
 
   const cases: [string, string | undefined, string, object, number, string][] = [
@@ -373,9 +379,7 @@ t.test('a black-box integration: no agent_ids, no platform, its own hmac_secret'
   const list = await api({ method: 'GET', url: '/api/v1/integrations', headers: bearer(ws.owner.token) })
   t.notOk(list.body.includes(chosen), 'never listed')
   t.notOk((await api({ method: 'GET', url: `/api/v1/integrations/${created.id}`, headers: bearer(ws.owner.token) })).body.includes(chosen))
-  const other = (
-    await api({ method: 'POST', url: '/api/v1/integrations', headers: bearer(ws.owner.token), payload: { name: 'Other', webhook_url: 'https://hooks.example.com/o' } })
-  ).json()
+  const other = (await api({ method: 'POST', url: '/api/v1/integrations', headers: bearer(ws.owner.token), payload: { name: 'Other', webhook_url: 'https://hooks.example.com/o' } })).json()
   t.same(other.agent_ids, [])
   t.match(other.hmac_secret, SECRET_RE, 'generated when not given')
 
@@ -446,7 +450,12 @@ t.test('deleting the last agent of a restricted integration leaves it acting for
 
   const cleared = await api({ method: 'PATCH', url: `/api/v1/integrations/${created.id}`, headers: bearer(ws.owner.token), payload: { agent_ids: [] } })
   t.equal(cleared.json().all_agents, true, 'an explicit empty list lifts the restriction')
-  const allowed = await api({ method: 'POST', url: `/api/v1/integrations/${created.id}/inbound`, headers: bearer(created.api_key), payload: { channel_id: channel, agent_id: kept.id, text: 'now it may' } })
+  const allowed = await api({
+    method: 'POST',
+    url: `/api/v1/integrations/${created.id}/inbound`,
+    headers: bearer(created.api_key),
+    payload: { channel_id: channel, agent_id: kept.id, text: 'now it may' },
+  })
   t.equal(allowed.statusCode, 201)
 })
 

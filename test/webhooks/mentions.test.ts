@@ -32,19 +32,19 @@ t.test('webhooks and integrations subscribed to message.mentioned get exactly th
       payload: { name: `mentions ${agentIds.length}`, webhook_url: url, agent_ids: agentIds, events: ['message.mentioned'] },
     })
     t.equal(res.statusCode, 201, res.body)
-    return res.json() as { id: string; hmac_secret: string; events: string[] }
+    return res.json<{ id: string; hmac_secret: string; events: string[] }>()
   }
   const forA2 = await integration(rxForA2.url(), [a2.id])
   t.same(forA2.events, ['message.mentioned'])
   await integration(rxForAll.url(), [])
   const defaults = await api({ method: 'POST', url: '/api/v1/integrations', headers: bearer(ws.owner.token), payload: { name: 'defaults', webhook_url: 'https://hooks.example.com/x' } })
-  t.same(defaults.json().events, ['message.created', 'channel.created', 'member.joined', 'agent.connected'], 'the default stays the spec\'s four')
+  t.same(defaults.json().events, ['message.created', 'channel.created', 'member.joined', 'agent.connected'], "the default stays the spec's four")
 
   const ch = await createChannelId(api, ws.owner.token, 'mentions', [ws.member.id, a1.id, a2.id])
   const post = async (token: string, text: string, mentions?: string[]) => {
     const res = await api({ method: 'POST', url: `/api/v1/channels/${ch}/messages`, headers: bearer(token), payload: { text, ...(mentions ? { mentions } : {}) } })
     t.equal(res.statusCode, 201, res.body)
-    return res.json() as { id: string }
+    return res.json<{ id: string }>()
   }
   const plain = await post(ws.member.token, 'plain words')
   const toA1 = await post(ws.member.token, 'hello @agent-1')
@@ -67,7 +67,7 @@ t.test('webhooks and integrations subscribed to message.mentioned get exactly th
   await rxCreated.waitFor(1, (r) => messageIdOf(r) === last.id)
 
   const ids = (rx: { requests: Received[] }) => rx.requests.map(messageIdOf).sort()
-  t.same(ids(rx1), [toA1.id, toBoth.id, last.id].sort(), "agent-1: its mentions only (not its own self-mention, not the re-edit that mentions it again)")
+  t.same(ids(rx1), [toA1.id, toBoth.id, last.id].sort(), 'agent-1: its mentions only (not its own self-mention, not the re-edit that mentions it again)')
   t.same(ids(rx2), [toBoth.id, explicit.id, plain.id, last.id].sort(), 'agent-2: its mentions, the explicit one and the edit that added it')
   t.same(ids(rxForA2), ids(rx2), 'an integration acting for agent-2: the same messages')
   t.same(ids(rxForAll), [toA1.id, toBoth.id, explicit.id, plain.id, last.id].sort(), 'an integration acting for any agent: every message that mentions an agent')
@@ -117,7 +117,10 @@ t.test('webhooks and integrations subscribed to message.mentioned get exactly th
     const rows = res.json().deliveries as { event_type: string; status: string }[]
     return rows.length === 3 && rows.every((d) => d.status === 'succeeded') ? rows : null
   }, 'succeeded history')
-  t.same(history.map((d) => d.event_type), ['message.mentioned', 'message.mentioned', 'message.mentioned'])
+  t.same(
+    history.map((d) => d.event_type),
+    ['message.mentioned', 'message.mentioned', 'message.mentioned'],
+  )
 })
 
 t.test('inbound: an integration posts with explicit mentions', async (t) => {

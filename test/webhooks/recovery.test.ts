@@ -48,6 +48,8 @@ t.test('SIGKILL mid-burst: the restarted server resumes the dead one’s deliver
     idsByEvent.get(eventId)!.add(r.headers['x-webhook-delivery-id'] as string)
   }
   t.equal(idsByEvent.size, N, 'every event reached the receiver')
-  t.ok([...idsByEvent.values()].every((ids) => ids.size === 1), 'one delivery id per event (de-duplicate on it)')
+  t.ok(
+    [...idsByEvent.values()].every((ids) => ids.size === 1),
+    'one delivery id per event (de-duplicate on it)',
+  )
 })
-

@@ -44,6 +44,12 @@ t.test('a webhook and an integration get only events that occurred after their c
     return rows.every((d) => d.status === 'succeeded') ? rows : null
   }, 'every delivery to complete')
   t.equal(deliveries.length, 2, 'no delivery was planned for the event before the subscriptions')
-  t.same(hookRx.requests.map((r) => JSON.parse(r.body).payload.message.text), ['after the subscriptions'])
-  t.same(integrationRx.requests.map((r) => JSON.parse(r.body).payload.text), ['after the subscriptions'])
+  t.same(
+    hookRx.requests.map((r) => JSON.parse(r.body).payload.message.text),
+    ['after the subscriptions'],
+  )
+  t.same(
+    integrationRx.requests.map((r) => JSON.parse(r.body).payload.text),
+    ['after the subscriptions'],
+  )
 })

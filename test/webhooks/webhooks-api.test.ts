@@ -61,7 +61,7 @@ t.test('webhook endpoints', async (t) => {
     t.equal((await api({ method: 'DELETE', url: `${base}/${body.id}`, headers: bearer(agent.key) })).statusCode, 404)
   })
 
-  t.test('the workspace owner manages any agent\'s webhooks', async (t) => {
+  t.test("the workspace owner manages any agent's webhooks", async (t) => {
     const res = await api({ method: 'POST', url: base, headers: bearer(ws.owner.token), payload: { url: 'https://hooks.example.com/by-owner', events: ['message.created'] } })
     t.equal(res.statusCode, 201)
     t.equal(res.json().agent_id, agent.id)
@@ -86,17 +86,26 @@ t.test('webhook endpoints', async (t) => {
       ['POST', `${base}/${hook.id}/deliveries/${randomUUID()}/redeliver`],
     ]
     for (const [method, url, payload] of paths) {
-      const none = await api({ method: method as 'GET', url, ...(payload ? { payload } : {}) })
+      const none = await api({ method: method, url, ...(payload ? { payload } : {}) })
       t.equal(none.statusCode, 401, `${method} ${url} without credential`)
       t.equal(none.json().code, 'UNAUTHORIZED')
-      for (const [who, token] of [['another agent', other.key], ['a member', ws.member.token], ['an observer', ws.observer.token]] as const) {
-        const res = await api({ method: method as 'GET', url, headers: bearer(token), ...(payload ? { payload } : {}) })
+      for (const [who, token] of [
+        ['another agent', other.key],
+        ['a member', ws.member.token],
+        ['an observer', ws.observer.token],
+      ] as const) {
+        const res = await api({ method: method, url, headers: bearer(token), ...(payload ? { payload } : {}) })
         t.equal(res.statusCode, 404, `${method} ${url} by ${who}`)
         t.equal(res.json().code, 'NOT_FOUND')
       }
     }
     // An integration key is not a credential for these endpoints.
-    const integration = await api({ method: 'POST', url: '/api/v1/integrations', headers: bearer(ws.owner.token), payload: { name: 'x', platform: 'custom', webhook_url: 'https://hooks.example.com/i' } })
+    const integration = await api({
+      method: 'POST',
+      url: '/api/v1/integrations',
+      headers: bearer(ws.owner.token),
+      payload: { name: 'x', platform: 'custom', webhook_url: 'https://hooks.example.com/i' },
+    })
     const intKey = integration.json().api_key
     t.equal((await api({ method: 'GET', url: base, headers: bearer(intKey) })).statusCode, 401)
     t.equal(await count(), before, 'nothing changed')
@@ -159,9 +168,19 @@ t.test('WEBHOOK_ALLOW_PRIVATE and WEBHOOK_ALLOW_HOSTS let operators register int
 
   const open = await build(t, { background: false, env: { WEBHOOK_ALLOW_PRIVATE: 'true' } })
   const ws2 = await seedWorkspace(open.app)
-  const res = await open.api({ method: 'POST', url: `/api/v1/agents/${ws2.agents[0]!.id}/webhooks`, headers: bearer(ws2.agents[0]!.key), payload: { url: 'http://127.0.0.1:9/hook', events: ['message.created'] } })
+  const res = await open.api({
+    method: 'POST',
+    url: `/api/v1/agents/${ws2.agents[0]!.id}/webhooks`,
+    headers: bearer(ws2.agents[0]!.key),
+    payload: { url: 'http://127.0.0.1:9/hook', events: ['message.created'] },
+  })
   t.equal(res.statusCode, 201)
-  const ftp = await open.api({ method: 'POST', url: `/api/v1/agents/${ws2.agents[0]!.id}/webhooks`, headers: bearer(ws2.agents[0]!.key), payload: { url: 'gopher://127.0.0.1:9/', events: ['message.created'] } })
+  const ftp = await open.api({
+    method: 'POST',
+    url: `/api/v1/agents/${ws2.agents[0]!.id}/webhooks`,
+    headers: bearer(ws2.agents[0]!.key),
+    payload: { url: 'gopher://127.0.0.1:9/', events: ['message.created'] },
+  })
   t.equal(ftp.statusCode, 400, 'still http(s) only')
 })
 

@@ -27,10 +27,13 @@ export const HumanRoleField = Type.Enum(['member', 'observer'], { description: '
 export const UrlField = Type.String({ maxLength: 2048, pattern: '^https?://[^\\s]+$', description: 'An http(s) URL.' })
 /** Largest free-form `metadata`, as JSON text. Its depth is bounded for every input (src/lib/input-guard.ts). */
 export const MAX_METADATA_BYTES = 16_384
-export const MetadataField = Type.Object({}, {
-  additionalProperties: true,
-  description: `Free-form JSON object: at most ${MAX_METADATA_BYTES} bytes as JSON, nested at most 32 levels.`,
-})
+export const MetadataField = Type.Object(
+  {},
+  {
+    additionalProperties: true,
+    description: `Free-form JSON object: at most ${MAX_METADATA_BYTES} bytes as JSON, nested at most 32 levels.`,
+  },
+)
 
 /** The size bound of a free-form `metadata` object (its depth was checked before parsing ended). */
 export function assertMetadata(metadata: unknown): void {

@@ -4,10 +4,7 @@ import { DisplayNameField, EmailField, PasswordField } from './rules.ts'
 
 export const RoleSchema = Type.Enum(['admin', 'member', 'observer'])
 
-export const RegisterBodySchema = Type.Object(
-  { email: EmailField, password: PasswordField, display_name: DisplayNameField },
-  { additionalProperties: false },
-)
+export const RegisterBodySchema = Type.Object({ email: EmailField, password: PasswordField, display_name: DisplayNameField }, { additionalProperties: false })
 
 export const RegisteredUserSchema = Type.Object(
   {

@@ -4,17 +4,7 @@ import type { FastifyInstance } from 'fastify'
 import { Type } from 'typebox'
 import { errors } from '../../schemas/common.ts'
 import type { MemberPrincipal } from '../../plugins/auth.ts'
-import {
-  AgentIdParams,
-  AgentListSchema,
-  AgentSchema,
-  CreateAgentSchema,
-  CreatedKeySchema,
-  CreateKeySchema,
-  KeyListSchema,
-  KeyParams,
-  UpdateAgentSchema,
-} from './schemas.ts'
+import { AgentIdParams, AgentListSchema, AgentSchema, CreateAgentSchema, CreatedKeySchema, CreateKeySchema, KeyListSchema, KeyParams, UpdateAgentSchema } from './schemas.ts'
 import * as agents from './service.ts'
 
 const NoContent = Type.Null({ description: 'Done; no body.' })

@@ -70,7 +70,7 @@ export async function createAgent(app: FastifyInstance, owner: MemberPrincipal, 
         displayName: input.display_name?.trim() ?? input.name,
         description: input.description ?? null,
         avatarUrl: input.avatar_url ?? null,
-        metadata: (input.metadata ?? undefined) as Prisma.InputJsonValue | undefined,
+        metadata: input.metadata ?? undefined,
         ownerId: owner.kind === 'human' ? owner.id : null,
       })
       return toAgentDto(agent)

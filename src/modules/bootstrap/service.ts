@@ -66,7 +66,10 @@ export async function bootstrap(app: FastifyInstance, body: BootstrapBody): Prom
       await lockWorkspaceIn(tx)
       if ((await userCount(tx)) > 0) throw alreadyBootstrapped()
       const profiles = [body.primary_agent.agent_profile, ...(body.agents ?? [])]
-      const taken = await agentsNamed(tx, profiles.map((p) => p.name))
+      const taken = await agentsNamed(
+        tx,
+        profiles.map((p) => p.name),
+      )
       if (taken.length) throw duplicate(`an agent named '${taken[0]!.name}' already exists`)
 
       const now = new Date()
@@ -86,7 +89,10 @@ export async function bootstrap(app: FastifyInstance, body: BootstrapBody): Prom
       const agents = profiles.map((profile, i) => agentRow(profile, owner.id, i === 0))
       await repo.createAgents(tx, agents)
       const keys = agents.map((agent) => newApiKey(agent.id, 'bootstrap'))
-      await repo.createApiKeys(tx, keys.map((k) => k.row as Prisma.ApiKeyCreateManyInput))
+      await repo.createApiKeys(
+        tx,
+        keys.map((k) => k.row),
+      )
 
       const humans = (body.humans ?? []).map((h) => {
         const email = normalizeEmail(h.email)
@@ -97,9 +103,17 @@ export async function bootstrap(app: FastifyInstance, body: BootstrapBody): Prom
           role: h.role ?? ('member' as const),
         }
       })
-      if (humans.length) await repo.createUsers(tx, humans.map((h) => ({ ...h, status: 'invited' as const })))
+      if (humans.length)
+        await repo.createUsers(
+          tx,
+          humans.map((h) => ({ ...h, status: 'invited' as const })),
+        )
       const invites = humans.map((h) => newInvite(h.id, now))
-      if (invites.length) await repo.createInvites(tx, invites.map((i) => i.row as Prisma.InviteCreateManyInput))
+      if (invites.length)
+        await repo.createInvites(
+          tx,
+          invites.map((i) => i.row),
+        )
 
       const primary = agents[0]!
       const channel = await repo.createChannel(tx, {
@@ -109,11 +123,11 @@ export async function bootstrap(app: FastifyInstance, body: BootstrapBody): Prom
         type: 'channel',
         createdById: owner.id,
       })
-      const members = [
-        { memberId: primary.id, memberType: 'AGENT' as const, name: primary.displayName },
-        ...humans.map((h) => ({ memberId: h.id, memberType: 'HUMAN' as const, name: h.displayName })),
-      ]
-      await repo.addChannelMembers(tx, members.map((m) => ({ channelId: channel.id, memberId: m.memberId, memberType: m.memberType })))
+      const members = [{ memberId: primary.id, memberType: 'AGENT' as const, name: primary.displayName }, ...humans.map((h) => ({ memberId: h.id, memberType: 'HUMAN' as const, name: h.displayName }))]
+      await repo.addChannelMembers(
+        tx,
+        members.map((m) => ({ channelId: channel.id, memberId: m.memberId, memberType: m.memberType })),
+      )
 
       emit('channel.created', channel.id, channelCreated(channel, { id: owner.id, type: 'HUMAN' }))
       for (const m of members) {

@@ -13,10 +13,7 @@ const Topic = Type.String({ maxLength: 250, description: 'Up to 250 characters.'
 export const MemberType = Type.Union([Type.Literal('AGENT'), Type.Literal('HUMAN')])
 export const ChannelType = Type.Union([Type.Literal('channel'), Type.Literal('dm')])
 
-export const CreateChannelBody = Type.Object(
-  { name: ChannelName, description: Type.Optional(Description), topic: Type.Optional(Topic) },
-  { additionalProperties: false },
-)
+export const CreateChannelBody = Type.Object({ name: ChannelName, description: Type.Optional(Description), topic: Type.Optional(Topic) }, { additionalProperties: false })
 export type CreateChannelInput = Static<typeof CreateChannelBody>
 
 export const UpdateChannelBody = Type.Object(
@@ -53,10 +50,7 @@ export const MarkReadBody = Type.Object(
   { message_id: Type.String({ format: 'uuid', description: 'A message of this channel: everything up to it counts as read. The marker never moves backwards.' }) },
   { additionalProperties: false },
 )
-export const ReadStateSchema = Type.Object(
-  { channel_id: Uuid, last_read_message_id: LastRead, unread_count: UnreadCount },
-  { additionalProperties: false },
-)
+export const ReadStateSchema = Type.Object({ channel_id: Uuid, last_read_message_id: LastRead, unread_count: UnreadCount }, { additionalProperties: false })
 export type ReadStateDto = Static<typeof ReadStateSchema>
 
 export const ChannelListItem = Type.Object(
@@ -99,9 +93,6 @@ export const AddedMemberSchema = Type.Object(
 )
 export type AddedMemberDto = Static<typeof AddedMemberSchema>
 
-export const AddMemberBody = Type.Object(
-  { user_id: Type.String({ format: 'uuid', description: 'Id of a user or an agent.' }) },
-  { additionalProperties: false },
-)
+export const AddMemberBody = Type.Object({ user_id: Type.String({ format: 'uuid', description: 'Id of a user or an agent.' }) }, { additionalProperties: false })
 
 export const MemberParams = Type.Object({ id: Uuid, user_id: Uuid }, { additionalProperties: false })

@@ -36,38 +36,44 @@ export async function toChannelDto(app: FastifyInstance, c: ChannelRow, isMember
 export async function createChannel(app: FastifyInstance, principal: MemberPrincipal, input: CreateChannelInput, idempotencyKey?: string): Promise<StoredResponse> {
   if (isObserver(principal)) throw forbidden('observers cannot create channels')
   const name = input.name.trim()
-  return withIdempotency(app.db.pool, principal.id, idempotencyKey, () => requestHash('POST /channels', input), async (idempotent) => {
-    const dto = await app.events.transaction(async (tx, emit) => {
-      await repo.lockChannelNames(tx)
-      if (await repo.findChannelNamed(tx, name)) throw nameTaken(name)
-      const channel = await repo.createChannel(tx, {
-        id: uuidv7(),
-        name,
-        description: input.description ?? '',
-        topic: input.topic?.trim() || null,
-        type: 'channel',
-        createdById: principal.id,
+  return withIdempotency(
+    app.db.pool,
+    principal.id,
+    idempotencyKey,
+    () => requestHash('POST /channels', input),
+    async (idempotent) => {
+      const dto = await app.events.transaction(async (tx, emit) => {
+        await repo.lockChannelNames(tx)
+        if (await repo.findChannelNamed(tx, name)) throw nameTaken(name)
+        const channel = await repo.createChannel(tx, {
+          id: uuidv7(),
+          name,
+          description: input.description ?? '',
+          topic: input.topic?.trim() || null,
+          type: 'channel',
+          createdById: principal.id,
+        })
+        await repo.addMember(tx, channel.id, principal.id, actorType(principal))
+        emit('channel.created', channel.id, channelCreated(channel, { id: principal.id, type: actorType(principal) }))
+        emit('member.joined', channel.id, { channel_id: channel.id, member_id: principal.id, member_type: actorType(principal), member_name: principal.displayName })
+        const body: ChannelDto = {
+          id: channel.id,
+          name: channel.name,
+          description: channel.description,
+          topic: channel.topic,
+          type: 'channel',
+          created_at: channel.createdAt.toISOString(),
+          updated_at: channel.updatedAt.toISOString(),
+          created_by: principal.id,
+          member_count: 1,
+          is_member: true,
+        }
+        if (idempotent) await rememberResponse(tx, idempotent, { statusCode: 201, body })
+        return body
       })
-      await repo.addMember(tx, channel.id, principal.id, actorType(principal))
-      emit('channel.created', channel.id, channelCreated(channel, { id: principal.id, type: actorType(principal) }))
-      emit('member.joined', channel.id, { channel_id: channel.id, member_id: principal.id, member_type: actorType(principal), member_name: principal.displayName })
-      const body: ChannelDto = {
-        id: channel.id,
-        name: channel.name,
-        description: channel.description,
-        topic: channel.topic,
-        type: 'channel',
-        created_at: channel.createdAt.toISOString(),
-        updated_at: channel.updatedAt.toISOString(),
-        created_by: principal.id,
-        member_count: 1,
-        is_member: true,
-      }
-      if (idempotent) await rememberResponse(tx, idempotent, { statusCode: 201, body })
-      return body
-    })
-    return { statusCode: 201, body: dto }
-  })
+      return { statusCode: 201, body: dto }
+    },
+  )
 }
 
 /** The caller's channels and DMs; for the workspace owner also every regular channel. */
@@ -77,7 +83,11 @@ export async function listChannels(app: FastifyInstance, principal: MemberPrinci
   const dmIds = channels.filter((c) => c.type === 'dm').map((c) => c.id)
   const peers = await repo.dmPeers(app.db.prisma, dmIds, principal.id)
   const actors = peers.size ? await repo.findActors(app.db.prisma, [...new Set(peers.values())]) : new Map()
-  const reads = await repo.readStates(app.db.pool, principal.id, channels.map((c) => c.id))
+  const reads = await repo.readStates(
+    app.db.pool,
+    principal.id,
+    channels.map((c) => c.id),
+  )
   return channels.map((c) => ({
     id: c.id,
     name: c.type === 'dm' ? (actors.get(peers.get(c.id) ?? '')?.name ?? c.name) : c.name,
@@ -129,7 +139,12 @@ export async function deleteChannel(app: FastifyInstance, principal: MemberPrinc
     const members = await repo.listMembers(tx, channelId)
     const storageNames = await repo.attachmentFilesOf(tx, channelId)
     await repo.deleteChannel(tx, channelId)
-    emit('channel.deleted', channelId, { channel_id: channelId }, members.map((m) => m.memberId))
+    emit(
+      'channel.deleted',
+      channelId,
+      { channel_id: channelId },
+      members.map((m) => m.memberId),
+    )
     return storageNames
   })
   await removeFiles(app.config.uploadDir, files).catch((err: unknown) => app.log.warn({ err, channelId }, 'could not remove files of a deleted channel'))
@@ -138,7 +153,10 @@ export async function deleteChannel(app: FastifyInstance, principal: MemberPrinc
 export async function listMembers(app: FastifyInstance, principal: MemberPrincipal, channelId: string): Promise<MemberDto[]> {
   await readableChannel(app, principal, channelId)
   const members = await repo.listMembers(app.db.prisma, channelId)
-  const actors = await repo.findActors(app.db.prisma, members.map((m) => m.memberId))
+  const actors = await repo.findActors(
+    app.db.prisma,
+    members.map((m) => m.memberId),
+  )
   return members.map((m) => ({
     id: m.memberId,
     user_id: m.memberId,

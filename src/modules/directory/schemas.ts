@@ -16,7 +16,9 @@ export const DirectoryEntrySchema = Type.Object(
     }),
     // ---- presence (docs/decisions.md, "Typing and presence") ----
     online: Type.Union([Type.Boolean(), Type.Null()], { description: 'An agent: whether it has an open WebSocket. Null for humans.' }),
-    last_seen_at: Type.Union([Type.String({ format: 'date-time' }), Type.Null()], { description: 'An agent: when a socket of it last opened or closed. Null for humans and agents that never connected.' }),
+    last_seen_at: Type.Union([Type.String({ format: 'date-time' }), Type.Null()], {
+      description: 'An agent: when a socket of it last opened or closed. Null for humans and agents that never connected.',
+    }),
     status_text: Type.Union([Type.String(), Type.Null()], { description: "An agent's short status (`PUT /agents/me/status`); null when none, expired, or a human." }),
   },
   { additionalProperties: false },

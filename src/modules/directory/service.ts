@@ -16,22 +16,29 @@ export async function listDirectory(app: FastifyInstance): Promise<DirectoryEntr
   const [agents, humans] = await Promise.all([repo.listAgents(app.db.prisma), repo.listHumans(app.db.prisma)])
   const online = await app.realtime.presence.online(agents.map((a) => a.id))
   const now = Date.now()
-  const agentEntries = agents.map(
-    (a): DirectoryEntry => ({
-      id: a.id,
-      type: 'AGENT',
-      name: a.displayName,
-      handle: a.name,
-      role: a.isPrimary ? 'admin' : 'member',
-      is_owner: false,
-      status: 'active',
-      online: online.has(a.id),
-      last_seen_at: a.lastSeenAt ? a.lastSeenAt.toISOString() : null,
-      status_text: a.statusText && a.statusExpiresAt && a.statusExpiresAt.getTime() > now ? a.statusText : null,
-    }),
-  )
-  const humanEntries = humans.map(
-    (h): DirectoryEntry => ({ id: h.id, type: 'HUMAN', name: h.displayName, handle: null, role: h.role, is_owner: h.isOwner, status: h.status, online: null, last_seen_at: null, status_text: null }),
-  )
+  const agentEntries = agents.map((a): DirectoryEntry => ({
+    id: a.id,
+    type: 'AGENT',
+    name: a.displayName,
+    handle: a.name,
+    role: a.isPrimary ? 'admin' : 'member',
+    is_owner: false,
+    status: 'active',
+    online: online.has(a.id),
+    last_seen_at: a.lastSeenAt ? a.lastSeenAt.toISOString() : null,
+    status_text: a.statusText && a.statusExpiresAt && a.statusExpiresAt.getTime() > now ? a.statusText : null,
+  }))
+  const humanEntries = humans.map((h): DirectoryEntry => ({
+    id: h.id,
+    type: 'HUMAN',
+    name: h.displayName,
+    handle: null,
+    role: h.role,
+    is_owner: h.isOwner,
+    status: h.status,
+    online: null,
+    last_seen_at: null,
+    status_text: null,
+  }))
   return [...agentEntries.sort(byName), ...humanEntries.sort(byName)]
 }

@@ -3,10 +3,7 @@ import { Type, type Static } from 'typebox'
 import { LastRead, UnreadCount } from '../channels/schemas.ts'
 import { Timestamp, Uuid } from '../../schemas/common.ts'
 
-export const CreateDmBody = Type.Object(
-  { participant_id: Type.String({ format: 'uuid', description: 'Id of a user or an agent (not the caller).' }) },
-  { additionalProperties: false },
-)
+export const CreateDmBody = Type.Object({ participant_id: Type.String({ format: 'uuid', description: 'Id of a user or an agent (not the caller).' }) }, { additionalProperties: false })
 
 export const DmSchema = Type.Object(
   {
@@ -26,9 +23,6 @@ export const DmSchema = Type.Object(
   { additionalProperties: false },
 )
 export type DmDto = Static<typeof DmSchema>
-export const DmListItem = Type.Object(
-  { ...DmSchema.properties, unread_count: UnreadCount, last_read_message_id: LastRead },
-  { additionalProperties: false },
-)
+export const DmListItem = Type.Object({ ...DmSchema.properties, unread_count: UnreadCount, last_read_message_id: LastRead }, { additionalProperties: false })
 export type DmListItemDto = Static<typeof DmListItem>
 export const DmListSchema = Type.Array(DmListItem, { description: 'Oldest first.' })

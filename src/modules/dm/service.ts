@@ -15,45 +15,55 @@ import type { DmDto, DmListItemDto } from './schemas.ts'
 export async function openDm(app: FastifyInstance, principal: MemberPrincipal, participantId: string, idempotencyKey?: string): Promise<StoredResponse> {
   if (participantId === principal.id) throw new AppError('SELF_DM', 'a DM needs another participant than yourself')
   if (isObserver(principal)) throw forbidden('observers cannot start DMs')
-  return withIdempotency(app.db.pool, principal.id, idempotencyKey, () => requestHash('POST /dm', participantId), async (idempotent) => {
-    const actors = await findActors(app, [participantId, principal.id])
-    const peer = actors.get(participantId)
-    if (!peer) throw notFound('user or agent')
-    const me = { id: principal.id, type: principal.kind === 'agent' ? ('AGENT' as const) : ('HUMAN' as const), name: principal.displayName }
-    const dmKey = repo.dmKeyOf(principal.id, participantId)
-    const participants = [principal.id, participantId].sort()
-    const dto = (id: string, createdAt: Date): DmDto => ({
-      id,
-      type: 'dm',
-      participants,
-      participant: { id: peer.id, name: peer.name, type: peer.type },
-      created_at: createdAt.toISOString(),
-    })
-    return app.events.transaction(async (tx, emit) => {
-      const created = await repo.insertDm(tx, { id: uuidv7(), dmKey, createdById: principal.id })
-      let result: StoredResponse
-      if (created) {
-        await addMembersIn(tx, [
-          { channelId: created.id, memberId: me.id, memberType: me.type },
-          { channelId: created.id, memberId: peer.id, memberType: peer.type },
-        ])
-        emit('channel.created', created.id, channelCreated(created, me))
-        for (const m of [me, peer]) emit('member.joined', created.id, { channel_id: created.id, member_id: m.id, member_type: m.type, member_name: m.name })
-        result = { statusCode: 201, body: dto(created.id, created.createdAt) }
-      } else {
-        const existing = await repo.findDmByKey(tx, dmKey)
-        if (!existing) throw new AppError('CONFLICT', 'the DM was deleted while it was being opened; retry')
-        result = { statusCode: 200, body: dto(existing.id, existing.createdAt) }
-      }
-      if (idempotent) await rememberResponse(tx, idempotent, result)
-      return result
-    })
-  })
+  return withIdempotency(
+    app.db.pool,
+    principal.id,
+    idempotencyKey,
+    () => requestHash('POST /dm', participantId),
+    async (idempotent) => {
+      const actors = await findActors(app, [participantId, principal.id])
+      const peer = actors.get(participantId)
+      if (!peer) throw notFound('user or agent')
+      const me = { id: principal.id, type: principal.kind === 'agent' ? ('AGENT' as const) : ('HUMAN' as const), name: principal.displayName }
+      const dmKey = repo.dmKeyOf(principal.id, participantId)
+      const participants = [principal.id, participantId].sort()
+      const dto = (id: string, createdAt: Date): DmDto => ({
+        id,
+        type: 'dm',
+        participants,
+        participant: { id: peer.id, name: peer.name, type: peer.type },
+        created_at: createdAt.toISOString(),
+      })
+      return app.events.transaction(async (tx, emit) => {
+        const created = await repo.insertDm(tx, { id: uuidv7(), dmKey, createdById: principal.id })
+        let result: StoredResponse
+        if (created) {
+          await addMembersIn(tx, [
+            { channelId: created.id, memberId: me.id, memberType: me.type },
+            { channelId: created.id, memberId: peer.id, memberType: peer.type },
+          ])
+          emit('channel.created', created.id, channelCreated(created, me))
+          for (const m of [me, peer]) emit('member.joined', created.id, { channel_id: created.id, member_id: m.id, member_type: m.type, member_name: m.name })
+          result = { statusCode: 201, body: dto(created.id, created.createdAt) }
+        } else {
+          const existing = await repo.findDmByKey(tx, dmKey)
+          if (!existing) throw new AppError('CONFLICT', 'the DM was deleted while it was being opened; retry')
+          result = { statusCode: 200, body: dto(existing.id, existing.createdAt) }
+        }
+        if (idempotent) await rememberResponse(tx, idempotent, result)
+        return result
+      })
+    },
+  )
 }
 
 export async function listDms(app: FastifyInstance, principal: MemberPrincipal): Promise<DmListItemDto[]> {
   const dms = await repo.listDmsOf(app.db.prisma, principal.id)
-  const reads = await readStates(app, principal.id, dms.map((d) => d.id))
+  const reads = await readStates(
+    app,
+    principal.id,
+    dms.map((d) => d.id),
+  )
   const peerIds = dms.map((d) => d.members.find((m) => m.memberId !== principal.id)?.memberId).filter((id): id is string => Boolean(id))
   const actors = await findActors(app, [...new Set(peerIds)])
   return dms.map((d) => {

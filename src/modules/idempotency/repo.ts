@@ -12,10 +12,7 @@ export interface RememberedRow {
 
 /** The response remembered for (caller, key), expired or not. */
 export async function findRemembered(pool: pg.Pool, principalId: string, key: string): Promise<RememberedRow | undefined> {
-  const { rows } = await pool.query<RememberedRow>(
-    'SELECT request_hash, status_code, response_body, created_at FROM idempotency_keys WHERE principal_id = $1 AND key = $2',
-    [principalId, key],
-  )
+  const { rows } = await pool.query<RememberedRow>('SELECT request_hash, status_code, response_body, created_at FROM idempotency_keys WHERE principal_id = $1 AND key = $2', [principalId, key])
   return rows[0]
 }
 

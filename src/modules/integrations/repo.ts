@@ -23,12 +23,7 @@ export function findIntegration(db: Db, id: string): Promise<IntegrationWithAgen
   return db.integration.findUnique({ where: { id }, include: withAgents })
 }
 
-export async function updateIntegration(
-  db: Db,
-  id: string,
-  data: Prisma.IntegrationUncheckedUpdateInput,
-  agentIds?: string[],
-): Promise<IntegrationWithAgents> {
+export async function updateIntegration(db: Db, id: string, data: Prisma.IntegrationUncheckedUpdateInput, agentIds?: string[]): Promise<IntegrationWithAgents> {
   return db.integration.update({
     where: { id },
     data: { ...data, ...(agentIds ? { agents: { deleteMany: {}, create: agentIds.map((agentId) => ({ agentId })) } } : {}) },

@@ -189,7 +189,6 @@ export default async function integrationsRoutes(fastify: FastifyInstance): Prom
         response: { 201: MessageSchema, ...errors(400, 403, 404, 409), 429: LoopOrRateLimited },
       },
     },
-    async (request, reply) =>
-      reply.code(201).send(await integrations.inbound(fastify, request.principal, request.params.id, request.body, idempotencyKeyOf(request))),
+    async (request, reply) => reply.code(201).send(await integrations.inbound(fastify, request.principal, request.params.id, request.body, idempotencyKeyOf(request))),
   )
 }

@@ -14,10 +14,13 @@ const PLATFORM_DOC = {
 
 export const PlatformField = Type.Enum([...PLATFORMS], PLATFORM_DOC)
 
-export const IntegrationEventsField = Type.Array(
-  Type.Enum([...INTEGRATION_EVENTS]),
-  { minItems: 1, maxItems: INTEGRATION_EVENTS.length, uniqueItems: true, description: 'Subscribed events (default: the four of the specification, `message.created`, `channel.created`, `member.joined`, `agent.connected`; `message.mentioned`, `reaction.added` and `reaction.removed` only when listed). Payloads: the `webhooks` section of this document.' },
-)
+export const IntegrationEventsField = Type.Array(Type.Enum([...INTEGRATION_EVENTS]), {
+  minItems: 1,
+  maxItems: INTEGRATION_EVENTS.length,
+  uniqueItems: true,
+  description:
+    'Subscribed events (default: the four of the specification, `message.created`, `channel.created`, `member.joined`, `agent.connected`; `message.mentioned`, `reaction.added` and `reaction.removed` only when listed). Payloads: the `webhooks` section of this document.',
+})
 
 export const AgentIdsField = Type.Array(Uuid, {
   maxItems: 100,
@@ -41,7 +44,10 @@ const IncludeOwnMessagesField = Type.Boolean({
 })
 
 const EndpointStatusFields = {
-  active: Type.Boolean({ description: 'False when disabled (by the owner, or automatically after failing deliveries for a long time: see `disabled_reason`). Disabled integrations get no deliveries; the inbound endpoint keeps working.' }),
+  active: Type.Boolean({
+    description:
+      'False when disabled (by the owner, or automatically after failing deliveries for a long time: see `disabled_reason`). Disabled integrations get no deliveries; the inbound endpoint keeps working.',
+  }),
   disabled_at: Type.Union([Timestamp, Type.Null()]),
   disabled_reason: Type.Union([Type.String(), Type.Null()]),
   consecutive_failures: Type.Integer({ minimum: 0, description: 'Failed attempts since the last success.' }),
@@ -57,7 +63,8 @@ export const IntegrationSchema = Type.Object(
     events: Type.Array(Type.String()),
     agent_ids: Type.Array(Uuid, { description: 'The agents it may act for on the inbound endpoint (when `all_agents` is false).' }),
     all_agents: Type.Boolean({
-      description: 'True when created or patched with no agent list: it may act for any agent (still only in channels where that agent is a member). A restricted list whose agents were all deleted stays restricted: it then acts for none.',
+      description:
+        'True when created or patched with no agent list: it may act for any agent (still only in channels where that agent is a member). A restricted list whose agents were all deleted stays restricted: it then acts for none.',
     }),
     include_own_messages: IncludeOwnMessagesField,
     masked_key: Type.String({ description: 'The API key, masked (`svc_int_AbCd…wxyz`).' }),
@@ -128,7 +135,7 @@ export const InboundSchema = Type.Object(
     channel_id: Uuid,
     agent_id: Type.String({
       format: 'uuid',
-      description: 'The agent the message is attributed to: a member of the channel, and one of the integration\'s `agent_ids` when that list is not empty.',
+      description: "The agent the message is attributed to: a member of the channel, and one of the integration's `agent_ids` when that list is not empty.",
     }),
     text: Type.String({ description: 'Message text (same rules as `POST /api/v1/channels/{id}/messages`).' }),
     in_reply_to_event: Type.Optional(InReplyToEventField),

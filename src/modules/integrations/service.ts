@@ -19,13 +19,13 @@ import * as deliveries from '../webhooks/deliveries.ts'
 import type { DeliveryDto, DeliveryListQueryInput, DeliveryPage } from '../webhooks/schemas.ts'
 import { validateTargetUrl } from '../webhooks/service.ts'
 import * as repo from './repo.ts'
-import type { CreatedIntegration, CreateIntegrationInput, InboundInput, IntegrationDto, Platform, UpdateIntegrationInput } from './schemas.ts'
+import type { CreatedIntegration, CreateIntegrationInput, InboundInput, IntegrationDto, UpdateIntegrationInput } from './schemas.ts'
 
 export function toIntegrationDto(i: repo.IntegrationWithAgents): IntegrationDto {
   return {
     id: i.id,
     name: i.name,
-    platform: i.platform as Platform,
+    platform: i.platform,
     webhook_url: i.webhookUrl,
     events: i.events,
     agent_ids: i.agents.map((a) => a.agentId),
@@ -154,11 +154,17 @@ export async function redeliver(app: FastifyInstance, id: string, deliveryId: st
 export async function inbound(app: FastifyInstance, principal: Principal, integrationId: string, input: InboundInput, idempotencyKey?: string): Promise<MessageDto> {
   if (principal.kind !== 'integration' || principal.id !== integrationId) throw notFound('integration')
   const { restricted, agent } = await repo.actingAgent(app.db.prisma, integrationId, input.agent_id)
-  if (!agent && restricted) throw forbidden('this integration may not act for that agent (add it to the integration\'s agent_ids)')
+  if (!agent && restricted) throw forbidden("this integration may not act for that agent (add it to the integration's agent_ids)")
   if (!agent || !(await isMember(app, input.channel_id, agent.id))) throw notFound('channel (or the agent is not a member of it)')
   const author: AgentPrincipal = { kind: 'agent', id: agent.id, name: agent.name, displayName: agent.displayName, keyId: '' }
   const key = idempotencyKey === undefined ? undefined : `integration:${integrationId}:${idempotencyKey}`
-  const result = await createMessage(app, author, input.channel_id, { text: input.text, idempotencyKey: key, inReplyToEvent: input.in_reply_to_event, mentions: input.mentions, threadId: input.thread_id })
+  const result = await createMessage(app, author, input.channel_id, {
+    text: input.text,
+    idempotencyKey: key,
+    inReplyToEvent: input.in_reply_to_event,
+    mentions: input.mentions,
+    threadId: input.thread_id,
+  })
   return result.body as MessageDto
 }
 

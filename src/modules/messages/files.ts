@@ -71,7 +71,10 @@ export async function openFile(dir: string, storageName: string): Promise<{ stre
 export function cleanFileName(name: string | undefined): string {
   const base = (name ?? '').split(/[\\/]/).pop() ?? ''
   // eslint-disable-next-line no-control-regex -- stripping control characters is the point
-  const cleaned = base.replace(/[\u0000-\u001f\u007f"]/g, '').trim().slice(0, 255)
+  const cleaned = base
+    .replace(/[\u0000-\u001f\u007f"]/g, '')
+    .trim()
+    .slice(0, 255)
   return cleaned && cleaned !== '.' && cleaned !== '..' ? cleaned : 'file'
 }
 

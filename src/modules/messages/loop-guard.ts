@@ -88,4 +88,3 @@ export async function humanSpoke(app: FastifyInstance, author: MemberPrincipal, 
   if (isAgent(author)) return
   await repo.resetLoopGuard(app.db.pool, where)
 }
-

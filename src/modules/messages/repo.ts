@@ -129,7 +129,11 @@ const INSERT_MANY_SQL = `
 type InsertOutcome = { inserted: boolean } | { error: unknown }
 
 async function insertPlainMessages(pool: pg.Pool, rows: NewMessage[]): Promise<InsertOutcome[]> {
-  const one = (m: NewMessage): Promise<InsertOutcome> => insertOne(pool, m).then((inserted) => ({ inserted }), (error: unknown) => ({ error }))
+  const one = (m: NewMessage): Promise<InsertOutcome> =>
+    insertOne(pool, m).then(
+      (inserted) => ({ inserted }),
+      (error: unknown) => ({ error }),
+    )
   if (rows.length === 1) return [await one(rows[0]!)]
   const columns: unknown[][] = Array.from({ length: 13 }, () => [])
   for (const m of rows) {
@@ -270,15 +274,8 @@ export function messageRecord(r: MessageRow): MessageRecord {
  * `list`: the channel's messages (`history`), its roots only, or the replies of the thread whose
  * root is `id` (threads).
  */
-export async function listMessages(
-  app: FastifyInstance,
-  id: string,
-  take: number,
-  cursor: { before?: string; after?: string },
-  list: keyof typeof PAGE_SQL = 'history',
-): Promise<MessageRecord[]> {
-  const query = (name: keyof (typeof PAGE_SQL)['history'], values: unknown[]) =>
-    app.db.pool.query<MessageRow>({ name: `${list}-${name}`, text: PAGE_SQL[list][name], values: [id, take, ...values] })
+export async function listMessages(app: FastifyInstance, id: string, take: number, cursor: { before?: string; after?: string }, list: keyof typeof PAGE_SQL = 'history'): Promise<MessageRecord[]> {
+  const query = (name: keyof (typeof PAGE_SQL)['history'], values: unknown[]) => app.db.pool.query<MessageRow>({ name: `${list}-${name}`, text: PAGE_SQL[list][name], values: [id, take, ...values] })
   if (cursor.after) {
     const { rows } = cursor.before ? await query('between', [cursor.after, cursor.before]) : await query('after', [cursor.after])
     return rows.map(messageRecord).reverse()
@@ -556,12 +553,7 @@ export async function chainDepthOfEvent(pool: pg.Pool, eventId: string): Promise
  * The messages of `channelIds` that mention `memberId`, newest first: `take` of them older than
  * the message `before` (when given) and posted after `since` (when given).
  */
-export async function mentionsOf(
-  app: FastifyInstance,
-  memberId: string,
-  channelIds: string[],
-  page: { take: number; before?: string; since?: Date },
-): Promise<MessageRecord[]> {
+export async function mentionsOf(app: FastifyInstance, memberId: string, channelIds: string[], page: { take: number; before?: string; since?: Date }): Promise<MessageRecord[]> {
   const { rows } = await app.db.pool.query<Parameters<typeof messageRecord>[0]>({
     name: 'mentions-of-member',
     text: `SELECT ${PAGE_COLUMNS} FROM messages m LEFT JOIN attachments a ON a.message_id = m.id

@@ -38,7 +38,8 @@ const IdempotencyHeaders = Type.Object(
       Type.String({
         minLength: 1,
         maxLength: 255,
-        description: 'Retry-safe posting: a retry with the same key and body within 24 h returns the original 201 response and creates nothing; the same key with another body is 409 `IDEMPOTENCY_KEY_REUSED`.',
+        description:
+          'Retry-safe posting: a retry with the same key and body within 24 h returns the original 201 response and creates nothing; the same key with another body is 409 `IDEMPOTENCY_KEY_REUSED`.',
       }),
     ),
   },
@@ -46,7 +47,6 @@ const IdempotencyHeaders = Type.Object(
 )
 
 const member = (request: FastifyRequest): MemberPrincipal => request.principal as MemberPrincipal
-
 
 /**
  * The multipart parser (busboy) reports a body that is not multipart at all, or is cut short, as
@@ -102,7 +102,10 @@ async function readMultipart(fastify: FastifyInstance, request: FastifyRequest):
 
 /** The ids of a multipart `mentions` field: comma-separated UUIDs (at most MAX_EXPLICIT_MENTIONS in all). */
 function mentionIds(value: string): string[] {
-  const ids = value.split(',').map((id) => id.trim()).filter(Boolean)
+  const ids = value
+    .split(',')
+    .map((id) => id.trim())
+    .filter(Boolean)
   if (ids.some((id) => !UUID_RE.test(id))) throw badRequest("form field 'mentions' must be comma-separated member ids (UUIDs)")
   return ids
 }
@@ -133,7 +136,7 @@ export default async function messagesRoutes(fastify: FastifyInstance): Promise<
         tags: ['messages'],
         summary: 'Post a message (JSON text, or multipart text + one file)',
         description:
-          'Members only (observers: 403); the workspace owner may post in any regular channel, and its first post there makes it a member. JSON `{text}` (optionally `mentions`: member ids to mention besides the `@name` tokens of the text; non-members are ignored), or `multipart/form-data` with `text` and `file` (one file, at most 10 MiB, streamed to disk; larger: 413 `PAYLOAD_TOO_LARGE` and nothing stored). With a file the text may be empty. Emits `message.created`, and `message.mentioned` when it mentions members other than its author. Send `Idempotency-Key` to make retries safe. Loop protection (docs/loops.md): a post by an agent answers 429 `LOOP_DETECTED` with `Retry-After` when agents alone posted the workspace setting `loop_guard_max_messages` here within `loop_guard_window_seconds`, or when its `in_reply_to_event` chain would exceed `loop_guard_max_depth`. Threads: `thread_id` posts a reply in the thread of a root message of this channel (one level: a reply to a reply is 400 `THREAD_NOT_ROOT`; a message not in this channel is 404); the root\'s `reply_count`, `last_reply_at` and `recent_replier_ids` are updated with it, and the loop guard counts the reply in its thread.',
+          "Members only (observers: 403); the workspace owner may post in any regular channel, and its first post there makes it a member. JSON `{text}` (optionally `mentions`: member ids to mention besides the `@name` tokens of the text; non-members are ignored), or `multipart/form-data` with `text` and `file` (one file, at most 10 MiB, streamed to disk; larger: 413 `PAYLOAD_TOO_LARGE` and nothing stored). With a file the text may be empty. Emits `message.created`, and `message.mentioned` when it mentions members other than its author. Send `Idempotency-Key` to make retries safe. Loop protection (docs/loops.md): a post by an agent answers 429 `LOOP_DETECTED` with `Retry-After` when agents alone posted the workspace setting `loop_guard_max_messages` here within `loop_guard_window_seconds`, or when its `in_reply_to_event` chain would exceed `loop_guard_max_depth`. Threads: `thread_id` posts a reply in the thread of a root message of this channel (one level: a reply to a reply is 400 `THREAD_NOT_ROOT`; a message not in this channel is 404); the root's `reply_count`, `last_reply_at` and `recent_replier_ids` are updated with it, and the loop guard counts the reply in its thread.",
         params: IdParams,
         headers: IdempotencyHeaders,
         body: {
@@ -151,10 +154,8 @@ export default async function messagesRoutes(fastify: FastifyInstance): Promise<
     },
     async (request, reply) => {
       const key = idempotencyKeyOf(request)
-      const body = request.body as { text: string; in_reply_to_event?: string; mentions?: string[]; thread_id?: string }
-      const input = request.isMultipart()
-        ? await readMultipart(fastify, request)
-        : { text: body.text, inReplyToEvent: body.in_reply_to_event, mentions: body.mentions, threadId: body.thread_id }
+      const body = request.body
+      const input = request.isMultipart() ? await readMultipart(fastify, request) : { text: body.text, inReplyToEvent: body.in_reply_to_event, mentions: body.mentions, threadId: body.thread_id }
       if ((input.mentions?.length ?? 0) > MAX_EXPLICIT_MENTIONS) throw badRequest(`at most ${MAX_EXPLICIT_MENTIONS} ids in 'mentions'`)
       const result = await messages.createMessage(fastify, member(request), request.params.id, { ...input, idempotencyKey: key })
       // A replay answers with the remembered status (always the original 201) and body.
@@ -189,14 +190,13 @@ export default async function messagesRoutes(fastify: FastifyInstance): Promise<
         tags: ['messages'],
         summary: "List a thread's replies, newest first, with cursors",
         description:
-          'The replies to the root message `message_id`, with the same `limit`, `before` and `after` as the channel\'s list. Readers of the channel only (404 otherwise, as for an unknown message); the root of a thread is a message of the channel (a deleted root with replies is still listed, as a placeholder). A message that is itself a reply: 400 `THREAD_NOT_ROOT`. A root without replies gives an empty page.',
+          "The replies to the root message `message_id`, with the same `limit`, `before` and `after` as the channel's list. Readers of the channel only (404 otherwise, as for an unknown message); the root of a thread is a message of the channel (a deleted root with replies is still listed, as a placeholder). A message that is itself a reply: 400 `THREAD_NOT_ROOT`. A root without replies gives an empty page.",
         params: ChannelMessageParams,
         querystring: ListMessagesQuery,
         response: { 200: MessagePageSchema, ...errors(400, 404) },
       },
     },
-    async (request) =>
-      messages.listReplies(fastify, member(request), request.params.id, request.params.message_id, { ...request.query, limit: request.query.limit ?? MESSAGE_PAGE_DEFAULT }),
+    async (request) => messages.listReplies(fastify, member(request), request.params.id, request.params.message_id, { ...request.query, limit: request.query.limit ?? MESSAGE_PAGE_DEFAULT }),
   )
 
   app.get(
@@ -289,7 +289,7 @@ export default async function messagesRoutes(fastify: FastifyInstance): Promise<
         tags: ['messages'],
         summary: 'Full-text search in the channels the caller may read',
         description:
-          'PostgreSQL full-text search (English stemming, `websearch_to_tsquery` syntax) over every channel the caller may read: the channels and DMs it belongs to and, for the workspace owner, every regular channel too (never other people\'s DMs; docs/access.md). The newest 200 matches are ranked by `ts_rank` and the best `limit` of them returned, best first (ties newest first), each hit with a highlighted snippet: a query matching fewer than 200 messages is ranked whole, a common word gives the most relevant of its recent matches (docs/decisions.md). `channel_id` narrows to one channel (404 if the caller cannot read it). `q` missing or blank: 400.',
+          "PostgreSQL full-text search (English stemming, `websearch_to_tsquery` syntax) over every channel the caller may read: the channels and DMs it belongs to and, for the workspace owner, every regular channel too (never other people's DMs; docs/access.md). The newest 200 matches are ranked by `ts_rank` and the best `limit` of them returned, best first (ties newest first), each hit with a highlighted snippet: a query matching fewer than 200 messages is ranked whole, a common word gives the most relevant of its recent matches (docs/decisions.md). `channel_id` narrows to one channel (404 if the caller cannot read it). `q` missing or blank: 400.",
         querystring: SearchQuery,
         response: { 200: SearchResultSchema, ...errors(400, 404) },
       },

@@ -36,8 +36,7 @@ export const ThreadFields = {
 /** What a post's `thread_id` is: every way of posting takes it (REST, multipart, WebSocket, integrations, MCP). */
 export const ThreadIdField = Type.String({
   format: 'uuid',
-  description:
-    'Optional: reply in the thread of this root message of the same channel. A reply to a reply is 400 `THREAD_NOT_ROOT`; an id that is not a message of this channel is 404 `NOT_FOUND`.',
+  description: 'Optional: reply in the thread of this root message of the same channel. A reply to a reply is 400 `THREAD_NOT_ROOT`; an id that is not a message of this channel is 404 `NOT_FOUND`.',
 })
 
 export interface ThreadRecord {
@@ -172,7 +171,7 @@ export const InReplyToEventField = Type.String({
 /** The 429 of routes that post messages: the loop guard, or the workspace rate limit. */
 export const LoopOrRateLimited = {
   description:
-    '`LOOP_DETECTED`: the loop guard refused an agent\'s post (docs/loops.md); or `RATE_LIMITED`: the workspace rate limit (only when one is configured). `Retry-After` gives the seconds to wait.',
+    "`LOOP_DETECTED`: the loop guard refused an agent's post (docs/loops.md); or `RATE_LIMITED`: the workspace rate limit (only when one is configured). `Retry-After` gives the seconds to wait.",
   headers: { 'Retry-After': { type: 'integer', description: 'Seconds until a post can be admitted again.' } },
   content: { 'application/json': { schema: { $ref: 'Error#' } } },
 }
@@ -204,9 +203,7 @@ export const PostMessageMultipart = Type.Object(
   {
     text: Type.Optional(Type.String({ description: 'Message text; optional when a file is sent, and may then be empty.' })),
     in_reply_to_event: Type.Optional(InReplyToEventField),
-    mentions: Type.Optional(
-      Type.String({ description: 'Optional: member ids to mention, comma-separated (the field may also repeat); same rules as `mentions` in JSON.' }),
-    ),
+    mentions: Type.Optional(Type.String({ description: 'Optional: member ids to mention, comma-separated (the field may also repeat); same rules as `mentions` in JSON.' })),
     thread_id: Type.Optional(ThreadIdField),
     file: Type.Optional(
       Type.Unsafe<Blob>({
@@ -253,7 +250,8 @@ export const ListChannelMessagesQuery = Type.Object(
     threads: Type.Optional(
       Type.Union([Type.Literal('all'), Type.Literal('roots')], {
         default: 'all',
-        description: '`all` (default): every message, thread replies included (each with its `thread_id`). `roots`: only messages that are not replies (roots and plain messages), as a channel view shows them.',
+        description:
+          '`all` (default): every message, thread replies included (each with its `thread_id`). `roots`: only messages that are not replies (roots and plain messages), as a channel view shows them.',
       }),
     ),
   },
@@ -294,10 +292,7 @@ export const SearchHitSchema = Type.Object(
   { additionalProperties: false, description: "The message's fields, then the same message under `message`, its rank and a snippet." },
 )
 
-export const SearchResultSchema = Type.Object(
-  { results: Type.Array(SearchHitSchema, { description: 'Best match first, among the newest 200 matches.' }) },
-  { additionalProperties: false },
-)
+export const SearchResultSchema = Type.Object({ results: Type.Array(SearchHitSchema, { description: 'Best match first, among the newest 200 matches.' }) }, { additionalProperties: false })
 export type SearchResult = Static<typeof SearchResultSchema>
 
 export const AttachmentParams = Type.Object({ id: Uuid }, { additionalProperties: false })

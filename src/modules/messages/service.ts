@@ -19,14 +19,7 @@ import type { Admission, Conversation } from './loop-guard.ts'
 import * as repo from './repo.ts'
 import { withReactions } from '../reactions/service.ts'
 import type { SearchEngine } from './search-engine.ts'
-import {
-  toMessageDto,
-  type ListMessagesQueryInput,
-  type MessageDto,
-  type MessagePage,
-  type SearchQueryInput,
-  type SearchResult,
-} from './schemas.ts'
+import { toMessageDto, type ListMessagesQueryInput, type MessageDto, type MessagePage, type SearchQueryInput, type SearchResult } from './schemas.ts'
 
 export interface UploadedFile {
   storageName: string
@@ -46,9 +39,13 @@ export function validateText(app: FastifyInstance, text: string, hasFile: boolea
   if (!hasFile && text.trim() === '') throw badRequest("'text' must not be empty (it may be empty only when a file is attached)")
 }
 
-
 /** Posts a message as `author` (REST JSON, WebSocket, integrations). */
-export async function postMessage(app: FastifyInstance, author: MemberPrincipal, channelId: string, input: { text: string; inReplyToEvent?: string; mentions?: string[]; threadId?: string }): Promise<MessageDto> {
+export async function postMessage(
+  app: FastifyInstance,
+  author: MemberPrincipal,
+  channelId: string,
+  input: { text: string; inReplyToEvent?: string; mentions?: string[]; threadId?: string },
+): Promise<MessageDto> {
   const result = await createMessage(app, author, channelId, input)
   return result.body as MessageDto
 }
@@ -72,83 +69,88 @@ export async function createMessage(
     validateText(app, text, Boolean(file))
     const postHashOf = (): string => postHash(channelId, text, file, inReplyToEvent, input.mentions, threadId)
     const dropFile = file ? () => removeFiles(app.config.uploadDir, [file.storageName]) : undefined
-    const response = await withIdempotency(app.db.pool, author.id, idempotencyKey, postHashOf, async (idempotent) => {
-      // Observers are refused before anything is written (404 if they cannot even see the channel).
-      if (isObserver(author)) assertCanPost(author, await readableChannel(app, author, channelId))
-      if (threadId) await assertThreadRoot(app, author, channelId, threadId)
+    const response = await withIdempotency(
+      app.db.pool,
+      author.id,
+      idempotencyKey,
+      postHashOf,
+      async (idempotent) => {
+        // Observers are refused before anything is written (404 if they cannot even see the channel).
+        if (isObserver(author)) assertCanPost(author, await readableChannel(app, author, channelId))
+        if (threadId) await assertThreadRoot(app, author, channelId, threadId)
 
-      // Loop protection (docs/loops.md): the chain cap, then the window guard, for agents.
-      const conversation: Conversation = loopGuard.conversationOf(channelId, threadId)
-      const guard = await loopGuardSettings(app)
-      const chainDepth = await loopGuard.chainDepth(app, author, inReplyToEvent, guard)
-      const id = uuidv7()
-      const createdAt = new Date()
-      admission = await admitOrExplain(app, author, conversation, createdAt, guard)
-      const mentioned = await mentionsForPost(app, channelId, author.id, text, input.mentions)
+        // Loop protection (docs/loops.md): the chain cap, then the window guard, for agents.
+        const conversation: Conversation = loopGuard.conversationOf(channelId, threadId)
+        const guard = await loopGuardSettings(app)
+        const chainDepth = await loopGuard.chainDepth(app, author, inReplyToEvent, guard)
+        const id = uuidv7()
+        const createdAt = new Date()
+        admission = await admitOrExplain(app, author, conversation, createdAt, guard)
+        const mentioned = await mentionsForPost(app, channelId, author.id, text, input.mentions)
 
-      const attachment = file ? { id: uuidv7(), fileName: file.fileName, contentType: file.contentType, size: file.size, storageName: file.storageName } : undefined
-      const dto = toMessageDto(
-        {
+        const attachment = file ? { id: uuidv7(), fileName: file.fileName, contentType: file.contentType, size: file.size, storageName: file.storageName } : undefined
+        const dto = toMessageDto(
+          {
+            id,
+            channelId,
+            authorId: author.id,
+            authorType: author.kind === 'agent' ? 'AGENT' : 'HUMAN',
+            authorName: author.displayName,
+            text,
+            createdAt,
+            editedAt: null,
+            inReplyToEvent: inReplyToEvent ?? null,
+            chainDepth,
+            mentions: mentioned.ids,
+            threadId: threadId ?? null,
+            attachment,
+          },
+          app.config.publicUrl,
+        )
+        // The message.created event carries the message's own id, so that `in_reply_to_event` of a
+        // reply resolves to the message for as long as the message exists (the outbox is pruned).
+        const event = { ...newEvent('message.created', channelId, { message: dto }), id }
+        const mentionEvent = mentioned.notify.length ? newEvent('message.mentioned', channelId, { message: dto, mentioned_ids: mentioned.notify, mentioned_agent_ids: mentioned.notifyAgents }) : null
+        const row: repo.NewMessage = {
           id,
           channelId,
           authorId: author.id,
-          authorType: author.kind === 'agent' ? 'AGENT' : 'HUMAN',
-          authorName: author.displayName,
+          authorType: dto.author_type,
+          authorName: dto.author_name,
           text,
           createdAt,
-          editedAt: null,
           inReplyToEvent: inReplyToEvent ?? null,
           chainDepth,
-          mentions: mentioned.ids,
           threadId: threadId ?? null,
           attachment,
-        },
-        app.config.publicUrl,
-      )
-      // The message.created event carries the message's own id, so that `in_reply_to_event` of a
-      // reply resolves to the message for as long as the message exists (the outbox is pruned).
-      const event = { ...newEvent('message.created', channelId, { message: dto }), id }
-      const mentionEvent = mentioned.notify.length
-        ? newEvent('message.mentioned', channelId, { message: dto, mentioned_ids: mentioned.notify, mentioned_agent_ids: mentioned.notifyAgents })
-        : null
-      const row: repo.NewMessage = {
-        id,
-        channelId,
-        authorId: author.id,
-        authorType: dto.author_type,
-        authorName: dto.author_name,
-        text,
-        createdAt,
-        inReplyToEvent: inReplyToEvent ?? null,
-        chainDepth,
-        threadId: threadId ?? null,
-        attachment,
-        idempotency: idempotent ? { key: idempotent.key, hash: idempotent.hash, body: dto } : undefined,
-        event,
-        mentions: mentioned.ids.length ? { ids: mentioned.ids, event: mentionEvent } : undefined,
-      }
-      let inserted: boolean
-      try {
-        inserted = await repo.insertMessage(app, row)
-        if (!inserted) {
-          // Not a member: 404 if the channel is invisible to the caller, 403 if it can see it,
-          // and the owner joins a regular channel on its first post there.
-          const access = await readableChannel(app, author, channelId)
-          assertCanPost(author, access)
-          if (joinsOnPost(author, access)) await joinOnPost(app, author, channelId)
-          inserted = await repo.insertMessage(app, row)
+          idempotency: idempotent ? { key: idempotent.key, hash: idempotent.hash, body: dto } : undefined,
+          event,
+          mentions: mentioned.ids.length ? { ids: mentioned.ids, event: mentionEvent } : undefined,
         }
-      } catch (error) {
-        // (A concurrent twin with the same key committed first: withIdempotency answers as it did.)
-        if ((error as { code?: string }).code === '23503') throw notFound('channel') // deleted meanwhile
-        throw error
-      }
-      if (!inserted) throw notFound(threadId ? 'thread root message' : 'channel') // removed or deleted in between
-      stored = true
-      app.events.publish(mentionEvent ? [event, mentionEvent] : [event])
-      await loopGuard.humanSpoke(app, author, conversation).catch((err: unknown) => app.log.warn({ err }, 'could not reset the loop guard'))
-      return { statusCode: 201, body: dto }
-    }, dropFile)
+        let inserted: boolean
+        try {
+          inserted = await repo.insertMessage(app, row)
+          if (!inserted) {
+            // Not a member: 404 if the channel is invisible to the caller, 403 if it can see it,
+            // and the owner joins a regular channel on its first post there.
+            const access = await readableChannel(app, author, channelId)
+            assertCanPost(author, access)
+            if (joinsOnPost(author, access)) await joinOnPost(app, author, channelId)
+            inserted = await repo.insertMessage(app, row)
+          }
+        } catch (error) {
+          // (A concurrent twin with the same key committed first: withIdempotency answers as it did.)
+          if ((error as { code?: string }).code === '23503') throw notFound('channel') // deleted meanwhile
+          throw error
+        }
+        if (!inserted) throw notFound(threadId ? 'thread root message' : 'channel') // removed or deleted in between
+        stored = true
+        app.events.publish(mentionEvent ? [event, mentionEvent] : [event])
+        await loopGuard.humanSpoke(app, author, conversation).catch((err: unknown) => app.log.warn({ err }, 'could not reset the loop guard'))
+        return { statusCode: 201, body: dto }
+      },
+      dropFile,
+    )
     return currentShape(response)
   } catch (error) {
     if (file) await removeFiles(app.config.uploadDir, [file.storageName]).catch(() => {})
@@ -178,9 +180,7 @@ function postHash(channelId: string, text: string, file: UploadedFile | undefine
     const extras = { ...(mentions !== undefined ? { mentions } : {}), ...(threadId !== undefined ? { thread_id: threadId } : {}) }
     return requestHash('POST /channels/:id/messages', channelId, text, fileRef, inReplyToEvent ?? null, extras)
   }
-  return inReplyToEvent === undefined
-    ? requestHash('POST /channels/:id/messages', channelId, text, fileRef)
-    : requestHash('POST /channels/:id/messages', channelId, text, fileRef, inReplyToEvent)
+  return inReplyToEvent === undefined ? requestHash('POST /channels/:id/messages', channelId, text, fileRef) : requestHash('POST /channels/:id/messages', channelId, text, fileRef, inReplyToEvent)
 }
 
 /**
@@ -197,12 +197,7 @@ async function admitOrExplain(app: FastifyInstance, author: MemberPrincipal, whe
   }
 }
 
-export async function listMessages(
-  app: FastifyInstance,
-  principal: MemberPrincipal,
-  channelId: string,
-  query: ListMessagesQueryInput & { threads?: 'all' | 'roots' },
-): Promise<MessagePage> {
+export async function listMessages(app: FastifyInstance, principal: MemberPrincipal, channelId: string, query: ListMessagesQueryInput & { threads?: 'all' | 'roots' }): Promise<MessagePage> {
   if (query.before && query.after) throw new AppError('INVALID_CURSOR', 'give either before or after, not both')
   await readableChannel(app, principal, channelId)
   const rows = await repo.listMessages(app, channelId, query.limit + 1, { before: query.before, after: query.after }, query.threads === 'roots' ? 'roots' : 'history')
@@ -213,7 +208,11 @@ async function pageOf(app: FastifyInstance, principal: MemberPrincipal, rows: Aw
   const hasMore = rows.length > query.limit
   // Going forward the extra row is the newest (first); going back it is the oldest (last).
   const page = hasMore ? (query.after ? rows.slice(1) : rows.slice(0, query.limit)) : rows
-  const messages = await withReactions(app, page.map((m) => toMessageDto(m, app.config.publicUrl)), principal.id)
+  const messages = await withReactions(
+    app,
+    page.map((m) => toMessageDto(m, app.config.publicUrl)),
+    principal.id,
+  )
   return {
     messages,
     has_more: hasMore,
@@ -310,13 +309,19 @@ export async function search(app: FastifyInstance, principal: MemberPrincipal, q
   // Search covers what the caller may read (canRead): the owner reads every regular channel.
   const channelIds = query.channel_id ? [query.channel_id] : await repo.searchScope(app, principal.id, principal.kind === 'human' && principal.isOwner)
   const rows = channelIds.length ? await searchEngine.search(app, { text: q, channelIds, limit: query.limit }) : []
-  const found = await withReactions(app, rows.map((r) => toMessageDto(repo.messageRecord(r), app.config.publicUrl)), principal.id)
+  const found = await withReactions(
+    app,
+    rows.map((r) => toMessageDto(repo.messageRecord(r), app.config.publicUrl)),
+    principal.id,
+  )
   return {
-    results: rows.map((r, i) => withMessageFields({
-      message: found[i]!,
-      rank: r.rank,
-      snippet: r.snippet,
-    })),
+    results: rows.map((r, i) =>
+      withMessageFields({
+        message: found[i]!,
+        rank: r.rank,
+        snippet: r.snippet,
+      }),
+    ),
   }
 }
 
@@ -340,9 +345,7 @@ export async function openAttachment(app: FastifyInstance, principal: MemberPrin
 /** The caller's mentions in the channels it may read now, newest first. */
 export async function listMentions(app: FastifyInstance, principal: MemberPrincipal, query: ListMentionsInput): Promise<MentionPage> {
   const channelIds = await repo.searchScope(app, principal.id, principal.kind === 'human' && principal.isOwner)
-  const rows = channelIds.length
-    ? await repo.mentionsOf(app, principal.id, channelIds, { take: query.limit + 1, before: query.cursor, since: query.since ? new Date(query.since) : undefined })
-    : []
+  const rows = channelIds.length ? await repo.mentionsOf(app, principal.id, channelIds, { take: query.limit + 1, before: query.cursor, since: query.since ? new Date(query.since) : undefined }) : []
   const hasMore = rows.length > query.limit
   const messages = rows.slice(0, query.limit).map((m) => toMessageDto(m, app.config.publicUrl))
   return { messages, has_more: hasMore, next_cursor: messages.at(-1)?.id ?? null }

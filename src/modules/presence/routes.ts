@@ -43,7 +43,7 @@ export default async function presenceRoutes(fastify: FastifyInstance): Promise<
         tags: ['agents'],
         summary: "Set the calling agent's short status",
         description:
-          "E.g. `{\"text\": \"reviewing PR 42\", \"expires_in_seconds\": 600}`. Shown on the agent object (`status`) and in the directory (`status_text`) until it expires (default one hour, at most one day), and pushed as an `agent_status` frame to the members of the agent's channels. Humans (JWT): 403.",
+          'E.g. `{"text": "reviewing PR 42", "expires_in_seconds": 600}`. Shown on the agent object (`status`) and in the directory (`status_text`) until it expires (default one hour, at most one day), and pushed as an `agent_status` frame to the members of the agent\'s channels. Humans (JWT): 403.',
         body: SetAgentStatusBody,
         response: { 200: AgentStatusSchema, ...errors(400, 403) },
       },

@@ -4,23 +4,16 @@
 import type { FastifyInstance } from 'fastify'
 import { forbidden } from '../../lib/errors.ts'
 import type { MemberPrincipal, Principal } from '../../plugins/auth.ts'
-import { Throttle, TYPING_INTERVAL_MS, typingFrame } from '../../realtime/signals.ts'
 import { channelIdsOf, isObserver, readableChannel } from '../channels/access.ts'
 import { AGENT_STATUS_DEFAULT_SECONDS, type AgentStatus } from '../agents/schemas.ts'
 import * as repo from './repo.ts'
-
-// One typing signal per member and channel every 3 s on this instance; extras are dropped.
-const restTyping = new WeakMap<FastifyInstance, Throttle>()
 
 /** `POST /channels/{id}/typing`: members who may post; extras within 3 s are dropped silently. */
 export async function typing(app: FastifyInstance, principal: MemberPrincipal, channelId: string): Promise<void> {
   const access = await readableChannel(app, principal, channelId)
   if (isObserver(principal)) throw forbidden('observers can read but not post')
   if (!access.member) throw forbidden('join the channel to post in it')
-  let throttle = restTyping.get(app)
-  if (!throttle) restTyping.set(app, (throttle = new Throttle(TYPING_INTERVAL_MS)))
-  if (!throttle.allow(`${principal.id}:${channelId}`, Date.now())) return
-  app.realtime.signals.publish({ channelIds: [channelId], except: principal.id, frame: typingFrame(principal, channelId) })
+  app.realtime.signals.typing(principal, channelId)
 }
 
 function agentOnly(principal: Principal): string {

@@ -12,20 +12,17 @@ import type { MessageReactions } from './schemas.ts'
 
 /** Fills in `reactions` of messages as `viewerId` sees them (one query for the whole list). */
 export async function withReactions<T extends MessageDto>(app: FastifyInstance, messages: T[], viewerId: string | null): Promise<T[]> {
-  const byMessage = await repo.summaries(app, messages.map((m) => m.id), viewerId)
+  const byMessage = await repo.summaries(
+    app,
+    messages.map((m) => m.id),
+    viewerId,
+  )
   for (const m of messages) m.reactions = byMessage.get(m.id) ?? []
   return messages
 }
 
 /** Adds (`add`) or removes the caller's reaction. */
-export async function setReaction(
-  app: FastifyInstance,
-  principal: MemberPrincipal,
-  channelId: string,
-  messageId: string,
-  emoji: string,
-  add: boolean,
-): Promise<MessageReactions> {
+export async function setReaction(app: FastifyInstance, principal: MemberPrincipal, channelId: string, messageId: string, emoji: string, add: boolean): Promise<MessageReactions> {
   const access = await readableChannel(app, principal, channelId)
   if (!isReactionEmoji(emoji)) throw new AppError('INVALID_EMOJI', "'emoji' must be one emoji (e.g. 👀) or a :shortcode:")
   if (isObserver(principal)) throw forbidden('observers can read but not react')

@@ -32,11 +32,7 @@ export async function deleteWebhook(db: Db, agentId: string, webhookId: string):
 
 export type DeliveryTarget = { webhookId: string } | { integrationId: string }
 
-export function listDeliveries(
-  db: Db,
-  target: DeliveryTarget,
-  page: { limit: number; before?: string; status?: DeliveryStatus },
-): Promise<Delivery[]> {
+export function listDeliveries(db: Db, target: DeliveryTarget, page: { limit: number; before?: string; status?: DeliveryStatus }): Promise<Delivery[]> {
   return db.delivery.findMany({
     where: { ...target, ...(page.before ? { id: { lt: page.before } } : {}), ...(page.status ? { status: page.status } : {}) },
     orderBy: { id: 'desc' },

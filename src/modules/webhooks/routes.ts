@@ -22,7 +22,7 @@ import * as webhooks from './service.ts'
 
 const NoContent = Type.Null({ description: 'Done; no body.' })
 const AgentParams = Type.Object({ id: Type.String({ format: 'uuid' }) }, { additionalProperties: false })
-const WHO = 'Callable by the agent itself (its API key) and the workspace owner (JWT); for anyone else the agent\'s webhooks do not exist (404).'
+const WHO = "Callable by the agent itself (its API key) and the workspace owner (JWT); for anyone else the agent's webhooks do not exist (404)."
 
 export default async function webhooksRoutes(fastify: FastifyInstance): Promise<void> {
   const app = fastify.withTypeProvider<TypeBoxTypeProvider>()
@@ -158,7 +158,6 @@ export default async function webhooksRoutes(fastify: FastifyInstance): Promise<
         response: { 202: DeliverySchema, ...errors(400, 404, 409) },
       },
     },
-    async (request, reply) =>
-      reply.code(202).send(await webhooks.redeliver(fastify, request.principal, request.params.id, request.params.webhook_id, request.params.delivery_id)),
+    async (request, reply) => reply.code(202).send(await webhooks.redeliver(fastify, request.principal, request.params.id, request.params.webhook_id, request.params.delivery_id)),
   )
 }

@@ -10,8 +10,9 @@ export const TargetUrlField = Type.String({
     'Absolute http(s) URL. Loopback, private, link-local (169.254.0.0/16), CGNAT, unspecified and other reserved addresses are refused (400 `INVALID_URL`) here and again, on the resolved address, at every connection; an operator can allow them with `WEBHOOK_ALLOW_PRIVATE` / `WEBHOOK_ALLOW_HOSTS`. Redirects are not followed.',
 })
 
-export const WebhookEventField = Type.Enum([...WEBHOOK_EVENTS], { description: 'A channel event; the agent receives it for channels it belongs to. Payloads: the `webhooks` section of this document.' },
-)
+export const WebhookEventField = Type.Enum([...WEBHOOK_EVENTS], {
+  description: 'A channel event; the agent receives it for channels it belongs to. Payloads: the `webhooks` section of this document.',
+})
 
 export const WebhookEventsField = Type.Array(WebhookEventField, { minItems: 1, maxItems: WEBHOOK_EVENTS.length, uniqueItems: true })
 
@@ -25,7 +26,7 @@ const EndpointStatusFields = {
 
 const IncludeOwnMessagesField = Type.Boolean({
   description:
-    "Whether `message.created` and `message.updated` deliveries include the agent's own messages: true (the default, the spec's \"a new message in any channel the agent belongs to\"), or false so that an agent does not hear itself, the first step against echo loops (docs/loops.md).",
+    'Whether `message.created` and `message.updated` deliveries include the agent\'s own messages: true (the default, the spec\'s "a new message in any channel the agent belongs to"), or false so that an agent does not hear itself, the first step against echo loops (docs/loops.md).',
 })
 
 export const WebhookSchema = Type.Object(
@@ -45,8 +46,7 @@ export const CreatedWebhookSchema = Type.Object(
   {
     ...WebhookSchema.properties,
     secret: Type.String({
-      description:
-        'Signing secret: the one given in the request, else generated (`whsec_` + 32 random bytes, base64). Shown only here (and on rotation); the HMAC key is this whole string, UTF-8.',
+      description: 'Signing secret: the one given in the request, else generated (`whsec_` + 32 random bytes, base64). Shown only here (and on rotation); the HMAC key is this whole string, UTF-8.',
     }),
   },
   { additionalProperties: false },

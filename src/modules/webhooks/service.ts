@@ -73,13 +73,7 @@ export async function getWebhook(app: FastifyInstance, principal: Principal, age
   return toWebhookDto(await webhookOf(app, principal, agentId, webhookId))
 }
 
-export async function updateWebhook(
-  app: FastifyInstance,
-  principal: Principal,
-  agentId: string,
-  webhookId: string,
-  patch: UpdateWebhookInput,
-): Promise<WebhookDto> {
+export async function updateWebhook(app: FastifyInstance, principal: Principal, agentId: string, webhookId: string, patch: UpdateWebhookInput): Promise<WebhookDto> {
   const existing = await webhookOf(app, principal, agentId, webhookId)
   const data: Parameters<typeof repo.updateWebhook>[2] = {}
   if (patch.url !== undefined) data.url = await validateTargetUrl(app, patch.url)
@@ -105,13 +99,7 @@ export async function deleteWebhook(app: FastifyInstance, principal: Principal, 
   if (!(await repo.deleteWebhook(app.db.prisma, agentId, webhookId))) throw notFound('webhook')
 }
 
-export async function listDeliveries(
-  app: FastifyInstance,
-  principal: Principal,
-  agentId: string,
-  webhookId: string,
-  query: DeliveryListQueryInput,
-): Promise<DeliveryPage> {
+export async function listDeliveries(app: FastifyInstance, principal: Principal, agentId: string, webhookId: string, query: DeliveryListQueryInput): Promise<DeliveryPage> {
   await webhookOf(app, principal, agentId, webhookId)
   return deliveries.listDeliveries(app, { webhookId }, query)
 }

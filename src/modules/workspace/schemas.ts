@@ -36,7 +36,7 @@ export const REGISTRATION_MODES = ['open', 'approval', 'closed'] as const
 export type RegistrationMode = (typeof REGISTRATION_MODES)[number]
 const RegistrationModeField = Type.Enum([...REGISTRATION_MODES], {
   description:
-    'Who may create an account with POST /api/v1/auth/register: `open` (active members at once), `approval` (the default: accounts wait for the owner\'s approval and may only call GET /api/v1/auth/me until then), `closed` (403 `REGISTRATION_CLOSED`; humans join by invitation only).',
+    "Who may create an account with POST /api/v1/auth/register: `open` (active members at once), `approval` (the default: accounts wait for the owner's approval and may only call GET /api/v1/auth/me until then), `closed` (403 `REGISTRATION_CLOSED`; humans join by invitation only).",
 })
 
 export const WorkspaceSchema = Type.Object(
@@ -55,13 +55,15 @@ export const WorkspaceSchema = Type.Object(
 
 export const WorkspacePatchSchema = Type.Object(
   {
-    rate_limit_per_minute: Type.Optional(nullable(
-      Type.Integer({
-        minimum: 0,
-        maximum: MAX_RATE_LIMIT_PER_MINUTE,
-        description: 'Requests per minute for the whole workspace; 0 turns limiting off; null falls back to the server default.',
-      }),
-    )),
+    rate_limit_per_minute: Type.Optional(
+      nullable(
+        Type.Integer({
+          minimum: 0,
+          maximum: MAX_RATE_LIMIT_PER_MINUTE,
+          description: 'Requests per minute for the whole workspace; 0 turns limiting off; null falls back to the server default.',
+        }),
+      ),
+    ),
     registration_mode: Type.Optional(RegistrationModeField),
     loop_guard_max_messages: Type.Optional(LoopGuardFields.loop_guard_max_messages),
     loop_guard_window_seconds: Type.Optional(LoopGuardFields.loop_guard_window_seconds),

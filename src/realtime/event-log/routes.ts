@@ -6,16 +6,7 @@ import { Type } from 'typebox'
 import type { MemberPrincipal } from '../../plugins/auth.ts'
 import { sinceCursor } from '../cursor.ts'
 import { errors } from '../../schemas/common.ts'
-import {
-  EVENT_PAGE_DEFAULT,
-  EventLogQuery,
-  EventPageSchema,
-  EventStreamHeaders,
-  EventStreamQuery,
-  type EventLogQueryT,
-  type EventStreamHeadersT,
-  type EventStreamQueryT,
-} from './schemas.ts'
+import { EVENT_PAGE_DEFAULT, EventLogQuery, EventPageSchema, EventStreamHeaders, EventStreamQuery, type EventLogQueryT, type EventStreamHeadersT, type EventStreamQueryT } from './schemas.ts'
 import { readEventLog, waitForEvents } from './service.ts'
 
 const tooMany = (what: string, setting: string) => ({
@@ -78,7 +69,7 @@ export default async function eventsRoutes(app: FastifyInstance): Promise<void> 
         tags: ['events'],
         summary: 'Stream events as Server-Sent Events',
         description:
-          'The event log as a `text/event-stream`, for clients that cannot hold a WebSocket: the same events, cursors, membership rules, replay and `resync_required` as the WebSocket (docs/realtime.md). Each event is `id: <cursor>`, `event: <type>` and `data: <the frame\'s JSON>`, exactly the frame the WebSocket sends and `GET /api/v1/events` lists. ' +
+          "The event log as a `text/event-stream`, for clients that cannot hold a WebSocket: the same events, cursors, membership rules, replay and `resync_required` as the WebSocket (docs/realtime.md). Each event is `id: <cursor>`, `event: <type>` and `data: <the frame's JSON>`, exactly the frame the WebSocket sends and `GET /api/v1/events` lists. " +
           'With `Last-Event-ID` (or `since`) the missed events come first, or one `resync_required` when the cursor is older than the retained history; then `ready`, then live events. A comment line (`: keep-alive`) comes every 15 s (`SSE_KEEPALIVE_MS`). ' +
           'A revoked key or an expired JWT ends the stream after an `error` event (`code` `UNAUTHORIZED`); shutdown ends it with a comment; reconnect with `Last-Event-ID` either way. At most `SSE_MAX_STREAMS_PER_CALLER` (default 8) streams per caller and server instance; one more answers 429.',
         querystring: EventStreamQuery,

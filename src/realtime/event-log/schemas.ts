@@ -13,7 +13,9 @@ export const EventLogQuery = Type.Object(
       ...SinceSchema,
       description: `Return the events after this cursor (the \`next_cursor\` of the previous page, or a WebSocket frame's \`cursor\`). ${SINCE_INTEGER_NOTE} Absent: from the oldest retained event.`,
     }),
-    limit: Type.Optional(Type.Integer({ minimum: 1, maximum: EVENT_PAGE_MAX, default: EVENT_PAGE_DEFAULT, description: `At most this many events (default ${EVENT_PAGE_DEFAULT}, maximum ${EVENT_PAGE_MAX}).` })),
+    limit: Type.Optional(
+      Type.Integer({ minimum: 1, maximum: EVENT_PAGE_MAX, default: EVENT_PAGE_DEFAULT, description: `At most this many events (default ${EVENT_PAGE_DEFAULT}, maximum ${EVENT_PAGE_MAX}).` }),
+    ),
     wait: Type.Optional(
       Type.Number({
         minimum: 0,

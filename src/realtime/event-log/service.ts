@@ -20,7 +20,7 @@ const unavailable = (cause: unknown): AppError => new AppError('SERVICE_UNAVAILA
 
 export async function readEventLog(app: FastifyInstance, member: MemberPrincipal, since: Cursor | undefined, limit: number): Promise<EventPage> {
   const { broker } = app.realtime
-  const [info, channelIds] = await Promise.all([broker.info().catch((e: unknown) => Promise.reject(unavailable(e))) as Promise<LogInfo>, channelIdsOf(app, member.id)])
+  const [info, channelIds] = await Promise.all([broker.info().catch((e: unknown): Promise<LogInfo> => Promise.reject(unavailable(e))), channelIdsOf(app, member.id)])
   if (since !== undefined && (compareCursors(since, info.floor) < 0 || compareCursors(since, info.newest) > 0)) {
     return { events: [], next_cursor: info.newest, has_more: false, resync_required: true }
   }
@@ -59,14 +59,7 @@ const quiet = (page: EventPage): boolean => !page.events.length && !page.has_mor
  * that read and the wait still wakes it. At the deadline, when the client leaves or the server
  * shuts down, the answer is the last (empty) page read.
  */
-export async function waitForEvents(
-  app: FastifyInstance,
-  credential: HeldCredential,
-  since: Cursor | undefined,
-  limit: number,
-  waitMs: number,
-  signal: AbortSignal,
-): Promise<EventPage> {
+export async function waitForEvents(app: FastifyInstance, credential: HeldCredential, since: Cursor | undefined, limit: number, waitMs: number, signal: AbortSignal): Promise<EventPage> {
   const member = credential.principal
   const deadline = Date.now() + waitMs
   let page = await readEventLog(app, member, since, limit)

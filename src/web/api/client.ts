@@ -30,9 +30,5 @@ export async function unwrap<T>(call: Promise<Result<T>>): Promise<T> {
   }
   if (result.response.ok) return result.data as T
   const body = (result.error ?? {}) as { code?: unknown; error?: unknown }
-  throw new ApiError(
-    result.response.status,
-    typeof body.code === 'string' ? body.code : 'HTTP_' + result.response.status,
-    typeof body.error === 'string' ? body.error : result.response.statusText,
-  )
+  throw new ApiError(result.response.status, typeof body.code === 'string' ? body.code : 'HTTP_' + result.response.status, typeof body.error === 'string' ? body.error : result.response.statusText)
 }

@@ -78,7 +78,13 @@ export function MembersDialog({ channel, session, onClose }: { channel: Channel;
                 {channel.created_by === member.id && ' · created this channel'}
               </span>
               {(me || canRemoveOthers) && (
-                <button type="button" className="link-button small danger" disabled={busy} onClick={() => remove.mutate(member)} aria-label={me ? `Leave #${channel.name}` : `Remove ${member.name} from #${channel.name}`}>
+                <button
+                  type="button"
+                  className="link-button small danger"
+                  disabled={busy}
+                  onClick={() => remove.mutate(member)}
+                  aria-label={me ? `Leave #${channel.name}` : `Remove ${member.name} from #${channel.name}`}
+                >
                   {me ? 'Leave' : 'Remove'}
                 </button>
               )}

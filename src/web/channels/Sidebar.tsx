@@ -73,12 +73,7 @@ export function Sidebar({ session, activeId, onNavigate }: { session: Session; a
       <ul aria-labelledby="dms-title" className="conversation-list">
         {(dms.data ?? []).map((dm) => (
           <li key={dm.id}>
-            <Link
-              href={`/c/${dm.id}`}
-              onClick={onNavigate}
-              className={dm.id === activeId ? 'conversation active' : 'conversation'}
-              aria-current={dm.id === activeId ? 'page' : undefined}
-            >
+            <Link href={`/c/${dm.id}`} onClick={onNavigate} className={dm.id === activeId ? 'conversation active' : 'conversation'} aria-current={dm.id === activeId ? 'page' : undefined}>
               <span className="conversation-name">{dm.participant.name}</span>
               {dm.participant.type === 'AGENT' && <AgentBadge />}
               {dm.participant.type === 'AGENT' && <OnlineDot agentId={dm.participant.id} />}

@@ -86,7 +86,7 @@ export function InvitePage() {
       </AuthFrame>
     )
   }
-  const details = invite.data!
+  const details = invite.data
   const submit = (event: FormEvent) => {
     event.preventDefault()
     if (password.length >= MIN_PASSWORD) accept.mutate()
@@ -98,9 +98,7 @@ export function InvitePage() {
         <dt>E-mail</dt>
         <dd data-testid="invite-email">{details.email}</dd>
         <dt>Role</dt>
-        <dd data-testid="invite-role">
-          {details.role === 'observer' ? 'Observer (can read, cannot post)' : 'Member'}
-        </dd>
+        <dd data-testid="invite-role">{details.role === 'observer' ? 'Observer (can read, cannot post)' : 'Member'}</dd>
       </dl>
       <form onSubmit={submit} className="stack">
         <label>
@@ -110,15 +108,7 @@ export function InvitePage() {
         <input type="email" autoComplete="username" value={details.email} readOnly hidden />
         <label>
           Password
-          <input
-            type="password"
-            autoComplete="new-password"
-            required
-            minLength={MIN_PASSWORD}
-            aria-describedby="password-rule"
-            value={password}
-            onChange={(e) => setPassword(e.target.value)}
-          />
+          <input type="password" autoComplete="new-password" required minLength={MIN_PASSWORD} aria-describedby="password-rule" value={password} onChange={(e) => setPassword(e.target.value)} />
         </label>
         <PasswordRule password={password} />
         <ErrorNote error={accept.error} />

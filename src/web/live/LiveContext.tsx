@@ -41,9 +41,7 @@ export function applyEvent(queryClient: QueryClient, event: RealtimeEvent, me: s
       }
       rememberLive(message)
       // Only a window that reaches the newest messages shows it; one still behind fetches it later.
-      updateMessages(queryClient, channelId, (messages, page, index) =>
-        index === 0 && !page.newer && !messages.some((m) => m.id === message.id) ? [message, ...messages] : messages,
-      )
+      updateMessages(queryClient, channelId, (messages, page, index) => (index === 0 && !page.newer && !messages.some((m) => m.id === message.id) ? [message, ...messages] : messages))
       if (message.author_id !== me) void queryClient.invalidateQueries({ queryKey: ['sidebar'] })
       stopTyping(channelId, message.author_id)
       return
@@ -64,8 +62,7 @@ export function applyEvent(queryClient: QueryClient, event: RealtimeEvent, me: s
       const id = event.message_id as string
       forgetLive(channelId, id)
       // A root with replies stays (a placeholder); a reply leaves its thread.
-      if (messageDeleted(queryClient, channelId, id, (event.thread_id as string | null | undefined) ?? null))
-        updateMessages(queryClient, channelId, (messages) => messages.filter((m) => m.id !== id))
+      if (messageDeleted(queryClient, channelId, id, (event.thread_id as string | null | undefined) ?? null)) updateMessages(queryClient, channelId, (messages) => messages.filter((m) => m.id !== id))
       void queryClient.invalidateQueries({ queryKey: ['sidebar'] })
       return
     }

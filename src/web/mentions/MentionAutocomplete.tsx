@@ -25,10 +25,12 @@ function useCandidates(channelId: string): Candidate[] {
   const directory = useDirectory()
   return useMemo(() => {
     const agentNames = new Map((directory.data ?? []).filter((p) => p.type === 'AGENT').map((p) => [p.id, p.handle ?? p.name]))
-    return (members.data ?? []).map((m) => {
-      const name = m.type === 'AGENT' ? (agentNames.get(m.id) ?? m.name) : m.name
-      return { id: m.id, name: m.name, handle: handleOf({ id: m.id, type: m.type, name }), agent: m.type === 'AGENT' }
-    }).filter((c) => c.handle)
+    return (members.data ?? [])
+      .map((m) => {
+        const name = m.type === 'AGENT' ? (agentNames.get(m.id) ?? m.name) : m.name
+        return { id: m.id, name: m.name, handle: handleOf({ id: m.id, type: m.type, name }), agent: m.type === 'AGENT' }
+      })
+      .filter((c) => c.handle)
   }, [members.data, directory.data])
 }
 

@@ -7,8 +7,7 @@ export const MENTIONS_PAGE = 30
 export const useMentions = () =>
   useInfiniteQuery({
     queryKey: ['mentions'],
-    queryFn: ({ pageParam }) =>
-      unwrap(api.GET('/api/v1/mentions', { params: { query: { limit: MENTIONS_PAGE, ...(pageParam ? { cursor: pageParam } : {}) } } })),
+    queryFn: ({ pageParam }) => unwrap(api.GET('/api/v1/mentions', { params: { query: { limit: MENTIONS_PAGE, ...(pageParam ? { cursor: pageParam } : {}) } } })),
     initialPageParam: null as string | null,
     getNextPageParam: (last) => (last.has_more ? last.next_cursor : null),
     staleTime: 0,

@@ -52,35 +52,41 @@ export function ChannelView({ channelId, session }: { channelId: string; session
   else if (!info.is_member && !(session.is_owner && info.type === 'channel')) readOnly = 'You are not a member of this channel, so you can read it but not post. Ask a member to add you.'
   return (
     <div className={threadId ? 'channel-with-thread thread-open' : 'channel-with-thread'}>
-    <section className="channel-view" aria-labelledby="channel-title">
-      <header className="channel-header">
-        <h1 id="channel-title">
-          {info.type === 'channel' && <span aria-hidden="true" className="hash">#</span>}
-          {title}
-          {dm?.participant.type === 'AGENT' && <AgentBadge />}
-          {dm?.participant.type === 'AGENT' && <OnlineDot agentId={dm.participant.id} withStatus />}
-        </h1>
-        {(info.topic || info.description) && <p className="channel-topic">{info.topic || info.description}</p>}
-        {info.type === 'channel' && (
-          <button type="button" className="members-button" onClick={() => setMembersOpen(true)} aria-haspopup="dialog">
-            {info.member_count === 1 ? '1 member' : `${info.member_count} members`}
-          </button>
-        )}
-      </header>
-      {membersOpen && <MembersDialog channel={info} session={session} onClose={() => setMembersOpen(false)} />}
-      <MessageList key={anchor ?? 'newest'} channelId={channelId} session={session} keepsReadMarker={info.is_member} anchor={anchor} />
-      <TypingLine channelId={channelId} />
-      <Composer
-        channelId={channelId}
-        title={title}
-        readOnly={readOnly}
-        // What one sends shows at the newest messages: leave the older page it was read from.
-        onSent={() => {
-          if (anchor) navigate(`/c/${channelId}`)
-        }}
-      />
-    </section>
-    {threadId && <ThreadPanel key={threadId} channelId={channelId} place={info.type === 'channel' ? `#${title}` : title} rootId={threadId} session={session} readOnly={readOnly} onClose={closeThread} />}
+      <section className="channel-view" aria-labelledby="channel-title">
+        <header className="channel-header">
+          <h1 id="channel-title">
+            {info.type === 'channel' && (
+              <span aria-hidden="true" className="hash">
+                #
+              </span>
+            )}
+            {title}
+            {dm?.participant.type === 'AGENT' && <AgentBadge />}
+            {dm?.participant.type === 'AGENT' && <OnlineDot agentId={dm.participant.id} withStatus />}
+          </h1>
+          {(info.topic || info.description) && <p className="channel-topic">{info.topic || info.description}</p>}
+          {info.type === 'channel' && (
+            <button type="button" className="members-button" onClick={() => setMembersOpen(true)} aria-haspopup="dialog">
+              {info.member_count === 1 ? '1 member' : `${info.member_count} members`}
+            </button>
+          )}
+        </header>
+        {membersOpen && <MembersDialog channel={info} session={session} onClose={() => setMembersOpen(false)} />}
+        <MessageList key={anchor ?? 'newest'} channelId={channelId} session={session} keepsReadMarker={info.is_member} anchor={anchor} />
+        <TypingLine channelId={channelId} />
+        <Composer
+          channelId={channelId}
+          title={title}
+          readOnly={readOnly}
+          // What one sends shows at the newest messages: leave the older page it was read from.
+          onSent={() => {
+            if (anchor) navigate(`/c/${channelId}`)
+          }}
+        />
+      </section>
+      {threadId && (
+        <ThreadPanel key={threadId} channelId={channelId} place={info.type === 'channel' ? `#${title}` : title} rootId={threadId} session={session} readOnly={readOnly} onClose={closeThread} />
+      )}
     </div>
   )
 }

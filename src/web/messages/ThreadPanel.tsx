@@ -14,7 +14,14 @@ const SENTENCES = {
   NOT_FOUND: 'This thread is gone: its message was deleted.',
 }
 
-export function ThreadPanel({ channelId, place, rootId, session, readOnly, onClose }: {
+export function ThreadPanel({
+  channelId,
+  place,
+  rootId,
+  session,
+  readOnly,
+  onClose,
+}: {
   channelId: string
   /** Where the thread is: "#general", or the other person of a DM. */
   place: string

@@ -35,7 +35,10 @@ export function ThreadSummary({ message }: { message: Message }) {
         )}
         {count > 0 && message.last_reply_at && (
           <span className="muted small">
-            last reply <time dateTime={message.last_reply_at} title={formatFull(message.last_reply_at)}>{formatTime(message.last_reply_at)}</time>
+            last reply{' '}
+            <time dateTime={message.last_reply_at} title={formatFull(message.last_reply_at)}>
+              {formatTime(message.last_reply_at)}
+            </time>
           </span>
         )}
         {!message.deleted && (

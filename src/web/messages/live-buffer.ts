@@ -23,7 +23,11 @@ export function updateLive(message: Message): void {
 
 export function forgetLive(channelId: string, messageId: string): void {
   const list = recent.get(channelId)
-  if (list) recent.set(channelId, list.filter((m) => m.id !== messageId))
+  if (list)
+    recent.set(
+      channelId,
+      list.filter((m) => m.id !== messageId),
+    )
 }
 
 /** Live messages newer than `newestId` (all of them when it is null), newest first. */

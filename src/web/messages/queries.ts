@@ -30,8 +30,7 @@ export const messagesKey = (channelId: string, anchor: string | null) => (anchor
 
 type Query = { limit: number; before?: string; after?: string }
 // Thread replies are read in the thread panel, not in the channel's list.
-const list = (channelId: string, query: Query) =>
-  unwrap(api.GET('/api/v1/channels/{id}/messages', { params: { path: { id: channelId }, query: { ...query, threads: 'roots' } } }))
+const list = (channelId: string, query: Query) => unwrap(api.GET('/api/v1/channels/{id}/messages', { params: { path: { id: channelId }, query: { ...query, threads: 'roots' } } }))
 
 /** A page that reaches the newest messages takes in those that arrived live while it was fetched. */
 function withLive(channelId: string, page: WindowPage): WindowPage {
@@ -72,7 +71,7 @@ async function fetchRawPage(channelId: string, param: PageParam): Promise<Window
 export const useMessages = (channelId: string, anchor: string | null) =>
   useInfiniteQuery({
     queryKey: messagesKey(channelId, anchor),
-    initialPageParam: (anchor ? { around: anchor } : null) as PageParam,
+    initialPageParam: anchor ? { around: anchor } : null,
     queryFn: ({ pageParam }) => fetchPage(channelId, pageParam),
     // "next" is older (appended), "previous" is newer (prepended): pages[0] is the newest.
     getNextPageParam: (oldest) => (oldest.older && oldest.before ? { before: oldest.before } : undefined),

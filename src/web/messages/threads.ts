@@ -33,8 +33,9 @@ export const InThreadPanel = createContext(false)
 export const useInThreadPanel = () => useContext(InThreadPanel)
 
 function changeRoot(queryClient: QueryClient, channelId: string, rootId: string, change: (root: Message) => Message) {
-  queryClient.setQueriesData<MessageWindow>({ queryKey: ['messages', channelId] }, (data) =>
-    data && { ...data, pages: data.pages.map((page) => ({ ...page, messages: page.messages.map((m) => (m.id === rootId ? change(m) : m)) })) },
+  queryClient.setQueriesData<MessageWindow>(
+    { queryKey: ['messages', channelId] },
+    (data) => data && { ...data, pages: data.pages.map((page) => ({ ...page, messages: page.messages.map((m) => (m.id === rootId ? change(m) : m)) })) },
   )
   queryClient.setQueryData<Message>(['message', channelId, rootId], (root) => root && change(root))
 }
@@ -57,8 +58,9 @@ export function replyArrived(queryClient: QueryClient, reply: Message): void {
 
 /** A reply was edited: the open thread shows the new text. */
 export function replyUpdated(queryClient: QueryClient, reply: Message): void {
-  queryClient.setQueryData<ThreadWindow>(threadKey(reply.channel_id, reply.thread_id!), (data) =>
-    data && { ...data, pages: data.pages.map((page) => ({ ...page, messages: page.messages.map((m) => (m.id === reply.id ? reply : m)) })) },
+  queryClient.setQueryData<ThreadWindow>(
+    threadKey(reply.channel_id, reply.thread_id!),
+    (data) => data && { ...data, pages: data.pages.map((page) => ({ ...page, messages: page.messages.map((m) => (m.id === reply.id ? reply : m)) })) },
   )
 }
 

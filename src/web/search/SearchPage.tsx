@@ -37,7 +37,9 @@ export function SearchPage() {
   return (
     <section className="search-page" aria-labelledby="search-title">
       <header className="channel-header">
-        <h1 id="search-title" ref={title} tabIndex={-1}>{q ? `Results for “${q}”` : 'Search'}</h1>
+        <h1 id="search-title" ref={title} tabIndex={-1}>
+          {q ? `Results for “${q}”` : 'Search'}
+        </h1>
         <p className="muted small" role="status">
           {!q ? '' : results.isPending ? 'Searching…' : results.isSuccess ? (hits.length === 1 ? '1 message' : `${hits.length}${hits.length === SEARCH_LIMIT ? '+' : ''} messages`) : ''}
         </p>

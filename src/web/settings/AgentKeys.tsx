@@ -46,9 +46,7 @@ export function AgentKeys({ agentId, agentName }: { agentId: string; agentName: 
             <li key={key.id} className={key.revoked_at ? 'key-row revoked' : 'key-row'}>
               <span className="key-name">{key.name}</span>
               <code>{key.masked_key}</code>
-              <span className="muted small">
-                {key.revoked_at ? `revoked ${formatDay(key.revoked_at)}` : `created ${formatDay(key.created_at)}`}
-              </span>
+              <span className="muted small">{key.revoked_at ? `revoked ${formatDay(key.revoked_at)}` : `created ${formatDay(key.created_at)}`}</span>
               {!key.revoked_at && (
                 <ConfirmButton
                   className="link-button danger small push-end"

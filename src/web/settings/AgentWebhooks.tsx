@@ -91,11 +91,7 @@ function WebhookItem({ agentId, webhook, onSecret }: { agentId: string; webhook:
             Turn off
           </button>
         )}
-        <ConfirmButton
-          disabled={rotate.isPending}
-          question="Make a new signing secret? Signatures made with the current one stop matching at once."
-          onConfirm={() => rotate.mutate()}
-        >
+        <ConfirmButton disabled={rotate.isPending} question="Make a new signing secret? Signatures made with the current one stop matching at once." onConfirm={() => rotate.mutate()}>
           New signing secret
         </ConfirmButton>
         <ConfirmButton
@@ -117,9 +113,7 @@ function WebhookItem({ agentId, webhook, onSecret }: { agentId: string; webhook:
           fetchPage={(before, status?: DeliveryStatus) =>
             unwrap(api.GET('/api/v1/agents/{id}/webhooks/{webhook_id}/deliveries', { params: { path, query: { ...(before ? { before } : {}), ...(status ? { status } : {}) } } }))
           }
-          redeliver={(deliveryId) =>
-            unwrap(api.POST('/api/v1/agents/{id}/webhooks/{webhook_id}/deliveries/{delivery_id}/redeliver', { params: { path: { ...path, delivery_id: deliveryId } } }))
-          }
+          redeliver={(deliveryId) => unwrap(api.POST('/api/v1/agents/{id}/webhooks/{webhook_id}/deliveries/{delivery_id}/redeliver', { params: { path: { ...path, delivery_id: deliveryId } } }))}
         />
       )}
     </li>
@@ -133,9 +127,7 @@ export function AgentWebhooks({ agentId, agentName }: { agentId: string; agentNa
     <div className="stack">
       <div>
         <h3>Webhooks of {agentName}</h3>
-        <p className="muted small">
-          Events in the channels this agent belongs to are POSTed to these addresses, signed with HMAC-SHA256 in the X-Webhook-Signature header.
-        </p>
+        <p className="muted small">Events in the channels this agent belongs to are POSTed to these addresses, signed with HMAC-SHA256 in the X-Webhook-Signature header.</p>
       </div>
       {secret && <SecretOnce key={secret} label="signing secret" value={secret} note="Your receiver checks each delivery's signature with it." onDone={() => setSecret(null)} />}
       {webhooks.isPending && <Loading what="webhooks" />}

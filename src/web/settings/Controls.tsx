@@ -8,16 +8,7 @@ export function AgentNameField({ value, onChange, rule }: { value: string; onCha
     <div className="field">
       <label>
         Name
-        <input
-          value={value}
-          required
-          minLength={3}
-          maxLength={100}
-          pattern="[A-Za-z0-9\-]+"
-          autoComplete="off"
-          aria-describedby={ruleId}
-          onChange={(e) => onChange(e.target.value)}
-        />
+        <input value={value} required minLength={3} maxLength={100} pattern="[A-Za-z0-9\-]+" autoComplete="off" aria-describedby={ruleId} onChange={(e) => onChange(e.target.value)} />
       </label>
       <p id={ruleId} className="hint">
         {rule}

@@ -84,9 +84,7 @@ export function DeliveryHistory({
       {!active && <p className="muted small">Turn the {kind} back on to send deliveries again.</p>}
       {history.isPending && <Loading what="deliveries" />}
       {history.isError && <LoadFailed what="the delivery history" error={history.error} retry={() => void history.refetch()} />}
-      {history.isSuccess && deliveries.length === 0 && (
-        <Empty>{status ? 'No deliveries with this status.' : `No deliveries yet. One appears here each time a subscribed event happens.`}</Empty>
-      )}
+      {history.isSuccess && deliveries.length === 0 && <Empty>{status ? 'No deliveries with this status.' : `No deliveries yet. One appears here each time a subscribed event happens.`}</Empty>}
       {deliveries.length > 0 && (
         <ol className="plain-list delivery-list" aria-label="Deliveries, newest first">
           {deliveries.map((d) => (

@@ -36,8 +36,7 @@ export function EndpointNotice({ state, kind, onEnable, enabling }: { state: End
     return (
       <p className="notice notice-warn">
         The last {state.consecutive_failures === 1 ? 'attempt' : `${state.consecutive_failures} attempts`} failed
-        {state.failing_since ? ` (failing since ${formatWhen(state.failing_since)})` : ''}. Deliveries are retried; if it keeps failing for a long
-        time the {kind} is turned off.
+        {state.failing_since ? ` (failing since ${formatWhen(state.failing_since)})` : ''}. Deliveries are retried; if it keeps failing for a long time the {kind} is turned off.
       </p>
     )
   }

@@ -277,11 +277,7 @@ function IntegrationItem({ integration, onSecrets }: { integration: Integration;
               Turn off
             </button>
           )}
-          <ConfirmButton
-            disabled={rotateKey.isPending}
-            question={`Make a new API key for “${integration.name}”? The current key stops working at once.`}
-            onConfirm={() => rotateKey.mutate()}
-          >
+          <ConfirmButton disabled={rotateKey.isPending} question={`Make a new API key for “${integration.name}”? The current key stops working at once.`} onConfirm={() => rotateKey.mutate()}>
             New API key
           </ConfirmButton>
           <ConfirmButton
@@ -308,9 +304,7 @@ function IntegrationItem({ integration, onSecrets }: { integration: Integration;
           kind="integration"
           active={integration.active}
           queryKey={['integration-deliveries', integration.id]}
-          fetchPage={(before, status) =>
-            unwrap(api.GET('/api/v1/integrations/{id}/deliveries', { params: { path, query: { ...(before ? { before } : {}), ...(status ? { status } : {}) } } }))
-          }
+          fetchPage={(before, status) => unwrap(api.GET('/api/v1/integrations/{id}/deliveries', { params: { path, query: { ...(before ? { before } : {}), ...(status ? { status } : {}) } } }))}
           redeliver={(deliveryId) => unwrap(api.POST('/api/v1/integrations/{id}/deliveries/{delivery_id}/redeliver', { params: { path: { id: integration.id, delivery_id: deliveryId } } }))}
         />
       )}
@@ -326,8 +320,7 @@ export function IntegrationsSettings() {
       <div className="section-intro">
         <h2>Integrations</h2>
         <p className="muted">
-          Connect an external agent platform: the events you choose are POSTed to its URL, signed with its HMAC secret, and it posts messages back as your agents with its own
-          API key.
+          Connect an external agent platform: the events you choose are POSTed to its URL, signed with its HMAC secret, and it posts messages back as your agents with its own API key.
         </p>
       </div>
       {shown && <SecretOnce key={shown.secrets[0]?.value} label={shown.title} secrets={shown.secrets} note={shown.note} onDone={() => setShown(null)} />}

@@ -115,11 +115,7 @@ function PendingInvites({ onInvited }: { onInvited: (invited: Invited) => void }
                 <span className="muted small">{invite.email}</span>
               </div>
               <span className="tag">{ROLE_LABELS[invite.role]}</span>
-              {invite.expired ? (
-                <span className="pill pill-failed">Expired {formatDay(invite.expires_at)}</span>
-              ) : (
-                <span className="muted small">Link valid until {formatDay(invite.expires_at)}</span>
-              )}
+              {invite.expired ? <span className="pill pill-failed">Expired {formatDay(invite.expires_at)}</span> : <span className="muted small">Link valid until {formatDay(invite.expires_at)}</span>}
               <button
                 type="button"
                 className="secondary small push-end"

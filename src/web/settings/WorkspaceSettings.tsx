@@ -51,8 +51,8 @@ function RateLimit({ workspace }: { workspace: Workspace }) {
       <div>
         <h3 id="rate-title">API rate limit</h3>
         <p className="small" data-testid="effective-limit">
-          In force now: <strong>{describeLimit(workspace.effective_rate_limit_per_minute)}</strong>. Over the limit, requests are refused with “too many requests” until
-          the minute is over. Changes apply at once.
+          In force now: <strong>{describeLimit(workspace.effective_rate_limit_per_minute)}</strong>. Over the limit, requests are refused with “too many requests” until the minute is over. Changes
+          apply at once.
         </p>
       </div>
       <fieldset>

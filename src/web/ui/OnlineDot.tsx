@@ -8,7 +8,14 @@ export function OnlineDot({ agentId, withStatus = false }: { agentId: string; wi
   const label = entry.online ? 'online' : 'offline'
   return (
     <>
-      <span className={`online-dot${entry.online ? ' online' : ''}`} role="img" aria-label={label} title={entry.status_text ? `${label}: ${entry.status_text}` : label} data-testid="online-dot" data-online={entry.online ? 'true' : 'false'} />
+      <span
+        className={`online-dot${entry.online ? ' online' : ''}`}
+        role="img"
+        aria-label={label}
+        title={entry.status_text ? `${label}: ${entry.status_text}` : label}
+        data-testid="online-dot"
+        data-online={entry.online ? 'true' : 'false'}
+      />
       {withStatus && entry.status_text && <span className="agent-status muted small">{entry.status_text}</span>}
     </>
   )

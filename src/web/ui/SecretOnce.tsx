@@ -20,7 +20,10 @@ function SecretValue({ secret }: { secret: Secret }) {
         type="button"
         aria-label={`${copied ? 'Copied' : 'Copy'} the ${secret.label}`}
         onClick={() => {
-          void navigator.clipboard?.writeText(secret.value).then(() => setCopied(true), () => setCopied(false))
+          void navigator.clipboard?.writeText(secret.value).then(
+            () => setCopied(true),
+            () => setCopied(false),
+          )
         }}
       >
         {copied ? 'Copied' : 'Copy'}
