@@ -20,6 +20,7 @@ import { asyncApiDocument } from '../../src/realtime/asyncapi.ts'
 import { eventFrameSchemas, SERVER_FRAMES, toEventFrame } from '../../src/realtime/frames.ts'
 import { Uuid } from '../../src/schemas/common.ts'
 import { integrationBody, webhookBody } from '../../src/workers/payloads.ts'
+import { messageDto } from '../support/index.ts'
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..')
 const openapi = JSON.parse(await readFile(path.join(root, 'openapi/openapi.json'), 'utf8')) as { webhooks: unknown; components: { schemas: Record<string, { anyOf?: { title: string }[] }> } }
@@ -133,25 +134,7 @@ t.test('one list of event types, and one documented mapping of names', async (t)
 const channelId = uuidv7()
 const actorId = uuidv7()
 const at = new Date().toISOString()
-const message = {
-  id: uuidv7(),
-  channel_id: channelId,
-  author_id: actorId,
-  author_name: 'Ada',
-  author_type: 'AGENT' as const,
-  text: 'hello',
-  created_at: at,
-  edited_at: null,
-  in_reply_to_event: null,
-  chain_depth: 1,
-  thread_id: null,
-  reply_count: 0,
-  last_reply_at: null,
-  recent_replier_ids: [],
-  deleted: false,
-  mentions: [] as string[],
-  reactions: [],
-}
+const message = messageDto({ id: uuidv7(), channel_id: channelId, author_id: actorId, author_name: 'Ada', text: 'hello', created_at: at })
 const channel = { id: channelId, name: 'general', description: '', topic: null, type: 'channel' as const, created_at: at }
 const samples: { [T in keyof typeof EVENTS]: EventPayload<T> } = {
   'message.created': { message },

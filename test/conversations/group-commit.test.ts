@@ -7,7 +7,7 @@ import { newEvent } from '../../src/events/bus.ts'
 import { uuidv7 } from '../../src/lib/ids.ts'
 import { insertMessage, type NewMessage } from '../../src/modules/messages/repo.ts'
 import { setup } from './fixtures/support.ts'
-import { addMember, bearer, createChannel } from '../support/index.ts'
+import { addMember, bearer, createChannel, messageDto } from '../support/index.ts'
 
 /** Records the largest parameter array sent with each named statement. */
 function spyStatements(pool: pg.Pool): Map<string, number> {
@@ -72,25 +72,7 @@ t.test('a row that fails inside a shared statement fails alone; the rest of the 
   const author = c.ws.agents[0]!
   const row = (text: string, eventId?: string): NewMessage => {
     const id = uuidv7()
-    const message = {
-      id,
-      channel_id: ch.id,
-      author_id: author.id,
-      author_name: author.name,
-      author_type: 'AGENT' as const,
-      text,
-      created_at: new Date().toISOString(),
-      edited_at: null,
-      in_reply_to_event: null,
-      chain_depth: 1,
-      thread_id: null,
-      reply_count: 0,
-      last_reply_at: null,
-      recent_replier_ids: [],
-      deleted: false,
-      mentions: [],
-      reactions: [],
-    }
+    const message = messageDto({ id, channel_id: ch.id, author_id: author.id, author_name: author.name, text, created_at: new Date().toISOString() })
     const event = newEvent('message.created', ch.id, { message })
     if (eventId) event.id = eventId
     return { id, channelId: ch.id, authorId: author.id, authorType: 'AGENT', authorName: author.name, text, createdAt: new Date(), inReplyToEvent: null, chainDepth: 1, event }

@@ -5,7 +5,7 @@
 import t from 'tap'
 import { forgetLoopGuardSettings } from '../../src/modules/workspace/settings.ts'
 import { multipart, setup } from './fixtures/support.ts'
-import { addMember, bearer, createChannel, disableLoopGuard, ISO_RE, MISSING, post, type Api } from '../support/index.ts'
+import { addMember, bearer, createChannel, disableLoopGuard, ISO_RE, MESSAGE_KEYS, MISSING, post, type Api } from '../support/index.ts'
 import { connect, listen } from '../realtime/helpers.ts'
 import { createWebhook, FAST_ENV, receiver } from '../webhooks/helpers.ts'
 
@@ -31,25 +31,7 @@ t.test('a reply: 201 with thread_id; the root carries reply_count, last_reply_at
 
   c.events.length = 0
   const r1 = await reply(c.api, c.tok.a1, ch.id, root.id, 'first reply')
-  t.same(Object.keys(r1).sort(), [
-    'author_id',
-    'author_name',
-    'author_type',
-    'chain_depth',
-    'channel_id',
-    'created_at',
-    'deleted',
-    'edited_at',
-    'id',
-    'in_reply_to_event',
-    'last_reply_at',
-    'mentions',
-    'reactions',
-    'recent_replier_ids',
-    'reply_count',
-    'text',
-    'thread_id',
-  ])
+  t.same(Object.keys(r1).sort(), MESSAGE_KEYS)
   t.equal(r1.thread_id, root.id)
   t.equal(r1.reply_count, 0)
   t.equal(r1.last_reply_at, null)

@@ -6,3 +6,4 @@ export { addMember, createChannel, createChannelId, post, removeMember, type Cre
 export { CURSOR_RE, ISO_RE, MISSING, UUID_RE } from './ids.ts'
 export type { Channel, MemberAdded, Message } from './types.ts'
 export { disableLoopGuard, FIXTURE_PASSWORD, FIXTURE_PASSWORD_HASH, seedWorkspace, type SeededAgent, type SeededHuman, type Workspace } from './workspace.ts'
+export { MESSAGE_KEYS, messageDto } from './messages.ts'

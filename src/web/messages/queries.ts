@@ -71,7 +71,8 @@ async function fetchRawPage(channelId: string, param: PageParam): Promise<Window
 export const useMessages = (channelId: string, anchor: string | null) =>
   useInfiniteQuery({
     queryKey: messagesKey(channelId, anchor),
-    initialPageParam: anchor ? { around: anchor } : null,
+    // eslint-disable-next-line @typescript-eslint/no-unnecessary-type-assertion -- TanStack infers the page parameter type from initialPageParam: without it, it would be { around } | null only
+    initialPageParam: (anchor ? { around: anchor } : null) as PageParam,
     queryFn: ({ pageParam }) => fetchPage(channelId, pageParam),
     // "next" is older (appended), "previous" is newer (prepended): pages[0] is the newest.
     getNextPageParam: (oldest) => (oldest.older && oldest.before ? { before: oldest.before } : undefined),
