@@ -44,11 +44,13 @@ export function deliveryAgents(policy: AddressPolicy, maxSocketsPerHost: number)
 }
 
 function clean(text: string): string {
-  // eslint-disable-next-line no-control-regex -- strip control characters from a receiver's answer
-  return text
-    .replace(/[\u0000-\u001f\u007f]+/g, ' ')
-    .trim()
-    .slice(0, ERROR_SNIPPET)
+  return (
+    text
+      // eslint-disable-next-line no-control-regex -- strip control characters from a receiver's answer
+      .replace(/[\u0000-\u001f\u007f]+/g, ' ')
+      .trim()
+      .slice(0, ERROR_SNIPPET)
+  )
 }
 
 export function send(rawUrl: string, headers: Record<string, string>, body: string, opts: SendOptions): Promise<SendResult> {

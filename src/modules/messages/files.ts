@@ -70,8 +70,8 @@ export async function openFile(dir: string, storageName: string): Promise<{ stre
 /** The client's file name reduced to a safe display name: no directories, no control characters. */
 export function cleanFileName(name: string | undefined): string {
   const base = (name ?? '').split(/[\\/]/).pop() ?? ''
-  // eslint-disable-next-line no-control-regex -- stripping control characters is the point
   const cleaned = base
+    // eslint-disable-next-line no-control-regex -- stripping control characters is the point
     .replace(/[\u0000-\u001f\u007f"]/g, '')
     .trim()
     .slice(0, 255)
