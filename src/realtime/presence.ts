@@ -5,8 +5,15 @@
 // an instance that dies stops refreshing and its entries lapse. Without Redis, the counts are all.
 import type { Redis } from 'ioredis'
 import { uuidv7 } from '../lib/ids.ts'
+import { withTimeout } from '../lib/timeout.ts'
 
 const REFRESH_SLICE = 500
+/**
+ * How long a presence read or write waits for Redis. A stalled Redis (connected, not answering)
+ * must not hold a request that shows an agent (GET /agents/me) or a socket's opening: past this,
+ * presence is what this instance knows.
+ */
+const REDIS_WAIT_MS = 500
 
 export class Presence {
   private readonly local = new Map<string, number>()
@@ -28,12 +35,7 @@ export class Presence {
     this.local.set(agentId, n)
     if (n === 1 && this.redis) {
       const key = this.key(agentId)
-      await this.redis
-        .multi()
-        .zadd(key, Date.now() + this.ttlMs, this.instanceId)
-        .pexpire(key, this.ttlMs)
-        .exec()
-        .catch(() => null)
+      await withTimeout(this.redis.multi().zadd(key, Date.now() + this.ttlMs, this.instanceId).pexpire(key, this.ttlMs).exec(), REDIS_WAIT_MS).catch(() => null)
     }
     return n === 1
   }
@@ -48,8 +50,8 @@ export class Presence {
     this.local.delete(agentId)
     if (!this.redis) return true
     try {
-      await this.redis.zrem(this.key(agentId), this.instanceId)
-      return (await this.redis.zcount(this.key(agentId), Date.now(), '+inf')) === 0
+      const [, count] = await withTimeout(Promise.all([this.redis.zrem(this.key(agentId), this.instanceId), this.redis.zcount(this.key(agentId), Date.now(), '+inf')]), REDIS_WAIT_MS)
+      return count === 0
     } catch {
       return true
     }
@@ -63,7 +65,7 @@ export class Presence {
       const now = Date.now()
       const pipeline = this.redis.pipeline()
       for (const id of ids) pipeline.zcount(this.key(id), now, '+inf')
-      const results = (await pipeline.exec()) ?? []
+      const results = (await withTimeout(pipeline.exec(), REDIS_WAIT_MS)) ?? []
       results.forEach(([error, count], i) => {
         if (!error && Number(count) > 0) out.add(ids[i]!)
       })
@@ -82,7 +84,7 @@ export class Presence {
     for (let i = 0; i < ids.length; i += REFRESH_SLICE) {
       const pipeline = this.redis.pipeline()
       for (const agentId of ids.slice(i, i + REFRESH_SLICE)) pipeline.zadd(this.key(agentId), expiry, this.instanceId).pexpire(this.key(agentId), this.ttlMs)
-      await pipeline.exec()
+      await withTimeout(pipeline.exec(), REDIS_WAIT_MS)
     }
   }
 
@@ -93,6 +95,6 @@ export class Presence {
     if (!this.redis || !ids.length) return
     const pipeline = this.redis.pipeline()
     for (const id of ids) pipeline.zrem(this.key(id), this.instanceId)
-    await pipeline.exec().catch(() => undefined)
+    await withTimeout(pipeline.exec(), REDIS_WAIT_MS).catch(() => undefined)
   }
 }

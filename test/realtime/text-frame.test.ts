@@ -2,11 +2,11 @@
 // what ws itself would send for the same payload, at every length encoding of RFC 6455 §5.2
 // (7-bit, 16-bit and 64-bit lengths), and built once per payload.
 import t from 'tap'
-import WebSocket from 'ws'
+import * as ws from 'ws'
 import { textFrame } from '../../src/realtime/connection.ts'
 
-// ws exports its Sender (the framing it uses itself) at run time; @types/ws does not declare it.
-const { Sender } = WebSocket as unknown as { Sender: { frame(data: Buffer, options: Record<string, unknown>): Buffer[] } }
+// ws's ES module exports its Sender (the framing it uses itself); @types/ws does not declare it.
+const { Sender } = ws as unknown as { Sender: { frame(data: Buffer, options: Record<string, unknown>): Buffer[] } }
 
 t.test('textFrame equals ws framing at every length encoding', async (t) => {
   for (const length of [0, 1, 125, 126, 127, 65_535, 65_536, 70_000]) {
