@@ -35,7 +35,14 @@ export class Presence {
     this.local.set(agentId, n)
     if (n === 1 && this.redis) {
       const key = this.key(agentId)
-      await withTimeout(this.redis.multi().zadd(key, Date.now() + this.ttlMs, this.instanceId).pexpire(key, this.ttlMs).exec(), REDIS_WAIT_MS).catch(() => null)
+      await withTimeout(
+        this.redis
+          .multi()
+          .zadd(key, Date.now() + this.ttlMs, this.instanceId)
+          .pexpire(key, this.ttlMs)
+          .exec(),
+        REDIS_WAIT_MS,
+      ).catch(() => null)
     }
     return n === 1
   }
