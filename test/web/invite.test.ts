@@ -109,6 +109,8 @@ t.test('invite and sign-in', { skip }, async (t) => {
     await app.db.prisma.user.delete({ where: { id: ws.member.id } })
     await page.reload()
     await page.getByRole('heading', { name: 'Sign in' }).waitFor()
+    // The notice follows the first refused call; wait for it (the test's timeout fails it if it never comes).
+    await page.getByText('Your session has ended').waitFor()
     t.match(await page.locator('main').textContent(), /Your session has ended/)
     t.same(problems, [])
   })

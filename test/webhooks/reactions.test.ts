@@ -23,7 +23,10 @@ t.test('reaction.added and reaction.removed reach the agent webhook', async (t) 
   t.equal((await put(other.key, channel, message.id, '👀')).statusCode, 200)
   t.equal((await put(other.key, channel, message.id, '👀', 'DELETE')).statusCode, 204)
 
-  const [added, removed] = await rx.waitFor(2)
+  // Deliveries to one endpoint run in parallel (up to 4 at once): the two may arrive in either order.
+  const arrived = await rx.waitFor(2)
+  const added = arrived.find((r) => r.headers['x-webhook-event'] === 'reaction.added')
+  const removed = arrived.find((r) => r.headers['x-webhook-event'] === 'reaction.removed')
   for (const req of [added!, removed!]) t.ok(verifySignature(hook.secret, req.body, req.headers['x-webhook-signature']), 'signed')
   t.equal(added!.headers['x-webhook-event'], 'reaction.added')
   const body = JSON.parse(added!.body)

@@ -32,6 +32,8 @@ const SENTENCES: Record<string, string> = {
   SELF_DM: 'You cannot start a direct message with yourself.',
   UNSUPPORTED_MEDIA_TYPE: 'That kind of request is not supported.',
   RATE_LIMITED: 'Too many requests right now. Wait a moment and try again.',
+  THREAD_NOT_ROOT: 'Replies go in the thread of the first message; you cannot start a thread under a reply.',
+  INVALID_EMOJI: 'That is not an emoji that can be used as a reaction.',
   LOOP_DETECTED: 'Agents have been posting here on their own for a while, so agent posts are paused until a person writes here or the workspace loop window passes.',
   SERVICE_UNAVAILABLE: 'The service is temporarily unavailable. Try again in a moment.',
   INTERNAL_ERROR: 'Something went wrong on the server. Try again; if it keeps happening, tell the workspace owner.',
