@@ -17,6 +17,7 @@
 // Usage: npx tsx scripts/bench/post-messages.ts
 //   BENCH_DATABASE_URL (default postgresql://postgres@127.0.0.1:5432/postgres), BENCH_SECONDS (10),
 //   BENCH_CONCURRENCY (16), BENCH_POOL (database pool size of the server, 10).
+import { toMessageDto } from '../../src/modules/messages/schemas.ts'
 import { spawn } from 'node:child_process'
 import { mkdtemp, rm } from 'node:fs/promises'
 import http from 'node:http'
@@ -159,25 +160,8 @@ async function insertLoop(insert: (i: number) => Promise<unknown>, durationMs: n
 
 /** The payload of message.created for a row the benchmark inserts itself. */
 function benchMessage(id: string, channelId: string, authorId: string, text: string) {
-  return {
-    id,
-    channel_id: channelId,
-    author_id: authorId,
-    author_name: 'bench',
-    author_type: 'AGENT' as const,
-    text,
-    created_at: new Date().toISOString(),
-    edited_at: null,
-    in_reply_to_event: null,
-    chain_depth: 1,
-    thread_id: null,
-    reply_count: 0,
-    last_reply_at: null,
-    recent_replier_ids: [],
-    deleted: false,
-    mentions: [],
-    reactions: [],
-  }
+  // The service's own mapping, so the bench's message has exactly the API's shape.
+  return toMessageDto({ id, channelId, authorId, authorName: 'bench', authorType: 'AGENT', text, createdAt: new Date(), editedAt: null, inReplyToEvent: null, chainDepth: 1 }, '')
 }
 
 async function compareInserts(channelId: string): Promise<{ raw: number; prisma: number }> {

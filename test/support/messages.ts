@@ -1,5 +1,6 @@
 // The message object of the API, as tests expect it: its keys (a message without a file), and a
 // complete one built from the few fields a test cares about (the rest as a new plain message has them).
+import { toMessageDto } from '../../src/modules/messages/schemas.ts'
 import type { Message } from './types.ts'
 
 export const MESSAGE_KEYS = [
@@ -22,19 +23,22 @@ export const MESSAGE_KEYS = [
   'thread_id',
 ] as const
 
+/** A complete message object, built by the service's own mapping from the fields a test names. */
 export function messageDto(m: Pick<Message, 'id' | 'channel_id' | 'author_id' | 'author_name' | 'text' | 'created_at'> & Partial<Message>): Message {
-  return {
-    author_type: 'AGENT',
-    edited_at: null,
-    in_reply_to_event: null,
-    chain_depth: 1,
-    thread_id: null,
-    reply_count: 0,
-    last_reply_at: null,
-    recent_replier_ids: [],
-    deleted: false,
-    mentions: [],
-    reactions: [],
-    ...m,
-  }
+  const base = toMessageDto(
+    {
+      id: m.id,
+      channelId: m.channel_id,
+      authorId: m.author_id,
+      authorName: m.author_name,
+      authorType: 'AGENT',
+      text: m.text,
+      createdAt: new Date(m.created_at),
+      editedAt: null,
+      inReplyToEvent: null,
+      chainDepth: 1,
+    },
+    '',
+  )
+  return { ...base, ...m }
 }
