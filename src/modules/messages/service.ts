@@ -151,7 +151,8 @@ export async function createMessage(
       },
       dropFile,
     )
-    return currentShape(response)
+    // Only a replayed response can predate fields added since; a new one has the current shape.
+    return stored ? response : currentShape(response)
   } catch (error) {
     if (file) await removeFiles(app.config.uploadDir, [file.storageName]).catch(() => {})
     throw error
