@@ -2,9 +2,8 @@
 // client, relays a real session to the running server.
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
-import { Client } from '@modelcontextprotocol/sdk/client/index.js'
-import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
-import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js'
+import { Client } from '@modelcontextprotocol/client'
+import { StdioClientTransport } from '@modelcontextprotocol/client/stdio'
 import t from 'tap'
 import { setup } from './helpers.ts'
 import { bearer, createChannelId } from '../support/index.ts'
@@ -30,7 +29,7 @@ t.test('ams-mcp relays stdio to /mcp', async (t) => {
   t.teardown(() => client.close().catch(() => {}))
 
   t.equal(client.getServerVersion()?.name, 'agent-messaging-service')
-  const result = (await client.callTool({ name: 'post_message', arguments: { channel: 'bridged', text: 'over stdio' } })) as CallToolResult
+  const result = await client.callTool({ name: 'post_message', arguments: { channel: 'bridged', text: 'over stdio' } })
   t.notOk(result.isError, JSON.stringify(result.content))
   const message = (result.structuredContent as { message: { id: string; author_id: string } }).message
   t.equal(message.author_id, agent.id)
