@@ -4,8 +4,8 @@
 // expiry.
 import t from 'tap'
 import { eventually } from '../webhooks/helpers.ts'
-import { call, connectClient, INITIALIZE, MCP_HEADERS, mcpUrl, rawPost, setup, structured } from './helpers.ts'
-import { bearer } from '../support/index.ts'
+import { call, connectClient, INITIALIZE, MCP_HEADERS, mcpUrl, modernPost, rawPost, setup, structured } from './helpers.ts'
+import { bearer, createChannelId } from '../support/index.ts'
 
 const CHALLENGE = 'Bearer realm="agent-messaging-service", resource_metadata="http://localhost:3000/.well-known/oauth-protected-resource"'
 
@@ -116,6 +116,23 @@ t.test('/mcp transport', async (t) => {
     t.equal(refused.headers.get('retry-after'), '30')
     t.match(await refused.json(), { jsonrpc: '2.0', id: 1, error: { code: -32000, data: { code: 'RATE_LIMITED' } } })
     await Promise.all(waits)
+  })
+
+  await t.test('2026-07-28: subscriptions/listen streams count against the same per-caller limit', async (t) => {
+    const agent = agents[1]!
+    const uri = `ams://channels/${await createChannelId(ctx.api, agent.key, 'listened')}`
+    const subscriptions = []
+    for (let i = 0; i < 2; i++) {
+      const { client } = await connectClient(t, ctx.base, agent.key, 'modern')
+      subscriptions.push(await client.listen({ resourceSubscriptions: [uri] }))
+    }
+    t.equal(ctx.app.mcp.modern.listening, 2)
+    const refused = await modernPost(ctx.base, 9, 'subscriptions/listen', { notifications: { resourceSubscriptions: [uri] } }, bearer(agent.key))
+    t.equal(refused.status, 429)
+    t.equal(refused.headers.get('retry-after'), '30')
+    t.match(await refused.json(), { jsonrpc: '2.0', id: 9, error: { code: -32000, data: { code: 'RATE_LIMITED' } } })
+    await Promise.all(subscriptions.map((s) => s.close()))
+    await eventually(async () => ctx.app.mcp.modern.listening === 0, 'the streams to be released')
   })
 
   await t.test('an idle session expires', async (t) => {
