@@ -1,6 +1,6 @@
 // The MCP Inspector's command-line mode (`@modelcontextprotocol/inspector` 2.12 from npm, run with
 // npx: not a dependency of the service) against /mcp in both protocol revisions: it lists the
-// tools and calls post_message with an agent key. Where npx cannot fetch it, the test is skipped
+// tools, calls post_message and receives the post with wait_for_events, with an agent key. Where npx cannot fetch it, the test is skipped
 // and says why, or fails under AMS_TEST_REQUIRE_ALL=1 (CI). MCP_INSPECTOR names an installed
 // `mcp-inspector` to use instead.
 import { execFile } from 'node:child_process'
@@ -29,7 +29,7 @@ async function available(): Promise<string | null> {
 const missing = await available()
 if (missing && REQUIRE_ALL) throw new Error(`the Inspector test is required (AMS_TEST_REQUIRE_ALL) but ${missing}`)
 
-t.test('the MCP Inspector CLI lists tools and posts, in both revisions', { skip: missing ?? false }, async (t) => {
+t.test('the MCP Inspector CLI lists tools, posts and waits for events, in both revisions', { skip: missing ?? false }, async (t) => {
   const ctx = await setup(t)
   const agent = ctx.ws.agents[0]!
   const channelId = await createChannelId(ctx.api, agent.key, 'inspected')
@@ -51,6 +51,8 @@ t.test('the MCP Inspector CLI lists tools and posts, in both revisions', { skip:
       t.equal(listed.tools.length, 14)
       t.ok(listed.tools.some((tool) => tool.name === 'post_message'))
       t.ok(listed.tools.every((tool) => tool.outputSchema))
+      const start = (await inspect(era, '--method', 'tools/call', '--tool-name', 'wait_for_events', '--tool-args-json', '{"timeout_seconds": 0}')) as { structuredContent: { next_cursor: string } }
+      t.match(start.structuredContent.next_cursor, /^\d+-\d+$/)
       const text = `posted by the Inspector (${era})`
       const posted = (await inspect(era, '--method', 'tools/call', '--tool-name', 'post_message', '--tool-arg', 'channel=inspected', `text=${text}`)) as {
         isError?: boolean
@@ -60,6 +62,21 @@ t.test('the MCP Inspector CLI lists tools and posts, in both revisions', { skip:
       t.equal(posted.structuredContent.message.text, text)
       const rest = await ctx.api({ method: 'GET', url: `/api/v1/channels/${channelId}/messages/${posted.structuredContent.message.id}`, headers: bearer(agent.key) })
       t.equal(rest.statusCode, 200, 'the post is an ordinary message')
+      const waited = (await inspect(
+        era,
+        '--method',
+        'tools/call',
+        '--tool-name',
+        'wait_for_events',
+        '--tool-args-json',
+        JSON.stringify({ cursor: start.structuredContent.next_cursor, timeout_seconds: 10 }),
+      )) as {
+        structuredContent: { events: { type: string; message?: { id: string } }[] }
+      }
+      t.ok(
+        waited.structuredContent.events.some((e) => e.type === 'new_message' && e.message?.id === posted.structuredContent.message.id),
+        'wait_for_events returns the post',
+      )
     })
   }
 })
