@@ -99,6 +99,21 @@ t.test('/mcp protocol answers', async (t) => {
     t.equal((await rpc(notJson)).error?.code, -32000)
   })
 
+  await t.test('2025-11-25 session: unknown method and invalid params are JSON-RPC errors too', async (t) => {
+    const init = await rawPost(ctx.base, { ...INITIALIZE, params: { ...INITIALIZE.params, protocolVersion: '2025-11-25' } }, auth)
+    t.equal(init.status, 200)
+    await init.text()
+    const session = { ...auth, 'mcp-session-id': init.headers.get('mcp-session-id')!, 'mcp-protocol-version': '2025-11-25' }
+    // A session answers requests on an SSE stream: one `data:` line holds the JSON-RPC answer.
+    const answer = async (res: Response): Promise<RpcAnswer> => JSON.parse(/^data: (.+)$/m.exec(await res.text())![1]!) as RpcAnswer
+    t.same((await answer(await rawPost(ctx.base, { jsonrpc: '2.0', id: 2, method: 'channels/explode' }, session))).error, { code: -32601, message: 'Method not found' })
+    const noName = await answer(await rawPost(ctx.base, { jsonrpc: '2.0', id: 3, method: 'tools/call', params: {} }, session))
+    t.equal(noName.error?.code, -32602)
+    const malformed = await rawPost(ctx.base, '{"jsonrpc": "2.0", "id": 4,', session)
+    t.equal(malformed.status, 400)
+    t.equal((await rpc(malformed)).error?.code, -32700)
+  })
+
   await t.test('2026-07-28 errors: an unsupported revision, headers that disagree with the body', async (t) => {
     const future = await rawPost(
       ctx.base,
