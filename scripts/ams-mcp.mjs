@@ -2,14 +2,16 @@
 // ams-mcp: a stdio bridge to a running Agent Messaging Service's MCP endpoint, for MCP clients
 // that only start local commands. It relays JSON-RPC messages unchanged between stdin/stdout
 // (the SDK's StdioServerTransport) and `${AMS_URL}/mcp` (its StreamableHTTPClientTransport), so
-// the server does everything: sessions, tools, notifications, authentication.
+// the server does everything: both protocol revisions (a 2026-07-28 message carries its version
+// in `_meta`, which the HTTP transport mirrors into its headers; a 2025 client's `initialize`
+// opens a session), tools, notifications, authentication.
 //
 //   AMS_URL=http://localhost:3000 AMS_API_KEY=svc_… ams-mcp
 //
 // Logs go to stderr (stdout carries the protocol). Exits when stdin closes or the server ends
 // the session for good.
-import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js'
-import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js'
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/client'
+import { StdioServerTransport } from '@modelcontextprotocol/server/stdio'
 
 const log = (message) => process.stderr.write(`ams-mcp: ${message}\n`)
 

@@ -62,6 +62,7 @@ const EnvSchema = Type.Object({
   MCP_MAX_SESSIONS_PER_CALLER: Type.Integer({ minimum: 1, default: 10 }),
   MCP_SESSION_IDLE_MS: Type.Integer({ minimum: 1_000, default: 30 * 60_000 }),
   MCP_AUTH_RECHECK_MS: Type.Integer({ minimum: 100, default: 5_000 }),
+  MCP_ALLOWED_ORIGINS: Type.Optional(Type.String()),
   METRICS_TOKEN: Type.Optional(Type.String({ minLength: 16 })),
   PRESSURE_MAX_EVENT_LOOP_DELAY_MS: Type.Integer({ minimum: 0, default: 1_000 }),
   PRESSURE_MAX_HEAP_USED_BYTES: Type.Optional(Type.Integer({ minimum: 0 })),
@@ -158,6 +159,11 @@ export interface Config {
   mcpMaxSessionsPerCaller: number
   mcpSessionIdleMs: number
   mcpAuthRecheckMs: number
+  /**
+   * Browser origins /mcp accepts, as host names (a request without `Origin` always passes; `*`
+   * accepts any). Default: the hosts of PUBLIC_URL and FRONTEND_URL.
+   */
+  mcpAllowedOrigins: string[]
   /** Bearer token for GET /metrics; unset = /metrics answers loopback clients only. */
   metricsToken?: string
   /** Load shedding (src/plugins/pressure.ts): mean event-loop delay over a second; 0 = not checked. */
@@ -191,6 +197,24 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
 }
 
 const truthy = (v: string | undefined, fallback: boolean): boolean => (v === undefined ? fallback : v === 'true' || v === '1')
+
+/** Host names from a list of host names or origins (`https://app.example.com` → `app.example.com`). */
+function allowedOrigins(list: string | undefined, defaults: string[]): string[] {
+  const entries = list === undefined ? defaults : list.split(',')
+  const hosts = entries
+    .map((entry) => entry.trim())
+    .filter(Boolean)
+    .map((entry) => (entry.includes('://') && !entry.endsWith('://*') ? hostOf(entry) : entry.toLowerCase()))
+  return [...new Set(hosts)]
+}
+
+function hostOf(url: string): string {
+  try {
+    return new URL(url).hostname
+  } catch {
+    throw new ConfigError(`invalid configuration: MCP_ALLOWED_ORIGINS: '${url}' is not a host name or an origin`)
+  }
+}
 
 function fromEnv(e: Env): Config {
   const dataDir = path.resolve(e.DATA_DIR)
@@ -253,6 +277,7 @@ function fromEnv(e: Env): Config {
     mcpMaxSessionsPerCaller: e.MCP_MAX_SESSIONS_PER_CALLER,
     mcpSessionIdleMs: e.MCP_SESSION_IDLE_MS,
     mcpAuthRecheckMs: e.MCP_AUTH_RECHECK_MS,
+    mcpAllowedOrigins: allowedOrigins(e.MCP_ALLOWED_ORIGINS, [publicUrl, e.FRONTEND_URL ?? publicUrl]),
     metricsToken: e.METRICS_TOKEN,
     pressureMaxEventLoopDelayMs: e.PRESSURE_MAX_EVENT_LOOP_DELAY_MS,
     pressureMaxHeapUsedBytes: e.PRESSURE_MAX_HEAP_USED_BYTES,

@@ -1,9 +1,8 @@
-// Resumable SSE for one MCP session (the SDK's EventStore): every message the server sends on an
-// SSE stream is kept with an id, and a client that reconnects with Last-Event-ID gets the ones it
-// missed on that stream. Bounded: the newest MAX_EVENTS of the session are kept; a client that
+// Resumable SSE for one 2025-era MCP session (the SDK's EventStore): every message the server
+// sends on an SSE stream is kept with an id, and a client that reconnects with Last-Event-ID gets
+// the ones it missed on that stream (2026-07-28 has no resumption). Bounded: the newest MAX_EVENTS of the session are kept; a client that
 // was away longer misses the older ones (tool results it lost can be asked for again).
-import type { EventId, EventStore, StreamId } from '@modelcontextprotocol/sdk/server/streamableHttp.js'
-import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js'
+import type { EventId, EventStore, JSONRPCMessage, StreamId } from '@modelcontextprotocol/server'
 
 const MAX_EVENTS = 200
 

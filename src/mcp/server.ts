@@ -1,106 +1,96 @@
-// One MCP server (the SDK's low-level Server) per session: the tools of ./tools.ts, channels as
-// resources (ams://channels/{id}: the channel and its recent history, subscribable), and prompts.
-// Schemas are TypeBox (plain JSON Schema), checked here before a tool runs. The principal is the
-// session's, refreshed by every authenticated request (src/mcp/plugin.ts).
-import { Server } from '@modelcontextprotocol/sdk/server/index.js'
-import {
-  CallToolRequestSchema,
-  ErrorCode,
-  GetPromptRequestSchema,
-  ListPromptsRequestSchema,
-  ListResourcesRequestSchema,
-  ListResourceTemplatesRequestSchema,
-  ListToolsRequestSchema,
-  McpError,
-  ReadResourceRequestSchema,
-  SubscribeRequestSchema,
-  UnsubscribeRequestSchema,
-  type CallToolResult,
-} from '@modelcontextprotocol/sdk/types.js'
+// One MCP server (the SDK's low-level Server) per 2025-era session or per 2026-era request, the
+// same for both revisions: the tools of ./tools.ts, channels as resources (ams://channels/{id}: the
+// channel and its recent history, paged in `resources/list`), and prompts. The SDK speaks the
+// protocol (each revision's wire shape, `server/discover`, `resultType`, cache fields); this file
+// only answers the methods, as the caller (src/mcp/caller.ts). Change notifications are the
+// watchers' job (src/mcp/watchers.ts): `resources/subscribe` here for 2025 sessions,
+// `subscriptions/listen` in src/mcp/modern.ts for 2026 clients.
+import { ProtocolError, ProtocolErrorCode, ResourceNotFoundError, Server, type CacheHint } from '@modelcontextprotocol/server'
 import type { FastifyInstance } from 'fastify'
-import type { TSchema } from 'typebox'
-import Value from 'typebox/value'
 import { AppError, badRequest, notFound } from '../lib/errors.ts'
 import * as channels from '../modules/channels/service.ts'
-import { readEventLog } from '../realtime/event-log/service.ts'
 import * as messages from '../modules/messages/service.ts'
-import { toAppError } from '../plugins/errors.ts'
+import { readEventLog } from '../realtime/event-log/service.ts'
 import { sinceCursor, SINCE_PATTERN } from '../realtime/cursor.ts'
+import type { McpCaller } from './caller.ts'
 import { bounded, fitting, MAX_MESSAGE_CHARS, messageLine } from './format.ts'
 import type { Inbox } from './inbox.ts'
-import type { McpSession } from './sessions.ts'
-import { resolveChannel, TOOLS, type ToolContext } from './tools.ts'
+import { asAppError, type ToolContext } from './tool.ts'
+import { resolveChannel, TOOLS } from './tools.ts'
 
 export const SERVER_NAME = 'agent-messaging-service'
+export const SERVER_VERSION = '1.0.0'
 export const CHANNEL_URI_PREFIX = 'ams://channels/'
 const RESOURCE_HISTORY = 50
-const RESOURCE_LIST_MAX = 200
+/** Channels per `resources/list` page; `nextCursor` leads to the next. */
+export const RESOURCE_PAGE_SIZE = 100
 
 const INSTRUCTIONS = `You are connected to a workspace messaging hub where AI agents and humans talk in channels and direct messages (DMs).
 Start with whoami and list_channels. read_messages reads a channel (oldest to newest); post_message writes as you, and everyone in the channel sees it at once.
 To follow conversations, call wait_for_events in a loop, each time with the next_cursor it returned: it is your inbox.
 Channels are also resources (ams://channels/{id}) you can subscribe to. Errors carry a code such as NOT_FOUND (no such channel, or one you cannot read), FORBIDDEN or VALIDATION_ERROR.`
 
+/** The same for every caller and every deploy's lifetime: shared caches may keep them a while. */
+const STATIC_LIST: CacheHint = { ttlMs: 300_000, cacheScope: 'public' }
+/** A caller's own channels and their live history: never shared, always re-read. */
+const PER_CALLER: CacheHint = { ttlMs: 0, cacheScope: 'private' }
+const CACHE_HINTS = {
+  'server/discover': STATIC_LIST,
+  'tools/list': STATIC_LIST,
+  'prompts/list': STATIC_LIST,
+  'resources/templates/list': STATIC_LIST,
+  'resources/list': PER_CALLER,
+  'resources/read': PER_CALLER,
+}
+
 const toolsByName = new Map(TOOLS.map((t) => [t.name, t]))
-const toolList = TOOLS.map((t) => ({
-  name: t.name,
-  title: t.title,
-  description: t.description,
-  // TypeBox schemas are JSON Schema; a JSON round trip drops TypeBox's own symbol keys.
-  inputSchema: JSON.parse(JSON.stringify(t.inputSchema)) as { type: 'object'; properties?: Record<string, object>; required?: string[] },
-  annotations: { title: t.title, ...t.annotations },
-}))
+const toolList = TOOLS.map((t) => t.listing)
 
 export interface ServerDeps {
   app: FastifyInstance
   inbox: Inbox
-  session: McpSession
-}
-
-/** The REST error of a failure: AppErrors as they are, anything else as a logged INTERNAL_ERROR. */
-function asAppError(app: FastifyInstance, error: unknown): AppError {
-  const known = toAppError(error)
-  if (known) return known
-  app.log.error({ err: error }, 'MCP request failed')
-  return new AppError('INTERNAL_ERROR', 'internal server error')
-}
-
-function toolError(error: AppError): CallToolResult {
-  return { isError: true, content: [{ type: 'text', text: `${error.code}: ${error.message}` }], structuredContent: { error: error.message, code: error.code } }
+  caller: McpCaller
+  /**
+   * A 2025-era session's subscribed channel ids: `resources/subscribe` and `unsubscribe` answer
+   * only on such a session (the 2026 revision subscribes with `subscriptions/listen`).
+   */
+  subscriptions?: Set<string>
 }
 
 /** A failure of a resource or prompt request: a JSON-RPC error whose data is the REST {error, code}. */
-function protocolError(error: AppError): McpError {
-  const code = error.code === 'NOT_FOUND' ? -32002 : error.statusCode < 500 ? ErrorCode.InvalidParams : ErrorCode.InternalError
-  return new McpError(code, `${error.code}: ${error.message}`, { error: error.message, code: error.code })
+function protocolError(error: AppError): ProtocolError {
+  const code = error.statusCode < 500 ? ProtocolErrorCode.InvalidParams : ProtocolErrorCode.InternalError
+  return new ProtocolError(code, `${error.code}: ${error.message}`, { error: error.message, code: error.code })
 }
 
-function validationMessage(schema: TSchema, value: unknown): string {
-  const errors = Value.Errors(schema, value)
-  const unknown = errors.find((e) => e.keyword === 'additionalProperties')
-  if (unknown) {
-    const names = (unknown.params as { additionalProperties?: string[] }).additionalProperties ?? []
-    const where = unknown.instancePath ? ` in '${unknown.instancePath.replace(/^\//, '').replaceAll('/', '.')}'` : ''
-    return `unknown argument '${names.join("', '")}'${where}`
-  }
-  const first = errors[0]
-  if (!first) return 'invalid arguments'
-  if (first.keyword === 'required') return `missing argument '${((first.params as { requiredProperties?: string[] }).requiredProperties ?? []).join("', '")}'`
-  const field = first.instancePath.replace(/^\//, '').replaceAll('/', '.')
-  return `invalid argument${field ? ` '${field}'` : ''}: ${first.message}`
+/** A resource request's failure; a channel that does not exist or is not the caller's is "resource not found". */
+function resourceError(app: FastifyInstance, uri: string, error: unknown): ProtocolError {
+  const appError = asAppError(app, error)
+  if (appError.code === 'NOT_FOUND') return new ResourceNotFoundError(uri, `NOT_FOUND: ${appError.message}`)
+  return protocolError(appError)
 }
 
-function channelIdOf(uri: string): string {
+export function channelIdOf(uri: string): string {
   if (!uri.startsWith(CHANNEL_URI_PREFIX)) throw notFound(`resource ${uri}`)
   const id = uri.slice(CHANNEL_URI_PREFIX.length)
   if (!/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(id)) throw notFound('channel')
   return id.toLowerCase()
 }
 
+/** `resources/list` cursors are opaque to clients: the offset of the next page. */
+const encodeCursor = (offset: number): string => Buffer.from(`offset:${offset}`).toString('base64url')
+
+function decodeCursor(cursor: string | undefined): number {
+  if (cursor === undefined) return 0
+  const match = /^offset:(\d{1,9})$/.exec(Buffer.from(cursor, 'base64url').toString())
+  if (!match) throw new ProtocolError(ProtocolErrorCode.InvalidParams, 'invalid cursor: pass the nextCursor of the previous page, or none for the first page')
+  return Number(match[1])
+}
+
 /** A channel as a model reads it: name, description, then its recent messages, oldest first. */
-async function renderChannel(app: FastifyInstance, session: McpSession, channelId: string, after?: string): Promise<string> {
-  const channel = await channels.getChannel(app, session.principal, channelId)
-  const result = await messages.listMessages(app, session.principal, channelId, { limit: RESOURCE_HISTORY, after })
+async function renderChannel(app: FastifyInstance, caller: McpCaller, channelId: string, after?: string): Promise<string> {
+  const channel = await channels.getChannel(app, caller.principal, channelId)
+  const result = await messages.listMessages(app, caller.principal, channelId, { limit: RESOURCE_HISTORY, after })
   const ordered = after ? [...result.messages].reverse() : result.messages
   const keep = fitting(ordered, (m) => Math.min(m.text.length, MAX_MESSAGE_CHARS) + 200)
   const kept = ordered.slice(0, keep).map(bounded)
@@ -112,55 +102,53 @@ async function renderChannel(app: FastifyInstance, session: McpSession, channelI
   return `${title} (id ${channel.id}, ${channel.member_count} members)\n${about ? `${about}\n` : ''}\n${chronological.map(messageLine).join('\n') || '(no messages)'}${note}`
 }
 
-export function createMcpServer({ app, inbox, session }: ServerDeps): Server {
+export function createMcpServer({ app, inbox, caller, subscriptions }: ServerDeps): Server {
   const server = new Server(
-    { name: SERVER_NAME, title: 'Agent Messaging Service', version: '1.0.0' },
+    { name: SERVER_NAME, title: 'Agent Messaging Service', version: SERVER_VERSION },
     {
       capabilities: { tools: {}, resources: { subscribe: true }, prompts: {} },
       instructions: INSTRUCTIONS,
+      cacheHints: CACHE_HINTS,
     },
   )
 
-  server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools: toolList }))
+  server.setRequestHandler('tools/list', () => ({ tools: toolList }))
 
-  server.setRequestHandler(CallToolRequestSchema, async (request, extra): Promise<CallToolResult> => {
-    const definition = toolsByName.get(request.params.name)
-    if (!definition) throw new McpError(ErrorCode.InvalidParams, `unknown tool '${request.params.name}' (tools/list shows the tools)`)
-    const args: unknown = Value.Default(definition.inputSchema, structuredClone(request.params.arguments ?? {}))
-    if (!Value.Check(definition.inputSchema, args)) return toolError(badRequest(validationMessage(definition.inputSchema, args)))
-    const ctx: ToolContext = {
+  server.setRequestHandler('tools/call', async (request, ctx) => {
+    const tool = toolsByName.get(request.params.name)
+    if (!tool) throw new ProtocolError(ProtocolErrorCode.InvalidParams, `unknown tool '${request.params.name}' (tools/list shows the tools)`)
+    const context: ToolContext = {
       app,
-      principal: session.principal,
+      principal: caller.principal,
       inbox,
-      signals: [extra.signal, session.closed.signal],
-      stillValid: async () => (await app.authenticate(session.credential)) !== null,
+      signals: [ctx.mcpReq.signal, caller.closed.signal],
+      stillValid: async () => (await app.authenticate(caller.credential)) !== null,
     }
-    try {
-      const result = await definition.run(ctx, args)
-      return { content: [{ type: 'text', text: result.text }], structuredContent: result.structured }
-    } catch (error) {
-      return toolError(asAppError(app, error))
-    }
+    return tool.call(context, request.params.arguments)
   })
 
-  server.setRequestHandler(ListResourcesRequestSchema, async () => {
+  server.setRequestHandler('resources/list', async (request) => {
+    const offset = decodeCursor(request.params?.cursor)
     try {
-      const list = (await channels.listChannels(app, session.principal)).slice(0, RESOURCE_LIST_MAX)
+      const all = await channels.listChannels(app, caller.principal)
+      const page = all.slice(offset, offset + RESOURCE_PAGE_SIZE)
+      const next = offset + page.length < all.length ? encodeCursor(offset + page.length) : undefined
       return {
-        resources: list.map((c) => ({
+        resources: page.map((c) => ({
           uri: `${CHANNEL_URI_PREFIX}${c.id}`,
           name: c.type === 'dm' ? `dm-${c.name}` : c.name,
           title: c.type === 'dm' ? `DM with ${c.name}` : `#${c.name}`,
           description: c.description || (c.type === 'dm' ? `Direct messages with ${c.name}` : `Channel #${c.name}`),
           mimeType: 'text/plain',
         })),
+        ...(next ? { nextCursor: next } : {}),
       }
     } catch (error) {
       throw protocolError(asAppError(app, error))
     }
   })
 
-  server.setRequestHandler(ListResourceTemplatesRequestSchema, async () => ({
+  server.setRequestHandler('resources/templates/list', () => ({
     resourceTemplates: [
       {
         uriTemplate: `${CHANNEL_URI_PREFIX}{channel_id}`,
@@ -172,48 +160,48 @@ export function createMcpServer({ app, inbox, session }: ServerDeps): Server {
     ],
   }))
 
-  server.setRequestHandler(ReadResourceRequestSchema, async (request) => {
+  server.setRequestHandler('resources/read', async (request) => {
+    const { uri } = request.params
     try {
-      const channelId = channelIdOf(request.params.uri)
-      return { contents: [{ uri: request.params.uri, mimeType: 'text/plain', text: await renderChannel(app, session, channelId) }] }
+      return { contents: [{ uri, mimeType: 'text/plain', text: await renderChannel(app, caller, channelIdOf(uri)) }] }
     } catch (error) {
-      throw protocolError(asAppError(app, error))
+      throw resourceError(app, uri, error)
     }
   })
 
-  server.setRequestHandler(SubscribeRequestSchema, async (request) => {
-    try {
-      const channelId = channelIdOf(request.params.uri)
-      await channels.getChannel(app, session.principal, channelId) // 404 unless readable
-      session.subscriptions.add(channelId)
+  if (subscriptions) {
+    server.setRequestHandler('resources/subscribe', async (request) => {
+      const { uri } = request.params
+      try {
+        const channelId = channelIdOf(uri)
+        await channels.getChannel(app, caller.principal, channelId) // 404 unless readable
+        subscriptions.add(channelId)
+        return {}
+      } catch (error) {
+        throw resourceError(app, uri, error)
+      }
+    })
+    server.setRequestHandler('resources/unsubscribe', (request) => {
+      if (request.params.uri.startsWith(CHANNEL_URI_PREFIX)) subscriptions.delete(request.params.uri.slice(CHANNEL_URI_PREFIX.length).toLowerCase())
       return {}
-    } catch (error) {
-      throw protocolError(asAppError(app, error))
-    }
-  })
+    })
+  }
 
-  server.setRequestHandler(UnsubscribeRequestSchema, async (request) => {
-    if (request.params.uri.startsWith(CHANNEL_URI_PREFIX)) session.subscriptions.delete(request.params.uri.slice(CHANNEL_URI_PREFIX.length).toLowerCase())
-    return {}
-  })
+  server.setRequestHandler('prompts/list', () => ({ prompts: PROMPTS }))
 
-  server.setRequestHandler(ListPromptsRequestSchema, async () => ({ prompts: PROMPTS }))
-
-  server.setRequestHandler(GetPromptRequestSchema, async (request) => {
+  server.setRequestHandler('prompts/get', async (request) => {
+    const args = request.params.arguments ?? {}
     try {
-      const args = request.params.arguments ?? {}
       switch (request.params.name) {
         case 'summarize_channel':
-          return await summarizeChannel(app, session, args)
+          return await summarizeChannel(app, caller, args)
         case 'catch_up':
-          return await catchUp(app, session, args)
-        default:
-          throw new McpError(ErrorCode.InvalidParams, `unknown prompt '${request.params.name}'`)
+          return await catchUp(app, caller, args)
       }
     } catch (error) {
-      if (error instanceof McpError) throw error
       throw protocolError(asAppError(app, error))
     }
+    throw new ProtocolError(ProtocolErrorCode.InvalidParams, `unknown prompt '${request.params.name}' (prompts/list shows the prompts)`)
   })
 
   return server
@@ -241,11 +229,11 @@ type PromptResult = { description: string; messages: { role: 'user'; content: { 
 
 const userPrompt = (description: string, text: string): PromptResult => ({ description, messages: [{ role: 'user', content: { type: 'text', text } }] })
 
-async function summarizeChannel(app: FastifyInstance, session: McpSession, args: Record<string, string>): Promise<PromptResult> {
+async function summarizeChannel(app: FastifyInstance, caller: McpCaller, args: Record<string, string>): Promise<PromptResult> {
   if (!args.channel) throw badRequest("the prompt needs a 'channel'")
-  const channelId = await resolveChannel(app, session.principal, args.channel)
+  const channelId = await resolveChannel(app, caller.principal, args.channel)
   if (args.since !== undefined && !/^[0-9a-f-]{36}$/i.test(args.since)) throw badRequest("'since' must be a message id")
-  const transcript = await renderChannel(app, session, channelId, args.since)
+  const transcript = await renderChannel(app, caller, channelId, args.since)
   const scope = args.since ? `the messages posted after message ${args.since}` : 'the recent messages'
   return userPrompt(
     `Summary of ${scope} in ${channelId}`,
@@ -253,9 +241,9 @@ async function summarizeChannel(app: FastifyInstance, session: McpSession, args:
   )
 }
 
-async function catchUp(app: FastifyInstance, session: McpSession, args: Record<string, string>): Promise<PromptResult> {
+async function catchUp(app: FastifyInstance, caller: McpCaller, args: Record<string, string>): Promise<PromptResult> {
   if (!args.since || !new RegExp(SINCE_PATTERN).test(args.since)) throw badRequest("'since' must be a cursor returned by wait_for_events")
-  const page = await readEventLog(app, session.principal, sinceCursor(args.since), 100)
+  const page = await readEventLog(app, caller.principal, sinceCursor(args.since), 100)
   const posts = page.events.filter((e) => e.type === 'new_message' || e.type === 'message_updated')
   const keep = fitting(posts, (e) => ('message' in e ? Math.min(e.message.text.length, MAX_MESSAGE_CHARS) : 0) + 200)
   const lines = posts.slice(0, keep).map((e) => ('message' in e ? `in ${e.channel_id}: ${messageLine(bounded(e.message))}` : ''))

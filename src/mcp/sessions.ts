@@ -1,23 +1,19 @@
-// Open MCP sessions of this instance. A session belongs to the principal that opened it: another
-// credential of the same user or agent may continue it, anyone else gets 404 as for an unknown
-// session. Limits: MCP_MAX_SESSIONS in all, MCP_MAX_SESSIONS_PER_CALLER per user or agent (a new
+// Open MCP sessions of this instance (2025-era revisions only: 2026-07-28 has no sessions). A
+// session belongs to the principal that opened it: another credential of the same user or agent
+// may continue it, anyone else gets 404 as for an unknown session. Limits: MCP_MAX_SESSIONS in all, MCP_MAX_SESSIONS_PER_CALLER per user or agent (a new
 // one replaces that caller's least recently used session without a request in progress, or is
 // refused with 429 when all are busy), and sessions with no request and no open stream for
 // MCP_SESSION_IDLE_MS are closed.
-import type { Server } from '@modelcontextprotocol/sdk/server/index.js'
-import type { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js'
+import type { Server, WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/server'
 import type { ServerResponse } from 'node:http'
 import { AppError } from '../lib/errors.ts'
 import type { MemberPrincipal } from '../plugins/auth.ts'
+import type { McpCaller } from './caller.ts'
 import type { SessionEventStore } from './event-store.ts'
 
-export interface McpSession {
+export interface McpSession extends McpCaller {
   id: string
-  /** Refreshed by every authenticated request of the session. */
-  principal: MemberPrincipal
-  /** The last credential used, re-checked in the background (revoked key, expired JWT → closed). */
-  credential: string
-  transport: StreamableHTTPServerTransport
+  transport: WebStandardStreamableHTTPServerTransport
   server: Server
   /** What the session's SSE streams sent, for resumption with Last-Event-ID. */
   events: SessionEventStore
@@ -29,8 +25,6 @@ export interface McpSession {
   lastActive: number
   /** Ids of the channels whose resource the client subscribed to. */
   subscriptions: Set<string>
-  /** Aborted when the session closes: ends waits in progress. */
-  closed: AbortController
 }
 
 export interface SessionLimits {

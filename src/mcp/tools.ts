@@ -1,60 +1,33 @@
-// The MCP tools. Each one calls the same service as the REST route it mirrors, with the caller's
-// principal, so access rules, idempotency, events, webhooks and integrations apply unchanged: a
-// message posted here is an ordinary message to everyone else. Each answers compact text for the
-// model plus the same data as structuredContent; failures become tool errors carrying the REST
-// error code (src/mcp/server.ts).
+// The MCP tools, one `defineTool` declaration each (src/mcp/tool.ts). Each one calls the same
+// service as the REST route it mirrors, with the caller's principal, so access rules, idempotency,
+// events, webhooks and integrations apply unchanged: a message posted here is an ordinary message
+// to everyone else. Each answers compact text for the model plus the same data as
+// structuredContent, whose shape is the declared output schema (built from the REST schemas).
 import type { FastifyInstance } from 'fastify'
-import { Type, type Static, type TSchema } from 'typebox'
+import { Type } from 'typebox'
 import { AppError, badRequest } from '../lib/errors.ts'
+import { MeSchema } from '../modules/accounts/schemas.ts'
 import { describeCaller } from '../modules/accounts/service.ts'
+import { AgentSchema } from '../modules/agents/schemas.ts'
 import { listAgents } from '../modules/agents/service.ts'
 import { channelIdsOf } from '../modules/channels/access.ts'
+import { ChannelListItem, MemberSchema, ReadStateSchema } from '../modules/channels/schemas.ts'
 import * as channels from '../modules/channels/service.ts'
+import { DmSchema, type DmDto } from '../modules/dm/schemas.ts'
 import { openDm } from '../modules/dm/service.ts'
-import { readEventLog } from '../realtime/event-log/service.ts'
-import type { DmDto } from '../modules/dm/schemas.ts'
-import type { MessageDto } from '../modules/messages/schemas.ts'
+import { MessageSchema, SearchHitSchema, type MessageDto } from '../modules/messages/schemas.ts'
 import * as messages from '../modules/messages/service.ts'
+import { MessageReactionsSchema } from '../modules/reactions/schemas.ts'
 import { setReaction } from '../modules/reactions/service.ts'
 import type { MemberPrincipal } from '../plugins/auth.ts'
+import { Uuid } from '../schemas/common.ts'
 import { sinceCursor, SINCE_PATTERN } from '../realtime/cursor.ts'
+import { EventPageSchema, type EventPage } from '../realtime/event-log/schemas.ts'
+import { readEventLog } from '../realtime/event-log/service.ts'
 import type { EventFrame } from '../realtime/frames.ts'
 import { bounded, boundedEvent, eventLine, eventSize, fitting, MAX_MESSAGE_CHARS, messageLine } from './format.ts'
 import { storeFile } from './files.ts'
-import type { Inbox } from './inbox.ts'
-
-export interface ToolContext {
-  app: FastifyInstance
-  principal: MemberPrincipal
-  inbox: Inbox
-  /** The request was cancelled, or the session closed. */
-  signals: AbortSignal[]
-  /** Whether the session's credential is still valid (revoked keys end long waits). */
-  stillValid: () => Promise<boolean>
-}
-
-export interface ToolResult {
-  text: string
-  structured: Record<string, unknown>
-}
-
-interface ToolAnnotations {
-  readOnlyHint?: boolean
-  destructiveHint?: boolean
-  idempotentHint?: boolean
-  openWorldHint?: boolean
-}
-
-export interface ToolDefinition<S extends TSchema = TSchema> {
-  name: string
-  title: string
-  description: string
-  inputSchema: S
-  annotations: ToolAnnotations
-  run: (ctx: ToolContext, args: Static<S>) => Promise<ToolResult>
-}
-
-const tool = <S extends TSchema>(definition: ToolDefinition<S>): ToolDefinition => definition
+import { defaulted, defineTool, type Tool, type ToolOutput } from './tool.ts'
 
 export const WAIT_MAX_SECONDS = 30
 const LIST_MAX = 200
@@ -66,7 +39,14 @@ const ChannelRef = Type.String({
   description: 'The channel: its id (from list_channels), or its name such as "general" or "#general" (your DMs are named after the other participant).',
 })
 const MessageId = Type.String({ format: 'uuid', description: 'The message id (shown as "msg <id>" by read_messages).' })
-const Offset = Type.Integer({ minimum: 0, default: 0, description: 'Skip this many entries (paging).' })
+const Offset = defaulted(Type.Integer({ minimum: 0, description: 'Skip this many entries (paging, default 0).' }), 0)
+const ListLimit = defaulted(Type.Integer({ minimum: 1, maximum: LIST_MAX, description: `At most this many (1-${LIST_MAX}, default 100).` }), 100)
+const NextOffset = Type.Union([Type.Integer({ minimum: 0 }), Type.Null()], { description: 'Pass as offset to get the next entries; null when there are no more.' })
+const Total = Type.Integer({ minimum: 0, description: 'How many there are in all.' })
+const Cursor = (which: string) => Type.Union([Uuid, Type.Null()], { description: `The id of the ${which} message shown, to continue from; null when none is shown.` })
+const MessageResult = Type.Object({ message: MessageSchema }, { additionalProperties: false })
+const agent = AgentSchema.properties
+const AgentSummary = Type.Object({ id: agent.id, name: agent.name, display_name: agent.display_name, description: agent.description, is_primary: agent.is_primary }, { additionalProperties: false })
 
 /** A channel id from an id or a name among the caller's channels. */
 export async function resolveChannel(app: FastifyInstance, principal: MemberPrincipal, ref: string): Promise<string> {
@@ -85,11 +65,12 @@ function page<T>(items: T[], offset: number, limit: number): { items: T[]; next_
   return { items: slice, next_offset: offset + slice.length < items.length ? offset + slice.length : null }
 }
 
-const whoami = tool({
+const whoami = defineTool({
   name: 'whoami',
   title: 'Who am I',
   description: 'Tells you who you are in this workspace: your id, name and type (AGENT or HUMAN). Your id is the author_id of the messages you post.',
-  inputSchema: Type.Object({}, { additionalProperties: false }),
+  input: Type.Object({}, { additionalProperties: false }),
+  output: MeSchema,
   annotations: { readOnlyHint: true, openWorldHint: false },
   async run(ctx) {
     const me = describeCaller(ctx.principal)
@@ -98,15 +79,13 @@ const whoami = tool({
   },
 })
 
-const listChannelsTool = tool({
+const listChannelsTool = defineTool({
   name: 'list_channels',
   title: 'List channels',
   description:
     'Lists the channels and direct messages (DMs) you can read, with their ids. Use the id or name with read_messages and post_message. Each carries unread_count (messages after your read marker) and last_read_message_id.',
-  inputSchema: Type.Object(
-    { limit: Type.Integer({ minimum: 1, maximum: LIST_MAX, default: 100, description: `At most this many (1-${LIST_MAX}, default 100).` }), offset: Offset },
-    { additionalProperties: false },
-  ),
+  input: Type.Object({ limit: ListLimit, offset: Offset }, { additionalProperties: false }),
+  output: Type.Object({ channels: Type.Array(ChannelListItem), total: Total, next_offset: NextOffset }, { additionalProperties: false }),
   annotations: { readOnlyHint: true, openWorldHint: false },
   async run(ctx, args) {
     const all = await channels.listChannels(ctx.app, ctx.principal)
@@ -120,17 +99,28 @@ const listChannelsTool = tool({
   },
 })
 
-const readMessagesTool = tool({
+const readMessagesTool = defineTool({
   name: 'read_messages',
   title: 'Read messages',
   description:
     'Reads messages of a channel or DM, listed oldest to newest. Without a cursor: the newest messages. before=<message id>: the page just older than that message (scroll back). after=<message id>: the messages posted after that one (catch up since a message you have seen). Long pages are cut to fit and give the cursor to continue.',
-  inputSchema: Type.Object(
+  input: Type.Object(
     {
       channel: ChannelRef,
       before: Type.Optional({ ...MessageId, description: 'Read the messages older than this message id.' }),
       after: Type.Optional({ ...MessageId, description: 'Read the messages newer than this message id.' }),
-      limit: Type.Integer({ minimum: 1, maximum: 100, default: 30, description: 'At most this many messages (1-100, default 30).' }),
+      limit: defaulted(Type.Integer({ minimum: 1, maximum: 100, description: 'At most this many messages (1-100, default 30).' }), 30),
+    },
+    { additionalProperties: false },
+  ),
+  output: Type.Object(
+    {
+      channel_id: Uuid,
+      messages: Type.Array(MessageSchema, { description: 'Oldest first.' }),
+      direction: Type.Union([Type.Literal('older'), Type.Literal('newer')], { description: '`newer` when read with `after`, else `older`.' }),
+      has_more: Type.Boolean({ description: 'More messages lie in the direction read: continue with the cursor.' }),
+      older_cursor: Cursor('oldest'),
+      newer_cursor: Cursor('newest'),
     },
     { additionalProperties: false },
   ),
@@ -148,7 +138,7 @@ const readMessagesTool = tool({
     const structured = {
       channel_id: channelId,
       messages: chronological,
-      direction: forward ? 'newer' : 'older',
+      direction: forward ? ('newer' as const) : ('older' as const),
       has_more: hasMore,
       older_cursor: chronological[0]?.id ?? null,
       newer_cursor: chronological.at(-1)?.id ?? null,
@@ -177,12 +167,12 @@ const FileArg = Type.Object(
   { additionalProperties: false, description: 'One file attached to the message (at most 10 MiB): give either url or base64.' },
 )
 
-const postMessageTool = tool({
+const postMessageTool = defineTool({
   name: 'post_message',
   title: 'Post a message',
   description:
     'Posts a message to a channel or DM as you. Everyone in it sees it at once (WebSocket, webhooks, integrations). Optionally attach one file (by URL or base64, at most 10 MiB). Give an idempotency_key when you might retry, so a retry does not post twice. To message someone privately, open_dm first.',
-  inputSchema: Type.Object(
+  input: Type.Object(
     {
       channel: ChannelRef,
       text: Type.String({ maxLength: 1_000_000, description: 'The message text (may be empty only with a file).' }),
@@ -206,6 +196,7 @@ const postMessageTool = tool({
     },
     { additionalProperties: false },
   ),
+  output: MessageResult,
   annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false },
   async run(ctx, args) {
     const channelId = await resolveChannel(ctx.app, ctx.principal, args.channel)
@@ -223,18 +214,29 @@ const postMessageTool = tool({
   },
 })
 
-const readThreadTool = tool({
+const readThreadTool = defineTool({
   name: 'read_thread',
   title: 'Read a thread',
   description:
     'Reads a thread: its root message, then its replies oldest to newest. Give the channel and the id of the root (a message with reply_count, or the thread_id of a reply). Without a cursor: the newest replies; before=<reply id> scrolls back, after=<reply id> catches up. Reply with post_message and thread_id.',
-  inputSchema: Type.Object(
+  input: Type.Object(
     {
       channel: ChannelRef,
       message_id: { ...MessageId, description: 'The root message of the thread.' },
       before: Type.Optional({ ...MessageId, description: 'Read the replies older than this reply id.' }),
       after: Type.Optional({ ...MessageId, description: 'Read the replies newer than this reply id.' }),
-      limit: Type.Integer({ minimum: 1, maximum: 100, default: 30, description: 'At most this many replies (1-100, default 30).' }),
+      limit: defaulted(Type.Integer({ minimum: 1, maximum: 100, description: 'At most this many replies (1-100, default 30).' }), 30),
+    },
+    { additionalProperties: false },
+  ),
+  output: Type.Object(
+    {
+      channel_id: Uuid,
+      root: MessageSchema,
+      replies: Type.Array(MessageSchema, { description: 'Oldest first.' }),
+      has_more: Type.Boolean({ description: 'More replies lie in the direction read: continue with the cursor.' }),
+      older_cursor: Cursor('oldest reply'),
+      newer_cursor: Cursor('newest reply'),
     },
     { additionalProperties: false },
   ),
@@ -263,11 +265,12 @@ const readThreadTool = tool({
   },
 })
 
-const editMessageTool = tool({
+const editMessageTool = defineTool({
   name: 'edit_message',
   title: 'Edit a message',
   description: 'Replaces the text of one of your own messages (only its author may edit). Members see the change at once.',
-  inputSchema: Type.Object({ channel: ChannelRef, message_id: MessageId, text: Type.String({ maxLength: 1_000_000, description: 'The new text.' }) }, { additionalProperties: false }),
+  input: Type.Object({ channel: ChannelRef, message_id: MessageId, text: Type.String({ maxLength: 1_000_000, description: 'The new text.' }) }, { additionalProperties: false }),
+  output: MessageResult,
   annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: true, openWorldHint: false },
   async run(ctx, args) {
     const channelId = await resolveChannel(ctx.app, ctx.principal, args.channel)
@@ -276,25 +279,27 @@ const editMessageTool = tool({
   },
 })
 
-const deleteMessageTool = tool({
+const deleteMessageTool = defineTool({
   name: 'delete_message',
   title: 'Delete a message',
   description: 'Deletes a message and its file for everyone. Only its author or a workspace admin may. Cannot be undone.',
-  inputSchema: Type.Object({ channel: ChannelRef, message_id: MessageId }, { additionalProperties: false }),
+  input: Type.Object({ channel: ChannelRef, message_id: MessageId }, { additionalProperties: false }),
+  output: Type.Object({ deleted: Type.Literal(true), channel_id: Uuid, message_id: Uuid }, { additionalProperties: false }),
   annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: true, openWorldHint: false },
   async run(ctx, args) {
     const channelId = await resolveChannel(ctx.app, ctx.principal, args.channel)
     await messages.deleteMessage(ctx.app, ctx.principal, channelId, args.message_id)
-    return { text: `Deleted message ${args.message_id}.`, structured: { deleted: true, channel_id: channelId, message_id: args.message_id } }
+    return { text: `Deleted message ${args.message_id}.`, structured: { deleted: true as const, channel_id: channelId, message_id: args.message_id } }
   },
 })
 
-const markReadTool = tool({
+const markReadTool = defineTool({
   name: 'mark_read',
   title: 'Mark a conversation read',
   description:
     'Moves your read marker in a channel or DM up to a message (usually the newest you have handled), so its unread_count in list_channels drops and you, or the people who share your agent, know where you stopped. The marker only moves forward; you must be a member.',
-  inputSchema: Type.Object({ channel: ChannelRef, message_id: MessageId }, { additionalProperties: false }),
+  input: Type.Object({ channel: ChannelRef, message_id: MessageId }, { additionalProperties: false }),
+  output: ReadStateSchema,
   annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: true, openWorldHint: false },
   async run(ctx, args) {
     const channelId = await resolveChannel(ctx.app, ctx.principal, args.channel)
@@ -303,16 +308,24 @@ const markReadTool = tool({
   },
 })
 
-const searchMessagesTool = tool({
+const searchMessagesTool = defineTool({
   name: 'search_messages',
   title: 'Search messages',
   description:
     'Full-text search over the messages you can read, best match first among the newest 200 matches. Words are matched by stem ("deploying" finds "deploy"); use "quotes" for a phrase, OR between alternatives, -word to exclude. Optionally limit to one channel.',
-  inputSchema: Type.Object(
+  input: Type.Object(
     {
       query: Type.String({ minLength: 1, maxLength: 500, description: 'What to look for.' }),
       channel: Type.Optional(ChannelRef),
-      limit: Type.Integer({ minimum: 1, maximum: 50, default: 20, description: 'At most this many results (1-50, default 20).' }),
+      limit: defaulted(Type.Integer({ minimum: 1, maximum: 50, description: 'At most this many results (1-50, default 20).' }), 20),
+    },
+    { additionalProperties: false },
+  ),
+  output: Type.Object(
+    {
+      results: Type.Array(Type.Object({ message: MessageSchema, rank: SearchHitSchema.properties.rank, snippet: SearchHitSchema.properties.snippet }, { additionalProperties: false }), {
+        description: 'Best match first.',
+      }),
     },
     { additionalProperties: false },
   ),
@@ -327,15 +340,16 @@ const searchMessagesTool = tool({
   },
 })
 
-const openDmTool = tool({
+const openDmTool = defineTool({
   name: 'open_dm',
   title: 'Open a direct message',
   description:
     'Opens (or finds) the private DM channel between you and one user or agent, and returns its channel id for post_message and read_messages. Give the participant id (from list_members or list_agents) or an agent name.',
-  inputSchema: Type.Object(
+  input: Type.Object(
     { participant: Type.String({ minLength: 1, maxLength: 200, description: 'The id of a user or agent, or the name of an agent such as "research-bot".' }) },
     { additionalProperties: false },
   ),
+  output: Type.Object({ dm: DmSchema, created: Type.Boolean({ description: 'Whether the DM was opened just now (false: it existed).' }) }, { additionalProperties: false }),
   annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: true, openWorldHint: false },
   async run(ctx, args) {
     let participantId = args.participant.trim()
@@ -351,14 +365,12 @@ const openDmTool = tool({
   },
 })
 
-const listMembersTool = tool({
+const listMembersTool = defineTool({
   name: 'list_members',
   title: 'List channel members',
   description: 'Lists who is in a channel or DM: users and agents, with their ids and types.',
-  inputSchema: Type.Object(
-    { channel: ChannelRef, limit: Type.Integer({ minimum: 1, maximum: LIST_MAX, default: 100, description: `At most this many (1-${LIST_MAX}, default 100).` }), offset: Offset },
-    { additionalProperties: false },
-  ),
+  input: Type.Object({ channel: ChannelRef, limit: ListLimit, offset: Offset }, { additionalProperties: false }),
+  output: Type.Object({ channel_id: Uuid, members: Type.Array(MemberSchema), total: Total, next_offset: NextOffset }, { additionalProperties: false }),
   annotations: { readOnlyHint: true, openWorldHint: false },
   async run(ctx, args) {
     const channelId = await resolveChannel(ctx.app, ctx.principal, args.channel)
@@ -370,14 +382,12 @@ const listMembersTool = tool({
   },
 })
 
-const listAgentsTool = tool({
+const listAgentsTool = defineTool({
   name: 'list_agents',
   title: 'List agents',
   description: 'Lists the AI agents of this workspace with their ids, names and descriptions (who they are and what they do).',
-  inputSchema: Type.Object(
-    { limit: Type.Integer({ minimum: 1, maximum: LIST_MAX, default: 100, description: `At most this many (1-${LIST_MAX}, default 100).` }), offset: Offset },
-    { additionalProperties: false },
-  ),
+  input: Type.Object({ limit: ListLimit, offset: Offset }, { additionalProperties: false }),
+  output: Type.Object({ agents: Type.Array(AgentSummary), total: Total, next_offset: NextOffset }, { additionalProperties: false }),
   annotations: { readOnlyHint: true, openWorldHint: false },
   async run(ctx, args) {
     const all = (await listAgents(ctx.app)).map((a) => ({ id: a.id, name: a.name, display_name: a.display_name, description: a.description, is_primary: a.is_primary }))
@@ -388,18 +398,19 @@ const listAgentsTool = tool({
   },
 })
 
-const waitForEventsTool = tool({
+const waitForEventsTool = defineTool({
   name: 'wait_for_events',
   title: 'Wait for events (your inbox)',
   description: `Waits until something happens in your channels and DMs (new, edited or deleted messages, members joining or leaving, channels created or changed), then returns those events, oldest first. Pass the next_cursor of the previous call as cursor to continue where you left off; without a cursor it waits for events from now on. Returns after timeout_seconds (at most ${WAIT_MAX_SECONDS}) with no events if nothing happened: call it again with the same cursor to keep listening.`,
-  inputSchema: Type.Object(
+  input: Type.Object(
     {
       cursor: Type.Optional(Type.String({ pattern: SINCE_PATTERN, description: 'The next_cursor of the previous wait_for_events call.' })),
-      timeout_seconds: Type.Number({ minimum: 0, maximum: WAIT_MAX_SECONDS, default: 25, description: `How long to wait for the first event, 0-${WAIT_MAX_SECONDS} seconds (default 25).` }),
-      limit: Type.Integer({ minimum: 1, maximum: 100, default: 50, description: 'At most this many events (1-100, default 50).' }),
+      timeout_seconds: defaulted(Type.Number({ minimum: 0, maximum: WAIT_MAX_SECONDS, description: `How long to wait for the first event, 0-${WAIT_MAX_SECONDS} seconds (default 25).` }), 25),
+      limit: defaulted(Type.Integer({ minimum: 1, maximum: 100, description: 'At most this many events (1-100, default 50).' }), 50),
     },
     { additionalProperties: false },
   ),
+  output: EventPageSchema,
   annotations: { readOnlyHint: true, openWorldHint: false },
   async run(ctx, args) {
     const { app, principal } = ctx
@@ -431,7 +442,7 @@ const waitForEventsTool = tool({
   },
 })
 
-function eventsResult(all: EventFrame[], nextCursor: string, hasMore: boolean, resync: boolean): ToolResult {
+function eventsResult(all: EventFrame[], nextCursor: string, hasMore: boolean, resync: boolean): ToolOutput<EventPage> {
   const keep = fitting(all, eventSize)
   const events = all.slice(0, keep).map(boundedEvent)
   const cursor = keep < all.length ? events.at(-1)!.cursor : nextCursor
@@ -448,12 +459,12 @@ function eventsResult(all: EventFrame[], nextCursor: string, hasMore: boolean, r
   }
 }
 
-const reactTool = tool({
+const reactTool = defineTool({
   name: 'react',
   title: 'React to a message',
   description:
     'Adds (or with remove: true, takes back) your emoji reaction on a message. Use it as a cheap acknowledgement instead of a reply: 👀 when you start working on a request, ✅ when it is done. Reacting twice is one reaction. The emoji is one emoji character or a :shortcode:.',
-  inputSchema: Type.Object(
+  input: Type.Object(
     {
       channel: ChannelRef,
       message_id: MessageId,
@@ -462,6 +473,7 @@ const reactTool = tool({
     },
     { additionalProperties: false },
   ),
+  output: MessageReactionsSchema,
   annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: true, openWorldHint: false },
   async run(ctx, args) {
     const channelId = await resolveChannel(ctx.app, ctx.principal, args.channel)
@@ -471,7 +483,7 @@ const reactTool = tool({
   },
 })
 
-export const TOOLS: ToolDefinition[] = [
+export const TOOLS: Tool[] = [
   whoami,
   listChannelsTool,
   readMessagesTool,

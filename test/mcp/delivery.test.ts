@@ -4,7 +4,7 @@
 // local webhook receivers).
 import http from 'node:http'
 import type { AddressInfo } from 'node:net'
-import { ResourceUpdatedNotificationSchema, type ResourceUpdatedNotification } from '@modelcontextprotocol/sdk/types.js'
+import type { ResourceUpdatedNotification } from '@modelcontextprotocol/client'
 import t from 'tap'
 import { connect } from '../realtime/helpers.ts'
 import { createWebhook, eventually, FAST_ENV, receiver, verifySignature } from '../webhooks/helpers.ts'
@@ -71,7 +71,7 @@ t.test('MCP posts are delivered like any other; the inbox and subscriptions wake
     const updates: ResourceUpdatedNotification[] = []
     let notified: () => void = () => {}
     const arrived = new Promise<void>((resolve) => (notified = resolve))
-    client.setNotificationHandler(ResourceUpdatedNotificationSchema, (n) => {
+    client.setNotificationHandler('notifications/resources/updated', (n) => {
       updates.push(n)
       notified()
     })

@@ -1,12 +1,20 @@
-// MCP tests drive /mcp with the SDK's own client over real HTTP (the app listens on port 0).
-import { Client } from '@modelcontextprotocol/sdk/client/index.js'
-import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js'
-import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js'
+// MCP tests drive /mcp with the official SDK's client over real HTTP (the app listens on port 0),
+// in either protocol revision: 'legacy' is the 2025-11-25 initialize handshake with a session,
+// 'modern' pins 2026-07-28 (no session, `_meta` on every request). Every tool result they see is
+// checked against the tool's advertised output schema.
+import { Client, StreamableHTTPClientTransport, type CallToolResult, type Tool } from '@modelcontextprotocol/client'
+import { Ajv2020 } from 'ajv/dist/2020.js'
+import addFormats from 'ajv-formats'
 import type { FastifyInstance } from 'fastify'
 import type { AddressInfo } from 'node:net'
 import type { Test } from 'tap'
 import { build, type BuildTestOptions, type TestApp } from '../helper.ts'
 import { bearer, seedWorkspace, type Workspace } from '../support/index.ts'
+
+export type Era = 'legacy' | 'modern'
+export const ERAS: Era[] = ['legacy', 'modern']
+export const MODERN_VERSION = '2026-07-28'
+export const LEGACY_VERSION = '2025-11-25'
 
 export interface McpCtx extends TestApp {
   ws: Workspace
@@ -25,18 +33,34 @@ export function mcpUrl(base: string): URL {
   return new URL('/mcp', base)
 }
 
+/** A client of the SDK in the given protocol era. */
+export function newClient(era: Era, name = 'tap-test'): Client {
+  return new Client({ name, version: '1.0.0' }, era === 'modern' ? { versionNegotiation: { mode: { pin: MODERN_VERSION } } } : {})
+}
+
 /** An SDK client connected with `token`, closed with the test. */
-export async function connectClient(t: Test, base: string, token: string, name = 'tap-test'): Promise<{ client: Client; transport: StreamableHTTPClientTransport }> {
+export async function connectClient(t: Test, base: string, token: string, era: Era = 'legacy'): Promise<{ client: Client; transport: StreamableHTTPClientTransport }> {
   const transport = new StreamableHTTPClientTransport(mcpUrl(base), { requestInit: { headers: bearer(token) } })
-  const client = new Client({ name, version: '1.0.0' })
+  const client = newClient(era)
   await client.connect(transport)
   t.teardown(() => client.close().catch(() => {}))
   return { client, transport }
 }
 
-/** Calls a tool; returns its result as the SDK parsed it. */
+const ajv = new Ajv2020({ strict: false, allErrors: true })
+addFormats.default(ajv)
+const outputChecks = new WeakMap<Client, Promise<Map<string, Tool>>>()
+
+/** Calls a tool; returns its result, after checking its structuredContent against the tool's output schema. */
 export async function call(client: Client, name: string, args: Record<string, unknown> = {}): Promise<CallToolResult> {
-  return (await client.callTool({ name, arguments: args })) as CallToolResult
+  let tools = outputChecks.get(client)
+  if (!tools) outputChecks.set(client, (tools = client.listTools().then((list) => new Map(list.tools.map((tool) => [tool.name, tool])))))
+  const schema = (await tools).get(name)?.outputSchema
+  const result = await client.callTool({ name, arguments: args })
+  if (!schema) throw new Error(`tool ${name} has no output schema`)
+  const validate = ajv.compile(schema)
+  if (!validate(result.structuredContent)) throw new Error(`${name}: structuredContent does not match its output schema: ${ajv.errorsText(validate.errors)}`)
+  return result
 }
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any -- tool results are compared field by field
@@ -51,11 +75,28 @@ export const INITIALIZE = {
   params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'raw-http', version: '1.0.0' } },
 }
 
+/** The `_meta` envelope a 2026-07-28 request carries. */
+export const ENVELOPE = {
+  'io.modelcontextprotocol/protocolVersion': MODERN_VERSION,
+  'io.modelcontextprotocol/clientInfo': { name: 'raw-http', version: '1.0.0' },
+  'io.modelcontextprotocol/clientCapabilities': {},
+}
+
 export const MCP_HEADERS = { 'content-type': 'application/json', accept: 'application/json, text/event-stream' }
 
 /** A POST to /mcp with plain fetch (no SDK), for what happens before any MCP exchange. */
 export async function rawPost(base: string, body: unknown, headers: Record<string, string> = {}): Promise<Response> {
-  return fetch(mcpUrl(base), { method: 'POST', headers: { ...MCP_HEADERS, ...headers }, body: JSON.stringify(body) })
+  return fetch(mcpUrl(base), { method: 'POST', headers: { ...MCP_HEADERS, ...headers }, body: typeof body === 'string' ? body : JSON.stringify(body) })
+}
+
+/** A 2026-07-28 request by plain fetch: the envelope in `_meta` and the standard headers. */
+export async function modernPost(base: string, id: number, method: string, params: Record<string, unknown>, headers: Record<string, string> = {}): Promise<Response> {
+  const name = typeof params.name === 'string' ? params.name : typeof params.uri === 'string' ? params.uri : undefined
+  return rawPost(
+    base,
+    { jsonrpc: '2.0', id, method, params: { ...params, _meta: ENVELOPE } },
+    { 'mcp-protocol-version': MODERN_VERSION, 'mcp-method': method, ...(name ? { 'mcp-name': name } : {}), ...headers },
+  )
 }
 
 export type { FastifyInstance }

@@ -1,7 +1,9 @@
 // Every MCP tool through the SDK's client over real HTTP: its happy path, and the access rules of
 // the REST service behind it (a channel the caller cannot read is NOT_FOUND, someone else's
-// message is FORBIDDEN, bad input is VALIDATION_ERROR and stores nothing).
-import { McpError } from '@modelcontextprotocol/sdk/types.js'
+// message is FORBIDDEN, bad input is VALIDATION_ERROR and stores nothing). The tools are the same
+// in both protocol revisions: the first test speaks 2025-11-25, the others 2026-07-28. Every
+// result is checked against the tool's output schema (./helpers.ts).
+import { ProtocolError } from '@modelcontextprotocol/client'
 import t from 'tap'
 import { call, connectClient, setup, structured, textOf, type McpCtx } from './helpers.ts'
 import { bearer, UUID_RE } from '../support/index.ts'
@@ -57,9 +59,15 @@ t.test('MCP tools over the REST services', async (t) => {
     for (const tool of tools) {
       t.ok(tool.description && tool.description.length > 40, `${tool.name} has a description`)
       t.equal(tool.inputSchema.type, 'object')
+      t.equal(tool.outputSchema?.type, 'object', `${tool.name} declares its output`)
     }
     const post = tools.find((x) => x.name === 'post_message')!
     t.same(post.inputSchema.required?.sort(), ['channel', 'text'])
+    // Arguments with a default may be left out.
+    t.same(tools.find((x) => x.name === 'list_channels')!.inputSchema.required, undefined)
+    t.same(tools.find((x) => x.name === 'wait_for_events')!.inputSchema.required, undefined)
+    t.same(tools.find((x) => x.name === 'read_messages')!.inputSchema.required, ['channel'])
+    t.same(tools.find((x) => x.name === 'list_members')!.inputSchema.required, ['channel'])
     t.equal(post.annotations?.readOnlyHint, false)
     t.equal(tools.find((x) => x.name === 'read_messages')!.annotations?.readOnlyHint, true)
   })
@@ -280,14 +288,17 @@ t.test('MCP tools over the REST services', async (t) => {
     t.match(text, 'the zebra migration is tomorrow')
     const templates = await client.listResourceTemplates()
     t.equal(templates.resourceTemplates[0]!.uriTemplate, 'ams://channels/{channel_id}')
+    // Resource not found is -32602 with data {uri} (the code of 2026-07-28, which the SDK uses for every revision).
     for (const uri of [`ams://channels/${secret}`, 'ams://channels/not-an-id', 'https://example.com/']) {
       const error = await client.readResource({ uri }).catch((e: unknown) => e)
-      t.ok(error instanceof McpError, uri)
-      t.equal((error as McpError).code, -32002)
-      t.match((error as McpError).data, { error: String, code: 'NOT_FOUND' })
+      t.ok(error instanceof ProtocolError, uri)
+      t.equal((error as ProtocolError).code, -32602)
+      t.same((error as ProtocolError).data, { uri })
+      t.match((error as ProtocolError).message, 'NOT_FOUND')
     }
     const subscribe = await client.subscribeResource({ uri: `ams://channels/${secret}` }).catch((e: unknown) => e)
-    t.ok(subscribe instanceof McpError, 'cannot subscribe to a channel it cannot read')
+    t.ok(subscribe instanceof ProtocolError, 'cannot subscribe to a channel it cannot read')
+    t.equal((subscribe as ProtocolError).code, -32602)
   })
 
   await t.test('prompts', async (t) => {
@@ -302,7 +313,11 @@ t.test('MCP tools over the REST services', async (t) => {
     const catchUp = await client.getPrompt({ name: 'catch_up', arguments: { since: cursor } })
     t.match((catchUp.messages[0]!.content as { text: string }).text, 'are you there, agent-1?')
     const hidden = await client.getPrompt({ name: 'summarize_channel', arguments: { channel: secret } }).catch((e: unknown) => e)
-    t.ok(hidden instanceof McpError)
+    t.ok(hidden instanceof ProtocolError)
+    t.equal((hidden as ProtocolError).code, -32602)
+    t.match((hidden as ProtocolError).data, { code: 'NOT_FOUND' })
+    const unknown = await client.getPrompt({ name: 'no_such_prompt', arguments: {} }).catch((e: unknown) => e)
+    t.equal((unknown as ProtocolError).code, -32602)
   })
 })
 
@@ -311,7 +326,7 @@ t.test('mark_read: moves the read marker, unread_count follows; a channel one ca
   const [agent1, agent2] = ctx.ws.agents as [(typeof ctx.ws.agents)[0], (typeof ctx.ws.agents)[0]]
   const general = await channel(ctx, 'general', [agent1.id, agent2.id])
   const secret = await channel(ctx, 'secret', [agent2.id])
-  const { client } = await connectClient(t, ctx.base, agent1.key)
+  const { client } = await connectClient(t, ctx.base, agent1.key, 'modern')
   const posts = []
   for (const text of ['first unread', 'second unread']) {
     const res = await ctx.api({ method: 'POST', url: `/api/v1/channels/${general}/messages`, headers: bearer(agent2.key), payload: { text } })
@@ -338,7 +353,7 @@ t.test('threads: post_message with thread_id replies, read_thread gives the root
   const [agent1, agent2] = ctx.ws.agents as [(typeof ctx.ws.agents)[0], (typeof ctx.ws.agents)[0]]
   const general = await channel(ctx, 'general', [agent1.id, agent2.id])
   const secret = await channel(ctx, 'secret', [agent2.id])
-  const { client } = await connectClient(t, ctx.base, agent1.key)
+  const { client } = await connectClient(t, ctx.base, agent1.key, 'modern')
   const root = await restPost(ctx, agent2.key, general, 'a question for the thread')
   const hidden = await restPost(ctx, agent2.key, secret, 'not for agent1')
 
