@@ -106,7 +106,9 @@ async function errorsPlugin(app: FastifyInstance): Promise<void> {
     }
     schema.response[500] ??= error('Unexpected server failure (`INTERNAL_ERROR`); nothing is leaked.')
     schema.response[503] ??= {
-      ...error('The database is unreachable or not answering, or the server is shutting down (`SERVICE_UNAVAILABLE`); retry after `Retry-After` seconds.'),
+      ...error(
+        'The database is unreachable or not answering (`SERVICE_UNAVAILABLE`: nothing was stored), or it stopped answering while committing (`OUTCOME_UNKNOWN`: retry with the same `Idempotency-Key`); retry after `Retry-After` seconds.',
+      ),
       headers: { 'Retry-After': { type: 'integer', description: 'Seconds to wait before retrying.' } },
     }
   })
