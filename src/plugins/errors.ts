@@ -113,18 +113,6 @@ async function errorsPlugin(app: FastifyInstance): Promise<void> {
     }
   })
 
-  // While the server shuts down, requests on kept-alive connections are answered 503 in our
-  // error format (Fastify's own return503OnClosing body has no `code`), and told to reconnect.
-  let closing = false
-  app.addHook('preClose', async () => {
-    closing = true
-  })
-  app.addHook('onRequest', async (_request, reply) => {
-    if (!closing) return
-    reply.header('connection', 'close')
-    throw new AppError('SERVICE_UNAVAILABLE', 'the server is shutting down; retry on another connection', { headers: { 'retry-after': '1' } })
-  })
-
   app.setErrorHandler((error, request, reply) => {
     const appError = toAppError(error)
     if (!appError) {

@@ -26,7 +26,7 @@ export interface paths {
         };
         /**
          * Readiness to serve traffic
-         * @description For load balancers and container health checks. 200 when this instance can serve requests; 503 while PostgreSQL is unreachable, Redis is unreachable in multi-instance mode (REDIS_URL set), or the server is shutting down. Each dependency check gives up after 1 s. Once shutdown has begun, the answer may also be the common error body (`SERVICE_UNAVAILABLE`). Not rate-limited.
+         * @description For load balancers and container health checks. 200 when this instance can serve requests; 503 while PostgreSQL is unreachable, Redis is unreachable in multi-instance mode (REDIS_URL set), or the server is shutting down. Each dependency check gives up after 1 s. Once a graceful stop has begun new connections are refused, and a probe on a connection still open gets `shutting_down` (and `Connection: close`). Not rate-limited.
          */
         get: operations["getReadiness"];
         put?: never;
@@ -2672,7 +2672,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Not ready: the body names the dependency that is down; during shutdown it may be `{error, code}`. */
+            /** @description Not ready: the body names the dependency that is down, or `shutting_down`; a request refused before the check gets `{error, code}`. */
             503: {
                 headers: {
                     [name: string]: unknown;
