@@ -94,6 +94,8 @@ export async function buildApp(config: AppConfig, options: BuildOptions = {}): P
   })
 
   await app.register(errorsPlugin)
+  // First of the preClose hooks: a stop closes the listening socket before anything else.
+  await app.register(shutdownPlugin)
   await app.register(pressurePlugin)
   await app.register(inputGuardPlugin)
   await app.register(dbPlugin, {
@@ -111,7 +113,6 @@ export async function buildApp(config: AppConfig, options: BuildOptions = {}): P
   await app.register(openapiPlugin)
   // Event streams and long polls (the hub is looked up per request); they end when a stop begins.
   await app.register(httpEvents)
-  await app.register(shutdownPlugin)
 
   await app.register(healthRoutes)
   await app.register(

@@ -18,8 +18,7 @@
 //    that time) and waits for requests in flight; the process exits at SHUTDOWN_TIMEOUT_MS anyway.
 // Deliveries stop beside this, from the first moment (src/workers/plugin.ts), using the deadline
 // decorated here.
-import type { Socket } from 'node:net'
-import net from 'node:net'
+import net, { type Socket } from 'node:net'
 import { setTimeout as sleep } from 'node:timers/promises'
 import type { FastifyInstance } from 'fastify'
 import fp from 'fastify-plugin'
