@@ -198,9 +198,17 @@ export function checkOutcomes(t: Test, outcomes: PostOutcome[]): void {
   const answered = outcomes.filter((o) => !o.error)
   const odd = answered.filter((o) => o.status !== 201 && !(o.status === 503 && o.code === 'SERVICE_UNAVAILABLE' && o.connection === 'close'))
   t.same(odd, [], 'every answer is 201, or 503 SERVICE_UNAVAILABLE with Connection: close')
-  t.ok(
-    outcomes.some((o) => o.error === 'ECONNREFUSED'),
-    'the posters stopped on a refused connection',
+  // Each poster's last answer closed its kept-alive connection; its next post was refused.
+  const lastAnswers = Array.from({ length: POSTERS }, (_, poster) => outcomes.filter((o) => o.text.startsWith(`stop ${poster}.`) && !o.error).at(-1))
+  t.same(
+    lastAnswers.filter((o) => o?.connection !== 'close'),
+    [],
+    'the last answer on every kept-alive connection said Connection: close',
+  )
+  t.same(
+    Array.from({ length: POSTERS }, (_, poster) => outcomes.filter((o) => o.text.startsWith(`stop ${poster}.`)).at(-1)?.error),
+    Array.from({ length: POSTERS }, () => 'ECONNREFUSED'),
+    'then each poster found the port closed',
   )
 }
 
