@@ -79,13 +79,14 @@ async function workersPlugin(app: FastifyInstance): Promise<void> {
     if (timer) clearTimeout(timer)
     idempotencySweeper.stop()
     running.stop()
-    await Promise.all([running.planner.idle(), running.scheduler.idle(), searchIndex.stop()])
-    await handBack([...(await queue.halt()), ...running.takeParked()])
     // Attempts in flight may run until shortly before the stop's deadline, leaving time to hand
     // back those cut short and to close the rest.
     const until = app.shutdown.deadline() - Math.min(HAND_BACK_RESERVE_MS, config.shutdownTimeoutMs / 5)
     const cut = setTimeout(() => running.abandonAttempts(), Math.max(0, until - Date.now()))
     try {
+      await handBack([...(await queue.halt()), ...running.takeParked()])
+      // A claim the scheduler was making meanwhile lands in the queue, which drain() returns.
+      await Promise.all([running.planner.idle(), running.scheduler.idle(), searchIndex.stop()])
       await handBack(await queue.drain())
     } finally {
       clearTimeout(cut)
