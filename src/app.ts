@@ -17,7 +17,7 @@ import openapiPlugin from './plugins/openapi.ts'
 import pressurePlugin from './plugins/pressure.ts'
 import rateLimitPlugin from './plugins/rate-limit.ts'
 import redisPlugin from './plugins/redis.ts'
-import shutdownPlugin from './plugins/shutdown.ts'
+import shutdownPlugin, { drain as connectionDrain } from './plugins/shutdown.ts'
 import webPlugin from './plugins/web.ts'
 import healthRoutes from './modules/health/routes.ts'
 import bootstrapRoutes from './modules/bootstrap/routes.ts'
@@ -74,7 +74,7 @@ export async function buildApp(config: AppConfig, options: BuildOptions = {}): P
     bodyLimit: config.bodyLimitBytes,
     genReqId: () => uuidv7(),
     requestIdHeader: 'x-request-id',
-    // Requests that arrive while closing get our own 503 {error, code} (src/plugins/errors.ts).
+    // Requests that arrive while closing are served, with `Connection: close` (src/plugins/shutdown.ts).
     return503OnClosing: false,
     forceCloseConnections: 'idle',
     ajv: {
@@ -94,6 +94,8 @@ export async function buildApp(config: AppConfig, options: BuildOptions = {}): P
   })
 
   await app.register(errorsPlugin)
+  // First of the preClose hooks: a stop closes the listening socket before anything else.
+  await app.register(shutdownPlugin)
   await app.register(pressurePlugin)
   await app.register(inputGuardPlugin)
   await app.register(dbPlugin, {
@@ -109,10 +111,8 @@ export async function buildApp(config: AppConfig, options: BuildOptions = {}): P
   await app.register(loginLimitPlugin)
   await app.register(authPlugin, { jwtSecret: config.jwtSecret, keyCacheTtlMs: config.authCacheTtlMs })
   await app.register(openapiPlugin)
-  // Event streams and long polls (the hub is looked up per request): before the shutdown plugin,
-  // so that they end before its drain waits for open connections.
+  // Event streams and long polls (the hub is looked up per request); they end when a stop begins.
   await app.register(httpEvents)
-  await app.register(shutdownPlugin)
 
   await app.register(healthRoutes)
   await app.register(
@@ -139,5 +139,7 @@ export async function buildApp(config: AppConfig, options: BuildOptions = {}): P
   await app.register(mcp)
   await app.register(workers)
   await app.register(webPlugin)
+  // Last, so that its wait for open connections comes after every other plugin's preClose.
+  await app.register(connectionDrain)
   return app
 }

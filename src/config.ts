@@ -153,6 +153,11 @@ export interface Config {
   /** An endpoint failing without a success for this long (and at least N times) is disabled. */
   webhookDisableAfterSeconds: number
   webhookDisableMinFailures: number
+  /**
+   * The bound of a graceful stop, from the signal (src/server.ts): idle connections are closed at
+   * a quarter of it, delivery attempts still running are handed back shortly before it, and the
+   * process exits at it whatever still runs (docs/operations.md, "Stopping an instance").
+   */
   shutdownTimeoutMs: number
   /** MCP endpoint (src/mcp/): open sessions in all, per caller, idle expiry, credential re-check. */
   mcpMaxSessions: number

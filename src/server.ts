@@ -64,12 +64,21 @@ async function main(): Promise<void> {
   const jwtSecret = await resolveJwtSecret(config).catch(stopEmbedded)
   const app = await buildApp({ ...config, databaseUrl, jwtSecret }).catch(stopEmbedded)
 
-  closeWithGrace({ delay: config.shutdownTimeoutMs }, async ({ signal, err }) => {
-    if (err) app.log.error({ err }, 'shutting down after an error')
-    else app.log.info({ signal }, 'shutting down')
-    await app.close()
-    await embedded?.stop()
-  })
+  // The graceful stop (docs/operations.md, "Stopping an instance") is bounded: whatever still
+  // runs at SHUTDOWN_TIMEOUT_MS is left as a kill -9 would leave it, and the process exits 1.
+  closeWithGrace(
+    {
+      delay: config.shutdownTimeoutMs,
+      logger: { error: (message: unknown) => app.log.error(message) },
+      onTimeout: (delay) => app.log.error(`graceful stop killed by timeout (${delay}ms): exiting with what is left as it is`),
+    },
+    async ({ signal, err }) => {
+      if (err) app.log.error({ err }, 'shutting down after an error')
+      else app.log.info({ signal }, 'shutting down')
+      await app.close()
+      await embedded?.stop()
+    },
+  )
 
   await app.listen({ host: config.host, port: config.port }).catch(async (error: unknown) => {
     await app.close().catch(() => {})

@@ -3,6 +3,7 @@
 import { PrismaPg } from '@prisma/adapter-pg'
 import pg from 'pg'
 import { PrismaClient, type Prisma } from '../generated/prisma/client.ts'
+import { guardClient } from './commit-guard.ts'
 
 export type { PrismaClient }
 export type { Prisma } from '../generated/prisma/client.ts'
@@ -19,7 +20,10 @@ export interface Database {
 export interface DatabaseTimeouts {
   /** Server-side `statement_timeout` of every connection; 0 = none. */
   statementTimeoutMs?: number
-  /** Client-side bound of each query (a frozen or unreachable server); 0 = none. */
+  /**
+   * Client-side bound of each query (a frozen or unreachable server); 0 = none. What a query cut
+   * off by it may have left behind: ./commit-guard.ts.
+   */
   queryTimeoutMs?: number
 }
 
@@ -31,7 +35,6 @@ export function createDatabase(url: string, poolSize: number, timeouts: Database
     max: poolSize,
     connectionTimeoutMillis: 5_000,
     ...(timeouts.statementTimeoutMs ? { statement_timeout: timeouts.statementTimeoutMs } : {}),
-    ...(timeouts.queryTimeoutMs ? { query_timeout: timeouts.queryTimeoutMs } : {}),
   })
   // A client that loses its server emits 'error' when no query is running on it: an idle one
   // (the pool's own listener) and also a checked-out one between two statements of a transaction
@@ -39,7 +42,11 @@ export function createDatabase(url: string, poolSize: number, timeouts: Database
   // with one, the next statement on that client fails, the caller rolls back and retries, and the
   // pool discards the broken client on release.
   pool.on('error', () => {})
-  pool.on('connect', (client) => client.on('error', () => {}))
+  pool.on('connect', (client) => {
+    client.on('error', () => {})
+    // Commits only while the caller still waits, and the query timeout (./commit-guard.ts).
+    guardClient(client, timeouts.queryTimeoutMs ?? 0)
+  })
   const prisma = new PrismaClient({ adapter: new PrismaPg(pool) })
   return {
     prisma,

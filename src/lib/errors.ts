@@ -61,6 +61,7 @@ export const ERROR_CODES = {
   INTERNAL_ERROR: 500,
   // 503
   SERVICE_UNAVAILABLE: 503,
+  OUTCOME_UNKNOWN: 503,
 } as const
 
 export type ErrorCode = keyof typeof ERROR_CODES

@@ -18,8 +18,13 @@ const PRISMA_CODES = new Set(['P1001', 'P1002', 'P1008', 'P1017', 'P2024'])
 // @prisma/adapter-pg's classification of the underlying error.
 const ADAPTER_KINDS = new Set(['DatabaseNotReachable', 'ConnectionClosed', 'SocketTimeout', 'TooManyConnections'])
 // node-postgres raises these as plain Errors without a code: the connection was lost, the
-// connect or query timeout (pool and client options) ran out, or the pool is closed.
-const PG_MESSAGES = /Connection terminated|timeout exceeded when trying to connect|Query read timeout|is not queryable|Cannot use a pool after calling end/
+// connect timeout (pool option) or the query timeout (src/db/commit-guard.ts) ran out, or the
+// pool is closed.
+const PG_MESSAGES =
+  /Connection terminated|timeout exceeded when trying to connect|Query read timeout|connection lost while PostgreSQL was committing|is not queryable|Cannot use a pool after calling end/
+// src/db/commit-guard.ts: a query cut off after its commit was asked for (Prisma keeps the
+// message of an error it wraps, not its fields).
+const OUTCOME_UNKNOWN = 'outcome unknown: it may have been committed'
 
 interface ErrorLike {
   name?: unknown
@@ -27,6 +32,7 @@ interface ErrorLike {
   kind?: unknown
   originalCode?: unknown
   message?: unknown
+  outcome?: unknown
   cause?: unknown
   errors?: unknown
   meta?: { driverAdapterError?: { cause?: unknown } }
@@ -58,11 +64,30 @@ export function isDatabaseOutage(error: unknown, depth = 0): boolean {
   return isDatabaseOutage(e.cause, depth + 1)
 }
 
-/** The 503 answer for a database outage, or null when `error` is something else. */
+/** True when `error` (or what it wraps) is a write PostgreSQL may have committed after all. */
+export function isOutcomeUnknown(error: unknown, depth = 0): boolean {
+  if (!error || typeof error !== 'object' || depth > 4) return false
+  const e = error as ErrorLike
+  if (e.outcome === 'unknown' || (typeof e.message === 'string' && e.message.includes(OUTCOME_UNKNOWN))) return true
+  if (e.meta?.driverAdapterError && isOutcomeUnknown(e.meta.driverAdapterError.cause, depth + 1)) return true
+  if (Array.isArray(e.errors) && e.errors.some((inner) => isOutcomeUnknown(inner, depth + 1))) return true
+  return isOutcomeUnknown(e.cause, depth + 1)
+}
+
+/**
+ * The 503 answer for a database outage, or null when `error` is something else. A 503
+ * SERVICE_UNAVAILABLE means nothing was stored; when PostgreSQL went silent while committing,
+ * the answer is 503 OUTCOME_UNKNOWN instead (docs/errors.md): a retry with the same
+ * Idempotency-Key is safe either way.
+ */
 export function outageError(error: unknown): AppError | null {
   if (!isDatabaseOutage(error)) return null
-  return new AppError('SERVICE_UNAVAILABLE', 'the database is unavailable; retry shortly', {
-    headers: { 'retry-after': String(OUTAGE_RETRY_AFTER_SECONDS) },
-    cause: error,
-  })
+  const headers = { 'retry-after': String(OUTAGE_RETRY_AFTER_SECONDS) }
+  if (isOutcomeUnknown(error)) {
+    return new AppError('OUTCOME_UNKNOWN', 'the database stopped answering while saving this change, so whether it was saved is unknown; retry with the same Idempotency-Key', {
+      headers,
+      cause: error,
+    })
+  }
+  return new AppError('SERVICE_UNAVAILABLE', 'the database is unavailable; retry shortly', { headers, cause: error })
 }

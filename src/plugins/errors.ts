@@ -106,21 +106,11 @@ async function errorsPlugin(app: FastifyInstance): Promise<void> {
     }
     schema.response[500] ??= error('Unexpected server failure (`INTERNAL_ERROR`); nothing is leaked.')
     schema.response[503] ??= {
-      ...error('The database is unreachable or not answering, or the server is shutting down (`SERVICE_UNAVAILABLE`); retry after `Retry-After` seconds.'),
+      ...error(
+        'The database is unreachable or not answering (`SERVICE_UNAVAILABLE`: nothing was stored), or it stopped answering while committing (`OUTCOME_UNKNOWN`: retry with the same `Idempotency-Key`); retry after `Retry-After` seconds.',
+      ),
       headers: { 'Retry-After': { type: 'integer', description: 'Seconds to wait before retrying.' } },
     }
-  })
-
-  // While the server shuts down, requests on kept-alive connections are answered 503 in our
-  // error format (Fastify's own return503OnClosing body has no `code`), and told to reconnect.
-  let closing = false
-  app.addHook('preClose', async () => {
-    closing = true
-  })
-  app.addHook('onRequest', async (_request, reply) => {
-    if (!closing) return
-    reply.header('connection', 'close')
-    throw new AppError('SERVICE_UNAVAILABLE', 'the server is shutting down; retry on another connection', { headers: { 'retry-after': '1' } })
   })
 
   app.setErrorHandler((error, request, reply) => {

@@ -1,24 +1,49 @@
-// Graceful stop of the HTTP side: every kept-alive connection gets an answer or a clean close,
-// never a reset. While the server closes:
-// - requests in flight finish normally; every request that arrives from then on, on a kept-alive
-//   connection or a new one, gets 503 with `Connection: close` (src/plugins/errors.ts), after
-//   which the server closes that connection: a clean close the client expects;
-// - connections stay open for a short drain (at most DRAIN_MS) so that a client that is about
-//   to send its next request on a kept-alive connection gets 503 `Connection: close`
-//   (src/plugins/errors.ts) instead of finding the socket destroyed under its request (the
-//   reset a client cannot tell from a crash); the drain ends as soon as no plain HTTP
-//   connection is left, and only connections still silent after it are closed as idle.
-// WebSocket connections are closed by the gateway with 1001 (src/realtime/gateway.ts).
-import type { Socket } from 'node:net'
+// Graceful stop (SIGTERM → app.close(), src/server.ts), within SHUTDOWN_TIMEOUT_MS. Clients see
+// answers, clean closes and refused connections, never a reset of a connection that sent a
+// request or may be sending one:
+// 1. Stop accepting: the listening socket closes first. A new connection is refused by the
+//    kernel (a client retries that elsewhere, and knows nothing was sent), instead of being
+//    accepted and then destroyed by the close of idle connections, which is what reset clients
+//    before: they had been told to reconnect (503 `Connection: close`) while the listener was
+//    still open, reconnected, and their fresh connection was closed as "idle" under the request
+//    they were writing.
+// 2. Every answer given from then on carries `Connection: close` (Fastify adds it to requests that
+//    arrive while closing, the hook below to those already running), so each kept-alive
+//    connection closes cleanly right after its last answer. A request that arrives on a
+//    kept-alive connection is served as usual: the process still runs everything until the
+//    connections are gone.
+// 3. The drain (registered last, so that event streams, long polls, WebSockets and MCP sessions
+//    have been ended by their own hooks) waits for those connections to close, at most a quarter
+//    of SHUTDOWN_TIMEOUT_MS. Fastify then closes the connections still idle (a client silent all
+//    that time) and waits for requests in flight; the process exits at SHUTDOWN_TIMEOUT_MS anyway.
+// Deliveries stop beside this, from the first moment (src/workers/plugin.ts), using the deadline
+// decorated here.
+import net, { type Socket } from 'node:net'
 import { setTimeout as sleep } from 'node:timers/promises'
 import type { FastifyInstance } from 'fastify'
 import fp from 'fastify-plugin'
 
-const DRAIN_MS = 1_000
 const POLL_MS = 25
+
+export interface ShutdownClock {
+  /** When the stop began (epoch ms), or null while the server runs. */
+  readonly startedAt: number | null
+  /** When the stop must be over (epoch ms): its start plus SHUTDOWN_TIMEOUT_MS. */
+  deadline(): number
+}
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    shutdown: ShutdownClock
+  }
+}
+
+/** Plain HTTP connections (not upgraded to WebSockets), kept by the plugin below for the drain. */
+const openConnections = new WeakMap<FastifyInstance['server'], Set<Socket>>()
 
 async function shutdownPlugin(app: FastifyInstance): Promise<void> {
   const open = new Set<Socket>()
+  openConnections.set(app.server, open)
   app.server.on('connection', (socket: Socket) => {
     open.add(socket)
     socket.once('close', () => open.delete(socket))
@@ -26,11 +51,35 @@ async function shutdownPlugin(app: FastifyInstance): Promise<void> {
   // An upgraded socket is the gateway's business from then on.
   app.server.on('upgrade', (_request, socket: Socket) => open.delete(socket))
 
+  let startedAt: number | null = null
+  const timeoutMs = app.config.shutdownTimeoutMs
+  app.decorate('shutdown', {
+    get startedAt() {
+      return startedAt
+    },
+    deadline: () => (startedAt ?? Date.now()) + timeoutMs,
+  })
+
+  app.addHook('onSend', async (_request, reply) => {
+    if (startedAt !== null) reply.header('connection', 'close')
+  })
+
   app.addHook('preClose', async () => {
-    if (!app.server.listening) return
-    const deadline = Date.now() + Math.min(DRAIN_MS, app.config.shutdownTimeoutMs / 4)
-    while (open.size && Date.now() < deadline) await sleep(POLL_MS)
+    startedAt = Date.now()
+    // net.Server's close, not http.Server's: that one also closes idle connections at once.
+    if (app.server.listening) net.Server.prototype.close.call(app.server)
+  })
+}
+
+/** The drain of step 3: registered after every other plugin (src/app.ts). */
+async function connectionDrain(app: FastifyInstance): Promise<void> {
+  app.addHook('preClose', async () => {
+    const open = openConnections.get(app.server)
+    if (!open) return
+    const until = (app.shutdown.startedAt ?? Date.now()) + app.config.shutdownTimeoutMs / 4
+    while (open.size && Date.now() < until) await sleep(POLL_MS)
   })
 }
 
 export default fp(shutdownPlugin, { name: 'shutdown' })
+export const drain = fp(connectionDrain, { name: 'connection-drain', dependencies: ['shutdown'] })

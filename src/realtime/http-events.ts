@@ -7,9 +7,8 @@
 // - credentials re-checked every WS_AUTH_RECHECK_MS: a revoked key, a removed account or an
 //   expired JWT ends the stream (after an `error` event, UNAUTHORIZED) and answers the long poll 401;
 // - a keep-alive comment on every stream every SSE_KEEPALIVE_MS;
-// - on shutdown, streams end and long polls answer at once (both with `Connection: close`).
-// Registered before the shutdown plugin so that its preClose runs first: the drain of open
-// connections that follows then does not wait for streams that are about to end anyway.
+// - on shutdown, streams end and long polls answer at once (both with `Connection: close`),
+//   before the drain of open connections (src/plugins/shutdown.ts) waits for them to close.
 import type { OutgoingHttpHeaders } from 'node:http'
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import fp from 'fastify-plugin'

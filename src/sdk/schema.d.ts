@@ -26,7 +26,7 @@ export interface paths {
         };
         /**
          * Readiness to serve traffic
-         * @description For load balancers and container health checks. 200 when this instance can serve requests; 503 while PostgreSQL is unreachable, Redis is unreachable in multi-instance mode (REDIS_URL set), or the server is shutting down. Each dependency check gives up after 1 s. Once shutdown has begun, the answer may also be the common error body (`SERVICE_UNAVAILABLE`). Not rate-limited.
+         * @description For load balancers and container health checks. 200 when this instance can serve requests; 503 while PostgreSQL is unreachable, Redis is unreachable in multi-instance mode (REDIS_URL set), or the server is shutting down. Each dependency check gives up after 1 s. Once a graceful stop has begun new connections are refused, and a probe on a connection still open gets `shutting_down` (and `Connection: close`). Not rate-limited.
          */
         get: operations["getReadiness"];
         put?: never;
@@ -1414,7 +1414,7 @@ export interface components {
              * @description Stable machine-readable code from a closed list; each code and its HTTP status are in docs/errors.md.
              * @enum {string}
              */
-            code: "VALIDATION_ERROR" | "INVALID_JSON" | "WEAK_PASSWORD" | "INVALID_EMAIL" | "DUPLICATE_NAME" | "INVALID_ROLE" | "INVALID_CURSOR" | "INVALID_URL" | "INVALID_EMOJI" | "INVITE_INVALID" | "INVITE_EXPIRED" | "INVITE_USED" | "INVITE_EMAIL_MISMATCH" | "SELF_DM" | "MISSING_IDEMPOTENCY_BODY" | "BAD_REQUEST" | "THREAD_NOT_ROOT" | "UNAUTHORIZED" | "FORBIDDEN" | "APPROVAL_PENDING" | "REGISTRATION_CLOSED" | "NOT_FOUND" | "METHOD_NOT_ALLOWED" | "NOT_ACCEPTABLE" | "REQUEST_TIMEOUT" | "CONFLICT" | "ALREADY_BOOTSTRAPPED" | "EMAIL_TAKEN" | "NAME_TAKEN" | "ALREADY_MEMBER" | "IDEMPOTENCY_KEY_REUSED" | "IDEMPOTENCY_IN_PROGRESS" | "GONE" | "PAYLOAD_TOO_LARGE" | "URI_TOO_LONG" | "UNSUPPORTED_MEDIA_TYPE" | "UNPROCESSABLE" | "RATE_LIMITED" | "LOOP_DETECTED" | "HEADERS_TOO_LARGE" | "INTERNAL_ERROR" | "SERVICE_UNAVAILABLE";
+            code: "VALIDATION_ERROR" | "INVALID_JSON" | "WEAK_PASSWORD" | "INVALID_EMAIL" | "DUPLICATE_NAME" | "INVALID_ROLE" | "INVALID_CURSOR" | "INVALID_URL" | "INVALID_EMOJI" | "INVITE_INVALID" | "INVITE_EXPIRED" | "INVITE_USED" | "INVITE_EMAIL_MISMATCH" | "SELF_DM" | "MISSING_IDEMPOTENCY_BODY" | "BAD_REQUEST" | "THREAD_NOT_ROOT" | "UNAUTHORIZED" | "FORBIDDEN" | "APPROVAL_PENDING" | "REGISTRATION_CLOSED" | "NOT_FOUND" | "METHOD_NOT_ALLOWED" | "NOT_ACCEPTABLE" | "REQUEST_TIMEOUT" | "CONFLICT" | "ALREADY_BOOTSTRAPPED" | "EMAIL_TAKEN" | "NAME_TAKEN" | "ALREADY_MEMBER" | "IDEMPOTENCY_KEY_REUSED" | "IDEMPOTENCY_IN_PROGRESS" | "GONE" | "PAYLOAD_TOO_LARGE" | "URI_TOO_LONG" | "UNSUPPORTED_MEDIA_TYPE" | "UNPROCESSABLE" | "RATE_LIMITED" | "LOOP_DETECTED" | "HEADERS_TOO_LARGE" | "INTERNAL_ERROR" | "SERVICE_UNAVAILABLE" | "OUTCOME_UNKNOWN";
         };
         /**
          * Message
@@ -2672,7 +2672,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Not ready: the body names the dependency that is down; during shutdown it may be `{error, code}`. */
+            /** @description Not ready: the body names the dependency that is down, or `shutting_down`; a request refused before the check gets `{error, code}`. */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -2825,7 +2825,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The database is unreachable or not answering, or the server is shutting down (`SERVICE_UNAVAILABLE`); retry after `Retry-After` seconds. */
+            /** @description The database is unreachable or not answering (`SERVICE_UNAVAILABLE`: nothing was stored), or it stopped answering while committing (`OUTCOME_UNKNOWN`: retry with the same `Idempotency-Key`); retry after `Retry-After` seconds. */
             503: {
                 headers: {
                     /** @description Seconds to wait before retrying. */
@@ -2935,7 +2935,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The database is unreachable or not answering, or the server is shutting down (`SERVICE_UNAVAILABLE`); retry after `Retry-After` seconds. */
+            /** @description The database is unreachable or not answering (`SERVICE_UNAVAILABLE`: nothing was stored), or it stopped answering while committing (`OUTCOME_UNKNOWN`: retry with the same `Idempotency-Key`); retry after `Retry-After` seconds. */
             503: {
                 headers: {
                     /** @description Seconds to wait before retrying. */
@@ -3111,7 +3111,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The database is unreachable or not answering, or the server is shutting down (`SERVICE_UNAVAILABLE`); retry after `Retry-After` seconds. */
+            /** @description The database is unreachable or not answering (`SERVICE_UNAVAILABLE`: nothing was stored), or it stopped answering while committing (`OUTCOME_UNKNOWN`: retry with the same `Idempotency-Key`); retry after `Retry-After` seconds. */
             503: {
                 headers: {
                     /** @description Seconds to wait before retrying. */
@@ -3219,7 +3219,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The database is unreachable or not answering, or the server is shutting down (`SERVICE_UNAVAILABLE`); retry after `Retry-After` seconds. */
+            /** @description The database is unreachable or not answering (`SERVICE_UNAVAILABLE`: nothing was stored), or it stopped answering while committing (`OUTCOME_UNKNOWN`: retry with the same `Idempotency-Key`); retry after `Retry-After` seconds. */
             503: {
                 headers: {
                     /** @description Seconds to wait before retrying. */
@@ -3307,7 +3307,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The database is unreachable or not answering, or the server is shutting down (`SERVICE_UNAVAILABLE`); retry after `Retry-After` seconds. */
+            /** @description The database is unreachable or not answering (`SERVICE_UNAVAILABLE`: nothing was stored), or it stopped answering while committing (`OUTCOME_UNKNOWN`: retry with the same `Idempotency-Key`); retry after `Retry-After` seconds. */
             503: {
                 headers: {
                     /** @description Seconds to wait before retrying. */
@@ -3390,7 +3390,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The database is unreachable or not answering, or the server is shutting down (`SERVICE_UNAVAILABLE`); retry after `Retry-After` seconds. */
+            /** @description The database is unreachable or not answering (`SERVICE_UNAVAILABLE`: nothing was stored), or it stopped answering while committing (`OUTCOME_UNKNOWN`: retry with the same `Idempotency-Key`); retry after `Retry-After` seconds. */
             503: {
                 headers: {
                     /** @description Seconds to wait before retrying. */
@@ -3459,7 +3459,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The database is unreachable or not answering, or the server is shutting down (`SERVICE_UNAVAILABLE`); retry after `Retry-After` seconds. */
+            /** @description The database is unreachable or not answering (`SERVICE_UNAVAILABLE`: nothing was stored), or it stopped answering while committing (`OUTCOME_UNKNOWN`: retry with the same `Idempotency-Key`); retry after `Retry-After` seconds. */
             503: {
                 headers: {
                     /** @description Seconds to wait before retrying. */
@@ -3525,7 +3525,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The database is unreachable or not answering, or the server is shutting down (`SERVICE_UNAVAILABLE`); retry after `Retry-After` seconds. */
+            /** @description The database is unreachable or not answering (`SERVICE_UNAVAILABLE`: nothing was stored), or it stopped answering while committing (`OUTCOME_UNKNOWN`: retry with the same `Idempotency-Key`); retry after `Retry-After` seconds. */
             503: {
                 headers: {
                     /** @description Seconds to wait before retrying. */
@@ -3616,7 +3616,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The database is unreachable or not answering, or the server is shutting down (`SERVICE_UNAVAILABLE`); retry after `Retry-After` seconds. */
+            /** @description The database is unreachable or not answering (`SERVICE_UNAVAILABLE`: nothing was stored), or it stopped answering while committing (`OUTCOME_UNKNOWN`: retry with the same `Idempotency-Key`); retry after `Retry-After` seconds. */
             503: {
                 headers: {
                     /** @description Seconds to wait before retrying. */
@@ -3704,7 +3704,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The database is unreachable or not answering, or the server is shutting down (`SERVICE_UNAVAILABLE`); retry after `Retry-After` seconds. */
+            /** @description The database is unreachable or not answering (`SERVICE_UNAVAILABLE`: nothing was stored), or it stopped answering while committing (`OUTCOME_UNKNOWN`: retry with the same `Idempotency-Key`); retry after `Retry-After` seconds. */
             503: {
                 headers: {
                     /** @description Seconds to wait before retrying. */
@@ -3826,7 +3826,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The database is unreachable or not answering, or the server is shutting down (`SERVICE_UNAVAILABLE`); retry after `Retry-After` seconds. */
+            /** @description The database is unreachable or not answering (`SERVICE_UNAVAILABLE`: nothing was stored), or it stopped answering while committing (`OUTCOME_UNKNOWN`: retry with the same `Idempotency-Key`); retry after `Retry-After` seconds. */
             503: {
                 headers: {
                     /** @description Seconds to wait before retrying. */
@@ -3895,7 +3895,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The database is unreachable or not answering, or the server is shutting down (`SERVICE_UNAVAILABLE`); retry after `Retry-After` seconds. */
+            /** @description The database is unreachable or not answering (`SERVICE_UNAVAILABLE`: nothing was stored), or it stopped answering while committing (`OUTCOME_UNKNOWN`: retry with the same `Idempotency-Key`); retry after `Retry-After` seconds. */
             503: {
                 headers: {
                     /** @description Seconds to wait before retrying. */
@@ -4016,7 +4016,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The database is unreachable or not answering, or the server is shutting down (`SERVICE_UNAVAILABLE`); retry after `Retry-After` seconds. */
+            /** @description The database is unreachable or not answering (`SERVICE_UNAVAILABLE`: nothing was stored), or it stopped answering while committing (`OUTCOME_UNKNOWN`: retry with the same `Idempotency-Key`); retry after `Retry-After` seconds. */
             503: {
                 headers: {
                     /** @description Seconds to wait before retrying. */
@@ -4094,7 +4094,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The database is unreachable or not answering, or the server is shutting down (`SERVICE_UNAVAILABLE`); retry after `Retry-After` seconds. */
+            /** @description The database is unreachable or not answering (`SERVICE_UNAVAILABLE`: nothing was stored), or it stopped answering while committing (`OUTCOME_UNKNOWN`: retry with the same `Idempotency-Key`); retry after `Retry-After` seconds. */
             503: {
                 headers: {
                     /** @description Seconds to wait before retrying. */
@@ -4184,7 +4184,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The database is unreachable or not answering, or the server is shutting down (`SERVICE_UNAVAILABLE`); retry after `Retry-After` seconds. */
+            /** @description The database is unreachable or not answering (`SERVICE_UNAVAILABLE`: nothing was stored), or it stopped answering while committing (`OUTCOME_UNKNOWN`: retry with the same `Idempotency-Key`); retry after `Retry-After` seconds. */
             503: {
                 headers: {
                     /** @description Seconds to wait before retrying. */
@@ -4272,7 +4272,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The database is unreachable or not answering, or the server is shutting down (`SERVICE_UNAVAILABLE`); retry after `Retry-After` seconds. */
+            /** @description The database is unreachable or not answering (`SERVICE_UNAVAILABLE`: nothing was stored), or it stopped answering while committing (`OUTCOME_UNKNOWN`: retry with the same `Idempotency-Key`); retry after `Retry-After` seconds. */
             503: {
                 headers: {
                     /** @description Seconds to wait before retrying. */
@@ -4405,7 +4405,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The database is unreachable or not answering, or the server is shutting down (`SERVICE_UNAVAILABLE`); retry after `Retry-After` seconds. */
+            /** @description The database is unreachable or not answering (`SERVICE_UNAVAILABLE`: nothing was stored), or it stopped answering while committing (`OUTCOME_UNKNOWN`: retry with the same `Idempotency-Key`); retry after `Retry-After` seconds. */
             503: {
                 headers: {
                     /** @description Seconds to wait before retrying. */
@@ -4495,7 +4495,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The database is unreachable or not answering, or the server is shutting down (`SERVICE_UNAVAILABLE`); retry after `Retry-After` seconds. */
+            /** @description The database is unreachable or not answering (`SERVICE_UNAVAILABLE`: nothing was stored), or it stopped answering while committing (`OUTCOME_UNKNOWN`: retry with the same `Idempotency-Key`); retry after `Retry-After` seconds. */
             503: {
                 headers: {
                     /** @description Seconds to wait before retrying. */
@@ -4610,7 +4610,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The database is unreachable or not answering, or the server is shutting down (`SERVICE_UNAVAILABLE`); retry after `Retry-After` seconds. */
+            /** @description The database is unreachable or not answering (`SERVICE_UNAVAILABLE`: nothing was stored), or it stopped answering while committing (`OUTCOME_UNKNOWN`: retry with the same `Idempotency-Key`); retry after `Retry-After` seconds. */
             503: {
                 headers: {
                     /** @description Seconds to wait before retrying. */
@@ -4700,7 +4700,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The database is unreachable or not answering, or the server is shutting down (`SERVICE_UNAVAILABLE`); retry after `Retry-After` seconds. */
+            /** @description The database is unreachable or not answering (`SERVICE_UNAVAILABLE`: nothing was stored), or it stopped answering while committing (`OUTCOME_UNKNOWN`: retry with the same `Idempotency-Key`); retry after `Retry-After` seconds. */
             503: {
                 headers: {
                     /** @description Seconds to wait before retrying. */
@@ -4778,7 +4778,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The database is unreachable or not answering, or the server is shutting down (`SERVICE_UNAVAILABLE`); retry after `Retry-After` seconds. */
+            /** @description The database is unreachable or not answering (`SERVICE_UNAVAILABLE`: nothing was stored), or it stopped answering while committing (`OUTCOME_UNKNOWN`: retry with the same `Idempotency-Key`); retry after `Retry-After` seconds. */
             503: {
                 headers: {
                     /** @description Seconds to wait before retrying. */
@@ -4901,7 +4901,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The database is unreachable or not answering, or the server is shutting down (`SERVICE_UNAVAILABLE`); retry after `Retry-After` seconds. */
+            /** @description The database is unreachable or not answering (`SERVICE_UNAVAILABLE`: nothing was stored), or it stopped answering while committing (`OUTCOME_UNKNOWN`: retry with the same `Idempotency-Key`); retry after `Retry-After` seconds. */
             503: {
                 headers: {
                     /** @description Seconds to wait before retrying. */
@@ -4970,7 +4970,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The database is unreachable or not answering, or the server is shutting down (`SERVICE_UNAVAILABLE`); retry after `Retry-After` seconds. */
+            /** @description The database is unreachable or not answering (`SERVICE_UNAVAILABLE`: nothing was stored), or it stopped answering while committing (`OUTCOME_UNKNOWN`: retry with the same `Idempotency-Key`); retry after `Retry-After` seconds. */
             503: {
                 headers: {
                     /** @description Seconds to wait before retrying. */
@@ -5089,7 +5089,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The database is unreachable or not answering, or the server is shutting down (`SERVICE_UNAVAILABLE`); retry after `Retry-After` seconds. */
+            /** @description The database is unreachable or not answering (`SERVICE_UNAVAILABLE`: nothing was stored), or it stopped answering while committing (`OUTCOME_UNKNOWN`: retry with the same `Idempotency-Key`); retry after `Retry-After` seconds. */
             503: {
                 headers: {
                     /** @description Seconds to wait before retrying. */
@@ -5214,7 +5214,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The database is unreachable or not answering, or the server is shutting down (`SERVICE_UNAVAILABLE`); retry after `Retry-After` seconds. */
+            /** @description The database is unreachable or not answering (`SERVICE_UNAVAILABLE`: nothing was stored), or it stopped answering while committing (`OUTCOME_UNKNOWN`: retry with the same `Idempotency-Key`); retry after `Retry-After` seconds. */
             503: {
                 headers: {
                     /** @description Seconds to wait before retrying. */
@@ -5304,7 +5304,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The database is unreachable or not answering, or the server is shutting down (`SERVICE_UNAVAILABLE`); retry after `Retry-After` seconds. */
+            /** @description The database is unreachable or not answering (`SERVICE_UNAVAILABLE`: nothing was stored), or it stopped answering while committing (`OUTCOME_UNKNOWN`: retry with the same `Idempotency-Key`); retry after `Retry-After` seconds. */
             503: {
                 headers: {
                     /** @description Seconds to wait before retrying. */
@@ -5392,7 +5392,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The database is unreachable or not answering, or the server is shutting down (`SERVICE_UNAVAILABLE`); retry after `Retry-After` seconds. */
+            /** @description The database is unreachable or not answering (`SERVICE_UNAVAILABLE`: nothing was stored), or it stopped answering while committing (`OUTCOME_UNKNOWN`: retry with the same `Idempotency-Key`); retry after `Retry-After` seconds. */
             503: {
                 headers: {
                     /** @description Seconds to wait before retrying. */
@@ -5519,7 +5519,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The database is unreachable or not answering, or the server is shutting down (`SERVICE_UNAVAILABLE`); retry after `Retry-After` seconds. */
+            /** @description The database is unreachable or not answering (`SERVICE_UNAVAILABLE`: nothing was stored), or it stopped answering while committing (`OUTCOME_UNKNOWN`: retry with the same `Idempotency-Key`); retry after `Retry-After` seconds. */
             503: {
                 headers: {
                     /** @description Seconds to wait before retrying. */
@@ -5609,7 +5609,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The database is unreachable or not answering, or the server is shutting down (`SERVICE_UNAVAILABLE`); retry after `Retry-After` seconds. */
+            /** @description The database is unreachable or not answering (`SERVICE_UNAVAILABLE`: nothing was stored), or it stopped answering while committing (`OUTCOME_UNKNOWN`: retry with the same `Idempotency-Key`); retry after `Retry-After` seconds. */
             503: {
                 headers: {
                     /** @description Seconds to wait before retrying. */
@@ -5736,7 +5736,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The database is unreachable or not answering, or the server is shutting down (`SERVICE_UNAVAILABLE`); retry after `Retry-After` seconds. */
+            /** @description The database is unreachable or not answering (`SERVICE_UNAVAILABLE`: nothing was stored), or it stopped answering while committing (`OUTCOME_UNKNOWN`: retry with the same `Idempotency-Key`); retry after `Retry-After` seconds. */
             503: {
                 headers: {
                     /** @description Seconds to wait before retrying. */
@@ -5826,7 +5826,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The database is unreachable or not answering, or the server is shutting down (`SERVICE_UNAVAILABLE`); retry after `Retry-After` seconds. */
+            /** @description The database is unreachable or not answering (`SERVICE_UNAVAILABLE`: nothing was stored), or it stopped answering while committing (`OUTCOME_UNKNOWN`: retry with the same `Idempotency-Key`); retry after `Retry-After` seconds. */
             503: {
                 headers: {
                     /** @description Seconds to wait before retrying. */
@@ -5925,7 +5925,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The database is unreachable or not answering, or the server is shutting down (`SERVICE_UNAVAILABLE`); retry after `Retry-After` seconds. */
+            /** @description The database is unreachable or not answering (`SERVICE_UNAVAILABLE`: nothing was stored), or it stopped answering while committing (`OUTCOME_UNKNOWN`: retry with the same `Idempotency-Key`); retry after `Retry-After` seconds. */
             503: {
                 headers: {
                     /** @description Seconds to wait before retrying. */
@@ -6085,7 +6085,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The database is unreachable or not answering, or the server is shutting down (`SERVICE_UNAVAILABLE`); retry after `Retry-After` seconds. */
+            /** @description The database is unreachable or not answering (`SERVICE_UNAVAILABLE`: nothing was stored), or it stopped answering while committing (`OUTCOME_UNKNOWN`: retry with the same `Idempotency-Key`); retry after `Retry-After` seconds. */
             503: {
                 headers: {
                     /** @description Seconds to wait before retrying. */
@@ -6187,7 +6187,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The database is unreachable or not answering, or the server is shutting down (`SERVICE_UNAVAILABLE`); retry after `Retry-After` seconds. */
+            /** @description The database is unreachable or not answering (`SERVICE_UNAVAILABLE`: nothing was stored), or it stopped answering while committing (`OUTCOME_UNKNOWN`: retry with the same `Idempotency-Key`); retry after `Retry-After` seconds. */
             503: {
                 headers: {
                     /** @description Seconds to wait before retrying. */
@@ -6279,7 +6279,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The database is unreachable or not answering, or the server is shutting down (`SERVICE_UNAVAILABLE`); retry after `Retry-After` seconds. */
+            /** @description The database is unreachable or not answering (`SERVICE_UNAVAILABLE`: nothing was stored), or it stopped answering while committing (`OUTCOME_UNKNOWN`: retry with the same `Idempotency-Key`); retry after `Retry-After` seconds. */
             503: {
                 headers: {
                     /** @description Seconds to wait before retrying. */
@@ -6369,7 +6369,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The database is unreachable or not answering, or the server is shutting down (`SERVICE_UNAVAILABLE`); retry after `Retry-After` seconds. */
+            /** @description The database is unreachable or not answering (`SERVICE_UNAVAILABLE`: nothing was stored), or it stopped answering while committing (`OUTCOME_UNKNOWN`: retry with the same `Idempotency-Key`); retry after `Retry-After` seconds. */
             503: {
                 headers: {
                     /** @description Seconds to wait before retrying. */
@@ -6488,7 +6488,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The database is unreachable or not answering, or the server is shutting down (`SERVICE_UNAVAILABLE`); retry after `Retry-After` seconds. */
+            /** @description The database is unreachable or not answering (`SERVICE_UNAVAILABLE`: nothing was stored), or it stopped answering while committing (`OUTCOME_UNKNOWN`: retry with the same `Idempotency-Key`); retry after `Retry-After` seconds. */
             503: {
                 headers: {
                     /** @description Seconds to wait before retrying. */
@@ -6578,7 +6578,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The database is unreachable or not answering, or the server is shutting down (`SERVICE_UNAVAILABLE`); retry after `Retry-After` seconds. */
+            /** @description The database is unreachable or not answering (`SERVICE_UNAVAILABLE`: nothing was stored), or it stopped answering while committing (`OUTCOME_UNKNOWN`: retry with the same `Idempotency-Key`); retry after `Retry-After` seconds. */
             503: {
                 headers: {
                     /** @description Seconds to wait before retrying. */
@@ -6674,7 +6674,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The database is unreachable or not answering, or the server is shutting down (`SERVICE_UNAVAILABLE`); retry after `Retry-After` seconds. */
+            /** @description The database is unreachable or not answering (`SERVICE_UNAVAILABLE`: nothing was stored), or it stopped answering while committing (`OUTCOME_UNKNOWN`: retry with the same `Idempotency-Key`); retry after `Retry-After` seconds. */
             503: {
                 headers: {
                     /** @description Seconds to wait before retrying. */
@@ -6803,7 +6803,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The database is unreachable or not answering, or the server is shutting down (`SERVICE_UNAVAILABLE`); retry after `Retry-After` seconds. */
+            /** @description The database is unreachable or not answering (`SERVICE_UNAVAILABLE`: nothing was stored), or it stopped answering while committing (`OUTCOME_UNKNOWN`: retry with the same `Idempotency-Key`); retry after `Retry-After` seconds. */
             503: {
                 headers: {
                     /** @description Seconds to wait before retrying. */
@@ -6898,7 +6898,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The database is unreachable or not answering, or the server is shutting down (`SERVICE_UNAVAILABLE`); retry after `Retry-After` seconds. */
+            /** @description The database is unreachable or not answering (`SERVICE_UNAVAILABLE`: nothing was stored), or it stopped answering while committing (`OUTCOME_UNKNOWN`: retry with the same `Idempotency-Key`); retry after `Retry-After` seconds. */
             503: {
                 headers: {
                     /** @description Seconds to wait before retrying. */
@@ -7004,7 +7004,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The database is unreachable or not answering, or the server is shutting down (`SERVICE_UNAVAILABLE`); retry after `Retry-After` seconds. */
+            /** @description The database is unreachable or not answering (`SERVICE_UNAVAILABLE`: nothing was stored), or it stopped answering while committing (`OUTCOME_UNKNOWN`: retry with the same `Idempotency-Key`); retry after `Retry-After` seconds. */
             503: {
                 headers: {
                     /** @description Seconds to wait before retrying. */
@@ -7120,7 +7120,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The database is unreachable or not answering, or the server is shutting down (`SERVICE_UNAVAILABLE`); retry after `Retry-After` seconds. */
+            /** @description The database is unreachable or not answering (`SERVICE_UNAVAILABLE`: nothing was stored), or it stopped answering while committing (`OUTCOME_UNKNOWN`: retry with the same `Idempotency-Key`); retry after `Retry-After` seconds. */
             503: {
                 headers: {
                     /** @description Seconds to wait before retrying. */
@@ -7187,7 +7187,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The database is unreachable or not answering, or the server is shutting down (`SERVICE_UNAVAILABLE`); retry after `Retry-After` seconds. */
+            /** @description The database is unreachable or not answering (`SERVICE_UNAVAILABLE`: nothing was stored), or it stopped answering while committing (`OUTCOME_UNKNOWN`: retry with the same `Idempotency-Key`); retry after `Retry-After` seconds. */
             503: {
                 headers: {
                     /** @description Seconds to wait before retrying. */
@@ -7256,7 +7256,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The database is unreachable or not answering, or the server is shutting down (`SERVICE_UNAVAILABLE`); retry after `Retry-After` seconds. */
+            /** @description The database is unreachable or not answering (`SERVICE_UNAVAILABLE`: nothing was stored), or it stopped answering while committing (`OUTCOME_UNKNOWN`: retry with the same `Idempotency-Key`); retry after `Retry-After` seconds. */
             503: {
                 headers: {
                     /** @description Seconds to wait before retrying. */
@@ -7392,7 +7392,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The database is unreachable or not answering, or the server is shutting down (`SERVICE_UNAVAILABLE`); retry after `Retry-After` seconds. */
+            /** @description The database is unreachable or not answering (`SERVICE_UNAVAILABLE`: nothing was stored), or it stopped answering while committing (`OUTCOME_UNKNOWN`: retry with the same `Idempotency-Key`); retry after `Retry-After` seconds. */
             503: {
                 headers: {
                     /** @description Seconds to wait before retrying. */
@@ -7461,7 +7461,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The database is unreachable or not answering, or the server is shutting down (`SERVICE_UNAVAILABLE`); retry after `Retry-After` seconds. */
+            /** @description The database is unreachable or not answering (`SERVICE_UNAVAILABLE`: nothing was stored), or it stopped answering while committing (`OUTCOME_UNKNOWN`: retry with the same `Idempotency-Key`); retry after `Retry-After` seconds. */
             503: {
                 headers: {
                     /** @description Seconds to wait before retrying. */
@@ -7730,7 +7730,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The database is unreachable or not answering, or the server is shutting down (`SERVICE_UNAVAILABLE`); retry after `Retry-After` seconds. */
+            /** @description The database is unreachable or not answering (`SERVICE_UNAVAILABLE`: nothing was stored), or it stopped answering while committing (`OUTCOME_UNKNOWN`: retry with the same `Idempotency-Key`); retry after `Retry-After` seconds. */
             503: {
                 headers: {
                     /** @description Seconds to wait before retrying. */
@@ -7850,7 +7850,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The database is unreachable or not answering, or the server is shutting down (`SERVICE_UNAVAILABLE`); retry after `Retry-After` seconds. */
+            /** @description The database is unreachable or not answering (`SERVICE_UNAVAILABLE`: nothing was stored), or it stopped answering while committing (`OUTCOME_UNKNOWN`: retry with the same `Idempotency-Key`); retry after `Retry-After` seconds. */
             503: {
                 headers: {
                     /** @description Seconds to wait before retrying. */
@@ -7942,7 +7942,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The database is unreachable or not answering, or the server is shutting down (`SERVICE_UNAVAILABLE`); retry after `Retry-After` seconds. */
+            /** @description The database is unreachable or not answering (`SERVICE_UNAVAILABLE`: nothing was stored), or it stopped answering while committing (`OUTCOME_UNKNOWN`: retry with the same `Idempotency-Key`); retry after `Retry-After` seconds. */
             503: {
                 headers: {
                     /** @description Seconds to wait before retrying. */
@@ -8032,7 +8032,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The database is unreachable or not answering, or the server is shutting down (`SERVICE_UNAVAILABLE`); retry after `Retry-After` seconds. */
+            /** @description The database is unreachable or not answering (`SERVICE_UNAVAILABLE`: nothing was stored), or it stopped answering while committing (`OUTCOME_UNKNOWN`: retry with the same `Idempotency-Key`); retry after `Retry-After` seconds. */
             503: {
                 headers: {
                     /** @description Seconds to wait before retrying. */
@@ -8154,7 +8154,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The database is unreachable or not answering, or the server is shutting down (`SERVICE_UNAVAILABLE`); retry after `Retry-After` seconds. */
+            /** @description The database is unreachable or not answering (`SERVICE_UNAVAILABLE`: nothing was stored), or it stopped answering while committing (`OUTCOME_UNKNOWN`: retry with the same `Idempotency-Key`); retry after `Retry-After` seconds. */
             503: {
                 headers: {
                     /** @description Seconds to wait before retrying. */
@@ -8264,7 +8264,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The database is unreachable or not answering, or the server is shutting down (`SERVICE_UNAVAILABLE`); retry after `Retry-After` seconds. */
+            /** @description The database is unreachable or not answering (`SERVICE_UNAVAILABLE`: nothing was stored), or it stopped answering while committing (`OUTCOME_UNKNOWN`: retry with the same `Idempotency-Key`); retry after `Retry-After` seconds. */
             503: {
                 headers: {
                     /** @description Seconds to wait before retrying. */
@@ -8363,7 +8363,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The database is unreachable or not answering, or the server is shutting down (`SERVICE_UNAVAILABLE`); retry after `Retry-After` seconds. */
+            /** @description The database is unreachable or not answering (`SERVICE_UNAVAILABLE`: nothing was stored), or it stopped answering while committing (`OUTCOME_UNKNOWN`: retry with the same `Idempotency-Key`); retry after `Retry-After` seconds. */
             503: {
                 headers: {
                     /** @description Seconds to wait before retrying. */
@@ -8484,7 +8484,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The database is unreachable or not answering, or the server is shutting down (`SERVICE_UNAVAILABLE`); retry after `Retry-After` seconds. */
+            /** @description The database is unreachable or not answering (`SERVICE_UNAVAILABLE`: nothing was stored), or it stopped answering while committing (`OUTCOME_UNKNOWN`: retry with the same `Idempotency-Key`); retry after `Retry-After` seconds. */
             503: {
                 headers: {
                     /** @description Seconds to wait before retrying. */
@@ -8576,7 +8576,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The database is unreachable or not answering, or the server is shutting down (`SERVICE_UNAVAILABLE`); retry after `Retry-After` seconds. */
+            /** @description The database is unreachable or not answering (`SERVICE_UNAVAILABLE`: nothing was stored), or it stopped answering while committing (`OUTCOME_UNKNOWN`: retry with the same `Idempotency-Key`); retry after `Retry-After` seconds. */
             503: {
                 headers: {
                     /** @description Seconds to wait before retrying. */
@@ -8645,7 +8645,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The database is unreachable or not answering, or the server is shutting down (`SERVICE_UNAVAILABLE`); retry after `Retry-After` seconds. */
+            /** @description The database is unreachable or not answering (`SERVICE_UNAVAILABLE`: nothing was stored), or it stopped answering while committing (`OUTCOME_UNKNOWN`: retry with the same `Idempotency-Key`); retry after `Retry-After` seconds. */
             503: {
                 headers: {
                     /** @description Seconds to wait before retrying. */
@@ -8766,7 +8766,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The database is unreachable or not answering, or the server is shutting down (`SERVICE_UNAVAILABLE`); retry after `Retry-After` seconds. */
+            /** @description The database is unreachable or not answering (`SERVICE_UNAVAILABLE`: nothing was stored), or it stopped answering while committing (`OUTCOME_UNKNOWN`: retry with the same `Idempotency-Key`); retry after `Retry-After` seconds. */
             503: {
                 headers: {
                     /** @description Seconds to wait before retrying. */
@@ -8856,7 +8856,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The database is unreachable or not answering, or the server is shutting down (`SERVICE_UNAVAILABLE`); retry after `Retry-After` seconds. */
+            /** @description The database is unreachable or not answering (`SERVICE_UNAVAILABLE`: nothing was stored), or it stopped answering while committing (`OUTCOME_UNKNOWN`: retry with the same `Idempotency-Key`); retry after `Retry-After` seconds. */
             503: {
                 headers: {
                     /** @description Seconds to wait before retrying. */
@@ -8944,7 +8944,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The database is unreachable or not answering, or the server is shutting down (`SERVICE_UNAVAILABLE`); retry after `Retry-After` seconds. */
+            /** @description The database is unreachable or not answering (`SERVICE_UNAVAILABLE`: nothing was stored), or it stopped answering while committing (`OUTCOME_UNKNOWN`: retry with the same `Idempotency-Key`); retry after `Retry-After` seconds. */
             503: {
                 headers: {
                     /** @description Seconds to wait before retrying. */
@@ -9074,7 +9074,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The database is unreachable or not answering, or the server is shutting down (`SERVICE_UNAVAILABLE`); retry after `Retry-After` seconds. */
+            /** @description The database is unreachable or not answering (`SERVICE_UNAVAILABLE`: nothing was stored), or it stopped answering while committing (`OUTCOME_UNKNOWN`: retry with the same `Idempotency-Key`); retry after `Retry-After` seconds. */
             503: {
                 headers: {
                     /** @description Seconds to wait before retrying. */
@@ -9182,7 +9182,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The database is unreachable or not answering, or the server is shutting down (`SERVICE_UNAVAILABLE`); retry after `Retry-After` seconds. */
+            /** @description The database is unreachable or not answering (`SERVICE_UNAVAILABLE`: nothing was stored), or it stopped answering while committing (`OUTCOME_UNKNOWN`: retry with the same `Idempotency-Key`); retry after `Retry-After` seconds. */
             503: {
                 headers: {
                     /** @description Seconds to wait before retrying. */
@@ -9290,7 +9290,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The database is unreachable or not answering, or the server is shutting down (`SERVICE_UNAVAILABLE`); retry after `Retry-After` seconds. */
+            /** @description The database is unreachable or not answering (`SERVICE_UNAVAILABLE`: nothing was stored), or it stopped answering while committing (`OUTCOME_UNKNOWN`: retry with the same `Idempotency-Key`); retry after `Retry-After` seconds. */
             503: {
                 headers: {
                     /** @description Seconds to wait before retrying. */
@@ -9387,7 +9387,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The database is unreachable or not answering, or the server is shutting down (`SERVICE_UNAVAILABLE`); retry after `Retry-After` seconds. */
+            /** @description The database is unreachable or not answering (`SERVICE_UNAVAILABLE`: nothing was stored), or it stopped answering while committing (`OUTCOME_UNKNOWN`: retry with the same `Idempotency-Key`); retry after `Retry-After` seconds. */
             503: {
                 headers: {
                     /** @description Seconds to wait before retrying. */
@@ -9506,7 +9506,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The database is unreachable or not answering, or the server is shutting down (`SERVICE_UNAVAILABLE`); retry after `Retry-After` seconds. */
+            /** @description The database is unreachable or not answering (`SERVICE_UNAVAILABLE`: nothing was stored), or it stopped answering while committing (`OUTCOME_UNKNOWN`: retry with the same `Idempotency-Key`); retry after `Retry-After` seconds. */
             503: {
                 headers: {
                     /** @description Seconds to wait before retrying. */
@@ -9652,7 +9652,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The database is unreachable or not answering, or the server is shutting down (`SERVICE_UNAVAILABLE`); retry after `Retry-After` seconds. */
+            /** @description The database is unreachable or not answering (`SERVICE_UNAVAILABLE`: nothing was stored), or it stopped answering while committing (`OUTCOME_UNKNOWN`: retry with the same `Idempotency-Key`); retry after `Retry-After` seconds. */
             503: {
                 headers: {
                     /** @description Seconds to wait before retrying. */

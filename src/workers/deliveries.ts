@@ -113,6 +113,7 @@ export class DeliveryEngine {
   /** Told each attempt's outcome (src/plugins/metrics.ts counts them). */
   onOutcome: ((kind: 'webhook' | 'integration', outcome: 'delivered' | 'failed' | 'unsendable') => void) | null = null
   private stopped = false
+  private readonly abandoning = new AbortController()
   private readonly agents: DeliveryAgents
   /** Per-endpoint concurrency limits and circuit breakers of this instance. */
   readonly endpoints: EndpointGate
@@ -149,8 +150,14 @@ export class DeliveryEngine {
     }
   }
 
+  /** Graceful stop: no more planning, claiming or new attempts; attempts in flight go on. */
   stop(): void {
     this.stopped = true
+  }
+
+  /** Cuts the attempts still in flight short; each hands its delivery back (repo.abandonAttempt). */
+  abandonAttempts(): void {
+    this.abandoning.abort()
   }
 
   /** Closes kept-alive connections (after the queue has stopped). */
@@ -255,6 +262,10 @@ export class DeliveryEngine {
    * and the shared slot is free at once.
    */
   readonly attempt = async (item: repo.ClaimedDelivery): Promise<void> => {
+    if (this.stopped) {
+      await repo.releaseClaims(this.app.db.pool, [item]) // stopping: hand it back
+      return
+    }
     const endpoint = item.endpoint
     if (!endpoint) {
       await this.attemptAdmitted(item)
@@ -347,7 +358,12 @@ export class DeliveryEngine {
       timeoutMs: this.options.timeoutMs,
       connectTimeoutMs: Math.min(this.options.timeoutMs, 5_000),
       maxResponseBytes: MAX_RESPONSE_BYTES,
+      signal: this.abandoning.signal,
     })
+    if (result.abandoned) {
+      await repo.abandonAttempt(pool, row)
+      return null
+    }
     const outcome = { statusCode: result.statusCode, error: result.error, durationMs: result.durationMs }
     this.onOutcome?.(kind, result.ok ? 'delivered' : 'failed')
     if (result.ok) {

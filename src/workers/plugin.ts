@@ -1,16 +1,25 @@
 // Background delivery of webhooks and integrations (src/workers/deliveries.ts), the search
 // index's pending-list flush (src/workers/search-index.ts) and the sweep of expired
 // Idempotency-Key responses (src/workers/idempotency-sweeper.ts). Starts only when
-// app.background is true; on close it stops planning, lets attempts in flight finish and hands
-// back deliveries it had claimed but not started, so another instance (or the next start) sends
-// them at once.
+// app.background is true.
+//
+// Graceful stop, from its first moment (beside the HTTP drain, src/plugins/shutdown.ts): no more
+// planning or claiming; every delivery claimed but not started (queued in memory, parked for a
+// busy endpoint, or a Redis stream entry held by this consumer) is handed back at once (its claim
+// released: due now), so another instance, or the next start, sends it without waiting for the
+// lease; attempts in flight finish, and those still running near the stop's deadline are cut
+// short and handed back too. Nothing is left under a lease unless the stop itself is cut off
+// (SHUTDOWN_TIMEOUT_MS, as after SIGKILL: the lease then expires).
 import type { FastifyInstance } from 'fastify'
 import fp from 'fastify-plugin'
 import { DeliveryEngine } from './deliveries.ts'
 import { IdempotencySweeper } from './idempotency-sweeper.ts'
 import { MemoryQueue, RedisQueue, type DeliveryQueue } from './queue.ts'
-import { releaseClaims } from './repo.ts'
+import { releaseClaims, type ClaimedDelivery } from './repo.ts'
 import { SearchIndexFlusher } from './search-index.ts'
+
+/** Time kept at the end of a graceful stop for handing back attempts cut short, then closing. */
+const HAND_BACK_RESERVE_MS = 2_000
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -61,17 +70,34 @@ async function workersPlugin(app: FastifyInstance): Promise<void> {
     idempotencySweeper.start()
   })
 
-  app.addHook('onClose', async () => {
+  const handBack = (items: ClaimedDelivery[]): Promise<void> =>
+    releaseClaims(app.db.pool, items).catch((error: unknown) => app.log.warn({ err: error, deliveries: items.length }, 'could not hand back claimed deliveries; they wait for their lease'))
+
+  const stop = async (): Promise<void> => {
     stopped = true
     unsubscribe?.()
     if (timer) clearTimeout(timer)
     idempotencySweeper.stop()
     running.stop()
-    await Promise.all([running.planner.idle(), running.scheduler.idle(), searchIndex.stop()])
-    const unstarted = [...(await queue.stop()), ...running.takeParked()]
-    running.close()
-    await releaseClaims(app.db.pool, unstarted).catch((error: unknown) => app.log.warn({ err: error }, 'could not release claimed deliveries'))
-  })
+    // Attempts in flight may run until shortly before the stop's deadline, leaving time to hand
+    // back those cut short and to close the rest.
+    const until = app.shutdown.deadline() - Math.min(HAND_BACK_RESERVE_MS, config.shutdownTimeoutMs / 5)
+    const cut = setTimeout(() => running.abandonAttempts(), Math.max(0, until - Date.now()))
+    try {
+      await handBack([...(await queue.halt()), ...running.takeParked()])
+      // A claim the scheduler was making meanwhile lands in the queue, which drain() returns.
+      await Promise.all([running.planner.idle(), running.scheduler.idle(), searchIndex.stop()])
+      await handBack(await queue.drain())
+    } finally {
+      clearTimeout(cut)
+      running.close()
+    }
+  }
+  let stopping: Promise<void> | null = null
+  const stopOnce = (): Promise<void> => (stopping ??= stop().catch((error: unknown) => app.log.error({ err: error }, 'the delivery workers did not stop cleanly')))
+  // Started with the stop, not awaited: it runs beside the drain of HTTP connections.
+  app.addHook('preClose', async () => void stopOnce())
+  app.addHook('onClose', stopOnce)
 }
 
-export default fp(workersPlugin, { name: 'workers', dependencies: ['db', 'redis'] })
+export default fp(workersPlugin, { name: 'workers', dependencies: ['db', 'redis', 'shutdown'] })

@@ -6,6 +6,9 @@
 // RedisQueue: a Redis Stream with one consumer group shared by every instance: XADD to enqueue,
 // XREADGROUP to take work (each entry goes to one consumer), XACK + XDEL once the attempt is
 // recorded, XAUTOCLAIM to take over entries left pending by a consumer that died.
+//
+// A graceful stop (src/workers/plugin.ts): halt() stops taking work and returns what was held
+// but not started, at once; drain() waits for the attempts in flight.
 import { randomUUID } from 'node:crypto'
 import os from 'node:os'
 import type { FastifyBaseLogger } from 'fastify'
@@ -17,8 +20,13 @@ export type QueueHandler = (item: ClaimedDelivery) => Promise<void>
 export interface DeliveryQueue {
   enqueue(items: ClaimedDelivery[]): Promise<void>
   start(handler: QueueHandler): Promise<void>
-  /** Stops taking work, waits for attempts in flight; returns claimed items never started. */
-  stop(): Promise<ClaimedDelivery[]>
+  /**
+   * Stops taking work, at once: returns the items this instance holds but did not start, whose
+   * claims are then released (handed back); attempts in flight go on.
+   */
+  halt(): Promise<ClaimedDelivery[]>
+  /** After halt(): resolves once no attempt runs, with whatever is still held (to hand back). */
+  drain(): Promise<ClaimedDelivery[]>
   /** How many more items the scheduler should claim for this queue now. */
   capacity(): Promise<number>
 }
@@ -73,12 +81,16 @@ export class MemoryQueue implements DeliveryQueue {
     }
   }
 
-  async stop(): Promise<ClaimedDelivery[]> {
+  async halt(): Promise<ClaimedDelivery[]> {
     this.stopped = true
-    await Promise.all([...this.running])
     const left = this.waiting.splice(0)
     this.queued.clear()
     return left
+  }
+
+  async drain(): Promise<ClaimedDelivery[]> {
+    await Promise.all([...this.running])
+    return this.halt() // anything enqueued meanwhile
   }
 }
 
@@ -222,23 +234,17 @@ export class RedisQueue implements DeliveryQueue {
 
   private process([entryId, fields]: StreamEntry): void {
     if (this.running.has(entryId)) return
-    if (!fields) {
-      void this.ack(entryId) // trimmed or deleted under us: nothing to do
-      return
-    }
-    const map = new Map<string, string>()
-    for (let i = 0; i + 1 < fields.length; i += 2) map.set(fields[i]!, fields[i + 1]!)
-    const id = map.get('delivery_id')
-    const attempts = Number(map.get('attempts'))
-    if (!id || !Number.isInteger(attempts) || !this.handler) {
+    const item = fields ? itemOf(fields) : null
+    // Trimmed or deleted under us, or not an item: nothing to do.
+    if (!item || !this.handler) {
       void this.ack(entryId)
       return
     }
-    const run = this.handler({ id, attempts, endpoint: map.get('endpoint') || undefined })
+    const run = this.handler(item)
       .then(
         () => this.ack(entryId),
         // Left pending: XAUTOCLAIM (here or elsewhere) takes it again after the claim timeout.
-        (error: unknown) => this.log.error({ err: error, deliveryId: id }, 'delivery attempt failed unexpectedly'),
+        (error: unknown) => this.log.error({ err: error, deliveryId: item.id }, 'delivery attempt failed unexpectedly'),
       )
       .finally(() => {
         this.running.delete(entryId)
@@ -268,50 +274,60 @@ export class RedisQueue implements DeliveryQueue {
     this.redisDown = false
   }
 
-  async stop(): Promise<ClaimedDelivery[]> {
+  async halt(): Promise<ClaimedDelivery[]> {
     this.stopped = true
     if (this.reclaimTimer) clearTimeout(this.reclaimTimer)
     this.wake?.()
-    // Interrupts a blocking XREADGROUP; entries it had been handed stay pending and are reclaimed.
+    // Interrupts a blocking XREADGROUP; entries Redis had handed it stay pending with this
+    // consumer and are handed back below.
     this.reader?.disconnect()
     await this.loop
     await this.reclaiming
-    await Promise.all([...this.running.values()])
     return this.handBack()
   }
 
+  async drain(): Promise<ClaimedDelivery[]> {
+    await Promise.all([...this.running.values()])
+    const left = await this.handBack()
+    // This consumer leaves the group: nothing is pending with it any more.
+    await this.redis.xgroup('DELCONSUMER', this.key, GROUP, this.consumer).catch((error: unknown) => this.warn(error, 'could not leave the delivery consumer group'))
+    return left
+  }
+
   /**
-   * Entries this consumer was handed but did not finish (a read interrupted by the stop, an
-   * attempt that failed unexpectedly): removed from the stream and returned, so their claims
-   * are released in PostgreSQL at once instead of waiting for XAUTOCLAIM after the lease. The
-   * consumer itself leaves the group.
+   * Entries this consumer was handed and is not running (a read the stop interrupted, an attempt
+   * that failed unexpectedly): removed from the stream and returned, so that their claims are
+   * released in PostgreSQL at once instead of waiting for XAUTOCLAIM after the lease.
    */
   private async handBack(): Promise<ClaimedDelivery[]> {
     const items: ClaimedDelivery[] = []
     try {
       const pending = (await this.redis.xpending(this.key, GROUP, '-', '+', 10_000, this.consumer)) as [string, string, number, number][]
-      const ids = pending.map(([id]) => id)
-      if (ids.length) {
-        // XCLAIM to ourselves (idle 0) returns the entries with their fields.
-        const entries = (await this.redis.xclaim(this.key, GROUP, this.consumer, 0, ...ids)) as StreamEntry[]
-        for (const [, fields] of entries) {
-          if (!fields) continue
-          const map = new Map<string, string>()
-          for (let i = 0; i + 1 < fields.length; i += 2) map.set(fields[i]!, fields[i + 1]!)
-          const id = map.get('delivery_id')
-          const attempts = Number(map.get('attempts'))
-          if (id && Number.isInteger(attempts)) items.push({ id, attempts, endpoint: map.get('endpoint') || undefined })
-        }
-        await this.redis
-          .multi()
-          .xack(this.key, GROUP, ...ids)
-          .xdel(this.key, ...ids)
-          .exec()
+      const ids = pending.map(([id]) => id).filter((id) => !this.running.has(id))
+      if (!ids.length) return items
+      // XCLAIM to ourselves (idle 0) returns the entries with their fields.
+      const entries = (await this.redis.xclaim(this.key, GROUP, this.consumer, 0, ...ids)) as StreamEntry[]
+      for (const [, fields] of entries) {
+        const item = fields ? itemOf(fields) : null
+        if (item) items.push(item)
       }
-      await this.redis.xgroup('DELCONSUMER', this.key, GROUP, this.consumer)
+      await this.redis
+        .multi()
+        .xack(this.key, GROUP, ...ids)
+        .xdel(this.key, ...ids)
+        .exec()
     } catch (error) {
       this.warn(error, 'could not hand back delivery entries on stop; they are taken over after the claim timeout')
     }
     return items
   }
+}
+
+/** The queue item a stream entry carries, or null when it carries none. */
+function itemOf(fields: string[]): ClaimedDelivery | null {
+  const map = new Map<string, string>()
+  for (let i = 0; i + 1 < fields.length; i += 2) map.set(fields[i]!, fields[i + 1]!)
+  const id = map.get('delivery_id')
+  const attempts = Number(map.get('attempts'))
+  return id && Number.isInteger(attempts) ? { id, attempts, endpoint: map.get('endpoint') || undefined } : null
 }

@@ -196,6 +196,20 @@ export async function releaseClaims(pool: pg.Pool, items: ClaimedDelivery[]): Pr
   )
 }
 
+/**
+ * Gives back a delivery whose attempt was begun but cut short by a graceful stop (the stop's
+ * deadline came first): the attempt does not count (as for an unsendable one), and the delivery
+ * is due now, for another instance or the next start. The receiver may have had it: the next
+ * attempt carries the same delivery id (at least once).
+ */
+export async function abandonAttempt(pool: pg.Pool, row: AttemptRow): Promise<void> {
+  await pool.query(
+    `UPDATE deliveries SET attempts = attempts - 1, next_attempt_at = now(), updated_at = now()
+      WHERE id = $1 AND attempts = $2 AND status = 'pending'`,
+    [row.id, row.attempt],
+  )
+}
+
 export interface AttemptRow {
   id: string
   webhookId: string | null

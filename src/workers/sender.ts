@@ -17,6 +17,8 @@ export interface SendOptions {
   connectTimeoutMs: number
   /** At most this many bytes of a non-2xx response body are read. */
   maxResponseBytes: number
+  /** Aborts the attempt (a graceful stop's deadline): the result then has `abandoned` set. */
+  signal?: AbortSignal
 }
 
 export interface SendResult {
@@ -24,6 +26,8 @@ export interface SendResult {
   statusCode: number | null
   error: string | null
   durationMs: number
+  /** Cut short by `signal` before the receiver answered: no outcome to record. */
+  abandoned?: boolean
 }
 
 const ERROR_SNIPPET = 300
@@ -65,6 +69,9 @@ export function send(rawUrl: string, headers: Record<string, string>, body: stri
     return Promise.resolve({ ok: false, statusCode: null, error: `refused: ${(error as Error).message}`, durationMs: 0 })
   }
 
+  const abandoned = { ok: false, statusCode: null, error: 'abandoned: the instance stopped during the attempt', abandoned: true }
+  if (opts.signal?.aborted) return Promise.resolve({ ...abandoned, durationMs: 0 })
+
   return new Promise<SendResult>((resolve) => {
     let settled = false
     const payload = Buffer.from(body, 'utf8')
@@ -73,7 +80,12 @@ export function send(rawUrl: string, headers: Record<string, string>, body: stri
       settled = true
       clearTimeout(total)
       clearTimeout(connect)
+      opts.signal?.removeEventListener('abort', abandon)
       resolve({ ...result, durationMs: elapsed() })
+    }
+    const abandon = (): void => {
+      finish(abandoned)
+      request.destroy()
     }
     const fail = (error: string): void => finish({ ok: false, statusCode: null, error })
 
@@ -84,6 +96,7 @@ export function send(rawUrl: string, headers: Record<string, string>, body: stri
       lookup: safeLookup(opts.policy),
     })
 
+    opts.signal?.addEventListener('abort', abandon, { once: true })
     const total = setTimeout(() => {
       fail(`timed out after ${opts.timeoutMs} ms`)
       request.destroy()

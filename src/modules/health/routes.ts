@@ -59,12 +59,6 @@ export default async function healthRoutes(app: FastifyInstance): Promise<void> 
     return { database, redis }
   }
 
-  // Set before the server stops listening, so a probe that still gets through sees the shutdown.
-  let shuttingDown = false
-  app.addHook('preClose', async () => {
-    shuttingDown = true
-  })
-
   app.get(
     '/health',
     {
@@ -96,11 +90,12 @@ export default async function healthRoutes(app: FastifyInstance): Promise<void> 
         description:
           'For load balancers and container health checks. 200 when this instance can serve requests; 503 while PostgreSQL is unreachable, ' +
           'Redis is unreachable in multi-instance mode (REDIS_URL set), or the server is shutting down. Each dependency check gives up ' +
-          'after 1 s. Once shutdown has begun, the answer may also be the common error body (`SERVICE_UNAVAILABLE`). Not rate-limited.',
+          'after 1 s. Once a graceful stop has begun new connections are refused, and a probe on a connection still open gets `shutting_down` ' +
+          '(and `Connection: close`). Not rate-limited.',
         response: {
           200: readinessSchema('This instance can serve requests.'),
           503: Type.Union([readinessSchema('The dependency that is down, or `shutting_down`.'), ErrorRef], {
-            description: 'Not ready: the body names the dependency that is down; during shutdown it may be `{error, code}`.',
+            description: 'Not ready: the body names the dependency that is down, or `shutting_down`; a request refused before the check gets `{error, code}`.',
           }),
         },
       },
@@ -108,7 +103,8 @@ export default async function healthRoutes(app: FastifyInstance): Promise<void> 
     async (_request, reply) => {
       const { database, redis } = await check()
       const up = database === 'connected' && redis !== 'disconnected'
-      const status = shuttingDown ? 'shutting_down' : up ? 'ready' : 'unavailable'
+      // A probe on a connection still open once the stop began (src/plugins/shutdown.ts).
+      const status = app.shutdown.startedAt !== null ? 'shutting_down' : up ? 'ready' : 'unavailable'
       reply.header('cache-control', 'no-store')
       return reply.code(status === 'ready' ? 200 : 503).send({ status, database, redis })
     },

@@ -6,6 +6,7 @@ import type pg from 'pg'
 import type { Prisma, PrismaClient } from '../../db/client.ts'
 import { outboxRow } from '../../events/bus.ts'
 import { Batcher } from '../../lib/batcher.ts'
+import { isDatabaseOutage } from '../../lib/outage.ts'
 import type { DomainEvent } from '../../events/types.ts'
 import type { MessageRecord } from './schemas.ts'
 import type { SearchEngine } from './search-engine.ts'
@@ -145,7 +146,10 @@ async function insertPlainMessages(pool: pg.Pool, rows: NewMessage[]): Promise<I
     const { rows: inserted } = await pool.query<{ id: string }>({ name: 'post-messages-batch', text: INSERT_MANY_SQL, values: columns })
     const ids = new Set(inserted.map((r) => r.id))
     return rows.map((m) => ({ inserted: ids.has(m.id) }))
-  } catch {
+  } catch (error) {
+    // PostgreSQL not answering: that is every post's answer. Retrying each would turn a batch
+    // whose outcome is unknown (src/db/commit-guard.ts) into 503s that say nothing was stored.
+    if (isDatabaseOutage(error)) return rows.map(() => ({ error }))
     // One bad row (its channel deleted meanwhile) fails the whole statement: retry them one by
     // one so that each request gets its own answer.
     return Promise.all(rows.map(one))

@@ -36,6 +36,7 @@ const SENTENCES: Record<string, string> = {
   INVALID_EMOJI: 'That is not an emoji that can be used as a reaction.',
   LOOP_DETECTED: 'Agents have been posting here on their own for a while, so agent posts are paused until a person writes here or the workspace loop window passes.',
   SERVICE_UNAVAILABLE: 'The service is temporarily unavailable. Try again in a moment.',
+  OUTCOME_UNKNOWN: 'The server could not confirm whether that was saved. Reload to check, then try again if it is missing.',
   INTERNAL_ERROR: 'Something went wrong on the server. Try again; if it keeps happening, tell the workspace owner.',
   NETWORK: 'Cannot reach the server. Check your connection and try again.',
   INVALID_JSON: 'The request was not understood. Reload the page and try again.',
