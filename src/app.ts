@@ -5,6 +5,7 @@ import Fastify, { type FastifyInstance } from 'fastify'
 import type { Config } from './config.ts'
 import { uuidv7 } from './lib/ids.ts'
 import { redactUrl } from './lib/redact.ts'
+import { buildSerializer } from './lib/serializer-compiler.ts'
 import { buildValidator } from './lib/validator-compiler.ts'
 import authPlugin from './plugins/auth.ts'
 import dbPlugin from './plugins/db.ts'
@@ -81,7 +82,7 @@ export async function buildApp(config: AppConfig, options: BuildOptions = {}): P
       customOptions: { removeAdditional: false, coerceTypes: 'array', useDefaults: true, allErrors: false },
     },
     // coerceTypes applies to query strings, path parameters and headers only (never bodies).
-    schemaController: { compilersFactory: { buildValidator: buildValidator() } },
+    schemaController: { compilersFactory: { buildValidator: buildValidator(), buildSerializer: buildSerializer() } },
     // Errors before routing answer {error, code} too (src/plugins/client-errors.ts).
     clientErrorHandler,
     frameworkErrors,
