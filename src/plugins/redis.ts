@@ -28,6 +28,23 @@ export function createRedis(url: string, options: RedisOptions = {}): Redis {
   return redis
 }
 
+const READY_WAIT_MS = 5_000
+
+/** Resolves when the client is ready, reports an error, or `ms` passed, whichever comes first. */
+export function untilReadyOrFailed(redis: Redis, ms: number): Promise<void> {
+  if (redis.status === 'ready') return Promise.resolve()
+  return new Promise((resolve) => {
+    const done = (): void => {
+      clearTimeout(timer)
+      redis.off('ready', done).off('error', done).off('end', done)
+      resolve()
+    }
+    const timer = setTimeout(done, ms)
+    timer.unref()
+    redis.once('ready', done).once('error', done).once('end', done)
+  })
+}
+
 async function redisPlugin(app: FastifyInstance, opts: { url?: string; prefix: string }): Promise<void> {
   const clients: Redis[] = []
   const make = (options?: RedisOptions): Redis => {
@@ -36,9 +53,14 @@ async function redisPlugin(app: FastifyInstance, opts: { url?: string; prefix: s
     clients.push(client)
     return client
   }
-  app.decorate('redis', opts.url ? make() : null)
+  const redis = opts.url ? make() : null
+  app.decorate('redis', redis)
   app.decorate('redisPrefix', opts.prefix)
   app.decorate('redisDuplicate', make)
+  // Start once the connection is ready, so that the first requests' commands are not refused (no
+  // offline queue): 1,000 sockets connecting right after start-up had their presence signals
+  // refused. Redis being down does not hold the start: the first error ends the wait.
+  if (redis) await untilReadyOrFailed(redis, READY_WAIT_MS)
   app.addHook('onClose', async () => {
     await Promise.all(clients.map((c) => c.quit().catch(() => c.disconnect())))
   })

@@ -79,6 +79,9 @@ export function typingFrame(principal: MemberPrincipal, channelId: string): Stat
   return { type: 'typing', channel_id: channelId, member_id: principal.id, member_type: principal.kind === 'agent' ? 'AGENT' : 'HUMAN', member_name: principal.displayName }
 }
 
+/** Signals held while the Redis connection is not ready (src/realtime/signals.ts, Signals.hold). */
+const MAX_HELD = 1_000
+
 /** Seconds between two typing signals of one member (or connection) in one channel. */
 export const TYPING_INTERVAL_MS = 3_000
 
@@ -115,7 +118,6 @@ export class Signals {
     private readonly redis: { publisher: Redis; subscriber: () => Redis; channel: string } | null = null,
   ) {}
 
-  /** Sends the signal on its way; a signal that cannot be sent is dropped (it is ephemeral). */
   /** Typing sent over REST: one per member and channel every TYPING_INTERVAL_MS on this instance; extras are dropped. */
   private readonly restTyping = new Throttle(TYPING_INTERVAL_MS)
 
@@ -124,9 +126,35 @@ export class Signals {
     this.publish({ channelIds: [channelId], except: principal.id, frame: typingFrame(principal, channelId) })
   }
 
+  /** Sends the signal on its way; one that cannot be sent is dropped (it is ephemeral). */
   publish(signal: Signal): void {
     if (!this.redis) return this.safeDeliver(signal)
-    this.redis.publisher.publish(this.redis.channel, JSON.stringify(signal)).catch((error: unknown) => this.log.warn({ err: error }, 'could not publish a signal'))
+    const { publisher } = this.redis
+    // Not connected yet, or reconnecting: hold the signal (bounded) and send it once ready,
+    // instead of a refused command per signal.
+    if (publisher.status !== 'ready') return this.hold(signal)
+    this.send(JSON.stringify(signal))
+  }
+
+  /** Signals waiting for the publisher's connection, oldest first; at most MAX_HELD. */
+  private held: string[] = []
+
+  private hold(signal: Signal): void {
+    const publisher = this.redis!.publisher
+    if (this.held.length === 0) publisher.once('ready', () => this.flush())
+    this.held.push(JSON.stringify(signal))
+    // A long outage: typing and presence of minutes ago are worth nothing; keep the newest.
+    if (this.held.length > MAX_HELD) this.held.splice(0, this.held.length - MAX_HELD)
+  }
+
+  private flush(): void {
+    const held = this.held
+    this.held = []
+    for (const raw of held) this.send(raw)
+  }
+
+  private send(raw: string): void {
+    this.redis!.publisher.publish(this.redis!.channel, raw).catch((error: unknown) => this.log.warn({ err: error }, 'could not publish a signal'))
   }
 
   async start(): Promise<void> {
