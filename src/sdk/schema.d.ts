@@ -3076,6 +3076,8 @@ export interface operations {
             /** @description Missing, invalid, expired or revoked credentials (`UNAUTHORIZED`). */
             401: {
                 headers: {
+                    /** @description A Bearer challenge (RFC 6750) naming the resource metadata (RFC 9728); `error="invalid_token"` when a credential was sent. */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3157,6 +3159,8 @@ export interface operations {
             /** @description Missing, invalid, expired or revoked credentials (`UNAUTHORIZED`). */
             401: {
                 headers: {
+                    /** @description A Bearer challenge (RFC 6750) naming the resource metadata (RFC 9728); `error="invalid_token"` when a credential was sent. */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3263,6 +3267,8 @@ export interface operations {
             /** @description Missing, invalid, expired or revoked credentials (`UNAUTHORIZED`). */
             401: {
                 headers: {
+                    /** @description A Bearer challenge (RFC 6750) naming the resource metadata (RFC 9728); `error="invalid_token"` when a credential was sent. */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3355,6 +3361,8 @@ export interface operations {
             /** @description Missing, invalid, expired or revoked credentials (`UNAUTHORIZED`). */
             401: {
                 headers: {
+                    /** @description A Bearer challenge (RFC 6750) naming the resource metadata (RFC 9728); `error="invalid_token"` when a credential was sent. */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3424,6 +3432,8 @@ export interface operations {
             /** @description Missing, invalid, expired or revoked credentials (`UNAUTHORIZED`). */
             401: {
                 headers: {
+                    /** @description A Bearer challenge (RFC 6750) naming the resource metadata (RFC 9728); `error="invalid_token"` when a credential was sent. */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3669,6 +3679,8 @@ export interface operations {
             /** @description Missing, invalid, expired or revoked credentials (`UNAUTHORIZED`). */
             401: {
                 headers: {
+                    /** @description A Bearer challenge (RFC 6750) naming the resource metadata (RFC 9728); `error="invalid_token"` when a credential was sent. */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3764,6 +3776,8 @@ export interface operations {
             /** @description Missing, invalid, expired or revoked credentials (`UNAUTHORIZED`). */
             401: {
                 headers: {
+                    /** @description A Bearer challenge (RFC 6750) naming the resource metadata (RFC 9728); `error="invalid_token"` when a credential was sent. */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3860,6 +3874,8 @@ export interface operations {
             /** @description Missing, invalid, expired or revoked credentials (`UNAUTHORIZED`). */
             401: {
                 headers: {
+                    /** @description A Bearer challenge (RFC 6750) naming the resource metadata (RFC 9728); `error="invalid_token"` when a credential was sent. */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3954,6 +3970,8 @@ export interface operations {
             /** @description Missing, invalid, expired or revoked credentials (`UNAUTHORIZED`). */
             401: {
                 headers: {
+                    /** @description A Bearer challenge (RFC 6750) naming the resource metadata (RFC 9728); `error="invalid_token"` when a credential was sent. */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4050,6 +4068,8 @@ export interface operations {
             /** @description Missing, invalid, expired or revoked credentials (`UNAUTHORIZED`). */
             401: {
                 headers: {
+                    /** @description A Bearer challenge (RFC 6750) naming the resource metadata (RFC 9728); `error="invalid_token"` when a credential was sent. */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4140,6 +4160,8 @@ export interface operations {
             /** @description Missing, invalid, expired or revoked credentials (`UNAUTHORIZED`). */
             401: {
                 headers: {
+                    /** @description A Bearer challenge (RFC 6750) naming the resource metadata (RFC 9728); `error="invalid_token"` when a credential was sent. */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4228,6 +4250,8 @@ export interface operations {
             /** @description Missing, invalid, expired or revoked credentials (`UNAUTHORIZED`). */
             401: {
                 headers: {
+                    /** @description A Bearer challenge (RFC 6750) naming the resource metadata (RFC 9728); `error="invalid_token"` when a credential was sent. */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4334,6 +4358,8 @@ export interface operations {
             /** @description Missing, invalid, expired or revoked credentials (`UNAUTHORIZED`). */
             401: {
                 headers: {
+                    /** @description A Bearer challenge (RFC 6750) naming the resource metadata (RFC 9728); `error="invalid_token"` when a credential was sent. */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4451,6 +4477,8 @@ export interface operations {
             /** @description Missing, invalid, expired or revoked credentials (`UNAUTHORIZED`). */
             401: {
                 headers: {
+                    /** @description A Bearer challenge (RFC 6750) naming the resource metadata (RFC 9728); `error="invalid_token"` when a credential was sent. */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4548,6 +4576,8 @@ export interface operations {
             /** @description Missing, invalid, expired or revoked credentials (`UNAUTHORIZED`). */
             401: {
                 headers: {
+                    /** @description A Bearer challenge (RFC 6750) naming the resource metadata (RFC 9728); `error="invalid_token"` when a credential was sent. */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4656,6 +4686,8 @@ export interface operations {
             /** @description Missing, invalid, expired or revoked credentials (`UNAUTHORIZED`). */
             401: {
                 headers: {
+                    /** @description A Bearer challenge (RFC 6750) naming the resource metadata (RFC 9728); `error="invalid_token"` when a credential was sent. */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4734,6 +4766,8 @@ export interface operations {
             /** @description Missing, invalid, expired or revoked credentials (`UNAUTHORIZED`). */
             401: {
                 headers: {
+                    /** @description A Bearer challenge (RFC 6750) naming the resource metadata (RFC 9728); `error="invalid_token"` when a credential was sent. */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4839,6 +4873,8 @@ export interface operations {
             /** @description Missing, invalid, expired or revoked credentials (`UNAUTHORIZED`). */
             401: {
                 headers: {
+                    /** @description A Bearer challenge (RFC 6750) naming the resource metadata (RFC 9728); `error="invalid_token"` when a credential was sent. */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4935,6 +4971,8 @@ export interface operations {
             /** @description Missing, invalid, expired or revoked credentials (`UNAUTHORIZED`). */
             401: {
                 headers: {
+                    /** @description A Bearer challenge (RFC 6750) naming the resource metadata (RFC 9728); `error="invalid_token"` when a credential was sent. */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5027,6 +5065,8 @@ export interface operations {
             /** @description Missing, invalid, expired or revoked credentials (`UNAUTHORIZED`). */
             401: {
                 headers: {
+                    /** @description A Bearer challenge (RFC 6750) naming the resource metadata (RFC 9728); `error="invalid_token"` when a credential was sent. */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5152,6 +5192,8 @@ export interface operations {
             /** @description Missing, invalid, expired or revoked credentials (`UNAUTHORIZED`). */
             401: {
                 headers: {
+                    /** @description A Bearer challenge (RFC 6750) naming the resource metadata (RFC 9728); `error="invalid_token"` when a credential was sent. */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5260,6 +5302,8 @@ export interface operations {
             /** @description Missing, invalid, expired or revoked credentials (`UNAUTHORIZED`). */
             401: {
                 headers: {
+                    /** @description A Bearer challenge (RFC 6750) naming the resource metadata (RFC 9728); `error="invalid_token"` when a credential was sent. */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5348,6 +5392,8 @@ export interface operations {
             /** @description Missing, invalid, expired or revoked credentials (`UNAUTHORIZED`). */
             401: {
                 headers: {
+                    /** @description A Bearer challenge (RFC 6750) naming the resource metadata (RFC 9728); `error="invalid_token"` when a credential was sent. */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5448,6 +5494,8 @@ export interface operations {
             /** @description Missing, invalid, expired or revoked credentials (`UNAUTHORIZED`). */
             401: {
                 headers: {
+                    /** @description A Bearer challenge (RFC 6750) naming the resource metadata (RFC 9728); `error="invalid_token"` when a credential was sent. */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5565,6 +5613,8 @@ export interface operations {
             /** @description Missing, invalid, expired or revoked credentials (`UNAUTHORIZED`). */
             401: {
                 headers: {
+                    /** @description A Bearer challenge (RFC 6750) naming the resource metadata (RFC 9728); `error="invalid_token"` when a credential was sent. */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5665,6 +5715,8 @@ export interface operations {
             /** @description Missing, invalid, expired or revoked credentials (`UNAUTHORIZED`). */
             401: {
                 headers: {
+                    /** @description A Bearer challenge (RFC 6750) naming the resource metadata (RFC 9728); `error="invalid_token"` when a credential was sent. */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5782,6 +5834,8 @@ export interface operations {
             /** @description Missing, invalid, expired or revoked credentials (`UNAUTHORIZED`). */
             401: {
                 headers: {
+                    /** @description A Bearer challenge (RFC 6750) naming the resource metadata (RFC 9728); `error="invalid_token"` when a credential was sent. */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5881,6 +5935,8 @@ export interface operations {
             /** @description Missing, invalid, expired or revoked credentials (`UNAUTHORIZED`). */
             401: {
                 headers: {
+                    /** @description A Bearer challenge (RFC 6750) naming the resource metadata (RFC 9728); `error="invalid_token"` when a credential was sent. */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6014,6 +6070,8 @@ export interface operations {
             /** @description Missing, invalid, expired or revoked credentials (`UNAUTHORIZED`). */
             401: {
                 headers: {
+                    /** @description A Bearer challenge (RFC 6750) naming the resource metadata (RFC 9728); `error="invalid_token"` when a credential was sent. */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6143,6 +6201,8 @@ export interface operations {
             /** @description Missing, invalid, expired or revoked credentials (`UNAUTHORIZED`). */
             401: {
                 headers: {
+                    /** @description A Bearer challenge (RFC 6750) naming the resource metadata (RFC 9728); `error="invalid_token"` when a credential was sent. */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6235,6 +6295,8 @@ export interface operations {
             /** @description Missing, invalid, expired or revoked credentials (`UNAUTHORIZED`). */
             401: {
                 headers: {
+                    /** @description A Bearer challenge (RFC 6750) naming the resource metadata (RFC 9728); `error="invalid_token"` when a credential was sent. */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6325,6 +6387,8 @@ export interface operations {
             /** @description Missing, invalid, expired or revoked credentials (`UNAUTHORIZED`). */
             401: {
                 headers: {
+                    /** @description A Bearer challenge (RFC 6750) naming the resource metadata (RFC 9728); `error="invalid_token"` when a credential was sent. */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6426,6 +6490,8 @@ export interface operations {
             /** @description Missing, invalid, expired or revoked credentials (`UNAUTHORIZED`). */
             401: {
                 headers: {
+                    /** @description A Bearer challenge (RFC 6750) naming the resource metadata (RFC 9728); `error="invalid_token"` when a credential was sent. */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6534,6 +6600,8 @@ export interface operations {
             /** @description Missing, invalid, expired or revoked credentials (`UNAUTHORIZED`). */
             401: {
                 headers: {
+                    /** @description A Bearer challenge (RFC 6750) naming the resource metadata (RFC 9728); `error="invalid_token"` when a credential was sent. */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6630,6 +6698,8 @@ export interface operations {
             /** @description Missing, invalid, expired or revoked credentials (`UNAUTHORIZED`). */
             401: {
                 headers: {
+                    /** @description A Bearer challenge (RFC 6750) naming the resource metadata (RFC 9728); `error="invalid_token"` when a credential was sent. */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6741,6 +6811,8 @@ export interface operations {
             /** @description Missing, invalid, expired or revoked credentials (`UNAUTHORIZED`). */
             401: {
                 headers: {
+                    /** @description A Bearer challenge (RFC 6750) naming the resource metadata (RFC 9728); `error="invalid_token"` when a credential was sent. */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6854,6 +6926,8 @@ export interface operations {
             /** @description Missing, invalid, expired or revoked credentials (`UNAUTHORIZED`). */
             401: {
                 headers: {
+                    /** @description A Bearer challenge (RFC 6750) naming the resource metadata (RFC 9728); `error="invalid_token"` when a credential was sent. */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6942,6 +7016,8 @@ export interface operations {
             /** @description Missing, invalid, expired or revoked credentials (`UNAUTHORIZED`). */
             401: {
                 headers: {
+                    /** @description A Bearer challenge (RFC 6750) naming the resource metadata (RFC 9728); `error="invalid_token"` when a credential was sent. */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -7067,6 +7143,8 @@ export interface operations {
             /** @description Missing, invalid, expired or revoked credentials (`UNAUTHORIZED`). */
             401: {
                 headers: {
+                    /** @description A Bearer challenge (RFC 6750) naming the resource metadata (RFC 9728); `error="invalid_token"` when a credential was sent. */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -7152,6 +7230,8 @@ export interface operations {
             /** @description Missing, invalid, expired or revoked credentials (`UNAUTHORIZED`). */
             401: {
                 headers: {
+                    /** @description A Bearer challenge (RFC 6750) naming the resource metadata (RFC 9728); `error="invalid_token"` when a credential was sent. */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -7221,6 +7301,8 @@ export interface operations {
             /** @description Missing, invalid, expired or revoked credentials (`UNAUTHORIZED`). */
             401: {
                 headers: {
+                    /** @description A Bearer challenge (RFC 6750) naming the resource metadata (RFC 9728); `error="invalid_token"` when a credential was sent. */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -7321,6 +7403,8 @@ export interface operations {
             /** @description Missing, invalid, expired or revoked credentials (`UNAUTHORIZED`). */
             401: {
                 headers: {
+                    /** @description A Bearer challenge (RFC 6750) naming the resource metadata (RFC 9728); `error="invalid_token"` when a credential was sent. */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -7426,6 +7510,8 @@ export interface operations {
             /** @description Missing, invalid, expired or revoked credentials (`UNAUTHORIZED`). */
             401: {
                 headers: {
+                    /** @description A Bearer challenge (RFC 6750) naming the resource metadata (RFC 9728); `error="invalid_token"` when a credential was sent. */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -7514,6 +7600,8 @@ export interface operations {
             /** @description Missing, invalid, expired or revoked credentials (`UNAUTHORIZED`). */
             401: {
                 headers: {
+                    /** @description A Bearer challenge (RFC 6750) naming the resource metadata (RFC 9728); `error="invalid_token"` when a credential was sent. */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -7607,6 +7695,8 @@ export interface operations {
             /** @description Missing, invalid, expired or revoked credentials (`UNAUTHORIZED`). */
             401: {
                 headers: {
+                    /** @description A Bearer challenge (RFC 6750) naming the resource metadata (RFC 9728); `error="invalid_token"` when a credential was sent. */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -7686,6 +7776,8 @@ export interface operations {
             /** @description Missing, invalid, expired or revoked credentials (`UNAUTHORIZED`). */
             401: {
                 headers: {
+                    /** @description A Bearer challenge (RFC 6750) naming the resource metadata (RFC 9728); `error="invalid_token"` when a credential was sent. */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -7788,6 +7880,8 @@ export interface operations {
             /** @description Missing, invalid, expired or revoked credentials (`UNAUTHORIZED`). */
             401: {
                 headers: {
+                    /** @description A Bearer challenge (RFC 6750) naming the resource metadata (RFC 9728); `error="invalid_token"` when a credential was sent. */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -7898,6 +7992,8 @@ export interface operations {
             /** @description Missing, invalid, expired or revoked credentials (`UNAUTHORIZED`). */
             401: {
                 headers: {
+                    /** @description A Bearer challenge (RFC 6750) naming the resource metadata (RFC 9728); `error="invalid_token"` when a credential was sent. */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -7988,6 +8084,8 @@ export interface operations {
             /** @description Missing, invalid, expired or revoked credentials (`UNAUTHORIZED`). */
             401: {
                 headers: {
+                    /** @description A Bearer challenge (RFC 6750) naming the resource metadata (RFC 9728); `error="invalid_token"` when a credential was sent. */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -8092,6 +8190,8 @@ export interface operations {
             /** @description Missing, invalid, expired or revoked credentials (`UNAUTHORIZED`). */
             401: {
                 headers: {
+                    /** @description A Bearer challenge (RFC 6750) naming the resource metadata (RFC 9728); `error="invalid_token"` when a credential was sent. */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -8202,6 +8302,8 @@ export interface operations {
             /** @description Missing, invalid, expired or revoked credentials (`UNAUTHORIZED`). */
             401: {
                 headers: {
+                    /** @description A Bearer challenge (RFC 6750) naming the resource metadata (RFC 9728); `error="invalid_token"` when a credential was sent. */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -8319,6 +8421,8 @@ export interface operations {
             /** @description Missing, invalid, expired or revoked credentials (`UNAUTHORIZED`). */
             401: {
                 headers: {
+                    /** @description A Bearer challenge (RFC 6750) naming the resource metadata (RFC 9728); `error="invalid_token"` when a credential was sent. */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -8413,6 +8517,8 @@ export interface operations {
             /** @description Missing, invalid, expired or revoked credentials (`UNAUTHORIZED`). */
             401: {
                 headers: {
+                    /** @description A Bearer challenge (RFC 6750) naming the resource metadata (RFC 9728); `error="invalid_token"` when a credential was sent. */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -8541,6 +8647,8 @@ export interface operations {
             /** @description Missing, invalid, expired or revoked credentials (`UNAUTHORIZED`). */
             401: {
                 headers: {
+                    /** @description A Bearer challenge (RFC 6750) naming the resource metadata (RFC 9728); `error="invalid_token"` when a credential was sent. */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -8610,6 +8718,8 @@ export interface operations {
             /** @description Missing, invalid, expired or revoked credentials (`UNAUTHORIZED`). */
             401: {
                 headers: {
+                    /** @description A Bearer challenge (RFC 6750) naming the resource metadata (RFC 9728); `error="invalid_token"` when a credential was sent. */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -8713,6 +8823,8 @@ export interface operations {
             /** @description Missing, invalid, expired or revoked credentials (`UNAUTHORIZED`). */
             401: {
                 headers: {
+                    /** @description A Bearer challenge (RFC 6750) naming the resource metadata (RFC 9728); `error="invalid_token"` when a credential was sent. */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -8812,6 +8924,8 @@ export interface operations {
             /** @description Missing, invalid, expired or revoked credentials (`UNAUTHORIZED`). */
             401: {
                 headers: {
+                    /** @description A Bearer challenge (RFC 6750) naming the resource metadata (RFC 9728); `error="invalid_token"` when a credential was sent. */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -8900,6 +9014,8 @@ export interface operations {
             /** @description Missing, invalid, expired or revoked credentials (`UNAUTHORIZED`). */
             401: {
                 headers: {
+                    /** @description A Bearer challenge (RFC 6750) naming the resource metadata (RFC 9728); `error="invalid_token"` when a credential was sent. */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -9012,6 +9128,8 @@ export interface operations {
             /** @description Missing, invalid, expired or revoked credentials (`UNAUTHORIZED`). */
             401: {
                 headers: {
+                    /** @description A Bearer challenge (RFC 6750) naming the resource metadata (RFC 9728); `error="invalid_token"` when a credential was sent. */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -9120,6 +9238,8 @@ export interface operations {
             /** @description Missing, invalid, expired or revoked credentials (`UNAUTHORIZED`). */
             401: {
                 headers: {
+                    /** @description A Bearer challenge (RFC 6750) naming the resource metadata (RFC 9728); `error="invalid_token"` when a credential was sent. */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -9228,6 +9348,8 @@ export interface operations {
             /** @description Missing, invalid, expired or revoked credentials (`UNAUTHORIZED`). */
             401: {
                 headers: {
+                    /** @description A Bearer challenge (RFC 6750) naming the resource metadata (RFC 9728); `error="invalid_token"` when a credential was sent. */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -9343,6 +9465,8 @@ export interface operations {
             /** @description Missing, invalid, expired or revoked credentials (`UNAUTHORIZED`). */
             401: {
                 headers: {
+                    /** @description A Bearer challenge (RFC 6750) naming the resource metadata (RFC 9728); `error="invalid_token"` when a credential was sent. */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -9435,6 +9559,8 @@ export interface operations {
             /** @description Missing, invalid, expired or revoked credentials (`UNAUTHORIZED`). */
             401: {
                 headers: {
+                    /** @description A Bearer challenge (RFC 6750) naming the resource metadata (RFC 9728); `error="invalid_token"` when a credential was sent. */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -9581,6 +9707,8 @@ export interface operations {
             /** @description Missing, invalid, expired or revoked credentials (`UNAUTHORIZED`). */
             401: {
                 headers: {
+                    /** @description A Bearer challenge (RFC 6750) naming the resource metadata (RFC 9728); `error="invalid_token"` when a credential was sent. */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
