@@ -5,7 +5,7 @@
 // only waits for a message. Workers start on first use and do not keep the process alive when idle.
 // Checks wait in a fair queue (src/lib/fair-queue.ts) keyed by client address and account: a flood
 // of guesses on one account, or from one address, waits behind everybody else's logins and is shed
-// first when the queue is full (503 with Retry-After), never a newcomer behind it.
+// first when the queue is full (503 with Retry-After, after a pause), never a newcomer behind it.
 import { createHash } from 'node:crypto'
 import { createRequire } from 'node:module'
 import os from 'node:os'
@@ -97,8 +97,18 @@ function pump(): void {
  * included, wait seconds behind it. 16 per worker is about 4 s of work at cost 12.
  */
 export const BCRYPT_QUEUE_LIMIT = BCRYPT_WORKERS * 16
-/** Checks of one account, or from one client address, waiting or running, at most (about 1 s of work per worker). */
-export const BCRYPT_KEY_LIMIT = Math.max(4, BCRYPT_WORKERS * 4)
+/**
+ * Checks of one account, or from one client address, waiting or running, at most: half the queue,
+ * so one caller never fills it. A flood within the bound waits its turn (behind everybody else);
+ * beyond it, its newest checks are shed.
+ */
+export const BCRYPT_KEY_LIMIT = BCRYPT_QUEUE_LIMIT / 2
+/**
+ * A shed check answers 503 after this pause, not at once: a guessing loop that retries at once
+ * (an attacker ignores Retry-After) would otherwise spin on 503s and take the event loop and the
+ * database from everybody else. The pause holds a socket, not a worker.
+ */
+export const SHED_DELAY_MS = 1_000
 
 const queue = new FairQueue<Pending>({ limit: BCRYPT_QUEUE_LIMIT, perKeyLimit: BCRYPT_KEY_LIMIT })
 
@@ -128,7 +138,7 @@ const shedError = (): AppError => new AppError('SERVICE_UNAVAILABLE', 'too many 
 function run<T extends string | boolean>(task: TaskInput, owner: CheckOwner | undefined): Promise<T> {
   return new Promise<T>((resolve, reject) => {
     const pending: Pending = { task: { ...task, id: nextId++ }, keys: keysOf(owner), resolve: resolve as (v: string | boolean) => void, reject }
-    for (const shed of queue.push(pending, pending.keys)) shed.reject(shedError())
+    for (const shed of queue.push(pending, pending.keys)) setTimeout(() => shed.reject(shedError()), SHED_DELAY_MS)
     pump()
   })
 }

@@ -89,30 +89,26 @@ t.test('logins under a flood of guesses on the owner account', async (t) => {
     app.inject({ method: 'POST', url: '/api/v1/auth/login', remoteAddress, headers: { 'content-type': 'application/json' }, payload: JSON.stringify({ email, password }) })
 
   await t.test("another person's login overtakes guesses already waiting", async (t) => {
-    // Guesses on two accounts, each up to its bound, from as many addresses.
-    const targets = [ws.owner.email, ws.observer.email]
+    // Guesses on the owner's account up to its bound, from as many addresses.
     let answered = 0
-    const flood = targets.flatMap((email, j) =>
-      Array.from({ length: BCRYPT_KEY_LIMIT }, (_, i) =>
-        login(email, `wrong guess number ${i}`, `10.9.${j}.${i + 1}`).then((res) => {
-          answered++
-          return res
-        }),
-      ),
+    const flood = Array.from({ length: BCRYPT_KEY_LIMIT }, (_, i) =>
+      login(ws.owner.email, `wrong guess number ${i}`, `10.9.0.${i + 1}`).then((res) => {
+        answered++
+        return res
+      }),
     )
     // Every guess is in the password queue (waiting or running), or answered, before the member logs in.
-    const queued = () => targets.reduce((sum, email) => sum + bcryptQueueState({ account: email }).load[0]!, 0)
-    while (queued() + answered < flood.length) await new Promise((resolve) => setTimeout(resolve, 5))
+    while (bcryptQueueState({ account: ws.owner.email }).load[0]! + answered < flood.length) await new Promise((resolve) => setTimeout(resolve, 5))
     const member = await login(ws.member.email, FIXTURE_PASSWORD, '192.0.2.10')
     const before = answered
     t.equal(member.statusCode, 200)
     const statuses = (await Promise.all(flood)).map((r) => r.statusCode)
-    t.same([...new Set(statuses)], [401], 'every guess was checked (none shed: each account stayed within its bound)')
+    t.same([...new Set(statuses)], [401], 'every guess was checked (none shed: the account stayed within its bound)')
     t.ok(before < flood.length, `the member was answered before the guesses that waited (${before} of ${flood.length} answered first; first come, first served would be all of them)`)
   })
 
   await t.test('guesses beyond the bound of one account are shed with 503, never 429; the member still logs in', async (t) => {
-    const flood = Array.from({ length: BCRYPT_KEY_LIMIT * 3 }, (_, i) => login(ws.owner.email, `wrong guess number ${i}`, `10.8.0.${i + 1}`))
+    const flood = Array.from({ length: BCRYPT_KEY_LIMIT * 2 }, (_, i) => login(ws.owner.email, `wrong guess number ${i}`, `10.8.0.${i + 1}`))
     const member = login(ws.member.email, FIXTURE_PASSWORD, '192.0.2.11')
     const answers = await Promise.all(flood)
     t.equal((await member).statusCode, 200)
