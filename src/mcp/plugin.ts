@@ -6,7 +6,7 @@
 //
 // In front of both, the API's own rules: the route's policy is 'any' (an agent key `svc_…` or a
 // human JWT), checked by the auth plugin on every request before MCP sees it (401 carries
-// `WWW-Authenticate: Bearer`); the workspace rate limit counts every request; a browser `Origin`
+// `WWW-Authenticate: Bearer`, as everywhere: src/plugins/auth.ts); the workspace rate limit counts every request; a browser `Origin`
 // outside MCP_ALLOWED_ORIGINS is refused with 403 (DNS rebinding); the body goes through the same
 // input guard as every other route. Open sessions, waits and notification streams are cut when
 // their credential is revoked (src/mcp/caller.ts). docs/mcp.md is the reference.
@@ -26,19 +26,11 @@ import { ChannelWatchers } from './watchers.ts'
 
 export const MCP_PATH = '/mcp'
 const INVALID_PARAMS = -32_602
-/** The realm of our Bearer challenges; the resource metadata tells clients keys are bearer tokens. */
-const REALM = 'agent-messaging-service'
 
 declare module 'fastify' {
   interface FastifyInstance {
     mcp: { sessions: SessionRegistry; inbox: Inbox; watchers: ChannelWatchers; live: LiveCallers; modern: ModernMcp }
   }
-}
-
-/** `WWW-Authenticate` of a 401 on /mcp (RFC 6750, RFC 9728 `resource_metadata`). */
-export function bearerChallenge(publicUrl: string, credentialGiven: boolean): string {
-  const error = credentialGiven ? ', error="invalid_token"' : ''
-  return `Bearer realm="${REALM}", resource_metadata="${publicUrl}/.well-known/oauth-protected-resource"${error}`
 }
 
 function parseJson(text: string | undefined): unknown {
@@ -96,9 +88,6 @@ async function mcpPlugin(app: FastifyInstance): Promise<void> {
         if (!origin || config.mcpAllowedOrigins.includes('*')) return
         const refused = originValidationResponse(new Request('http://mcp.invalid/', { headers: { origin } }), config.mcpAllowedOrigins)
         if (refused) return reply.send(refused)
-      },
-      onSend: async (request, reply) => {
-        if (reply.statusCode === 401 && !reply.hasHeader('www-authenticate')) reply.header('www-authenticate', bearerChallenge(config.publicUrl, bearer(request) !== undefined))
       },
       handler: serve,
     })

@@ -2,7 +2,9 @@
 // (svc_…), an integration key (svc_int_…) or a human JWT (HS256, 24 h). Each /api route must
 // declare who may call it in `config.auth` (the app refuses to start otherwise); routes outside
 // /api without a policy (Swagger UI's assets) are public. The same `authenticate` serves the
-// WebSocket gateway.
+// WebSocket gateway. Every 401 carries a Bearer challenge (RFC 6750) pointing at the protected
+// resource metadata (RFC 9728, GET /.well-known/oauth-protected-resource), which says that the
+// resource takes bearer API keys and JWTs and names no authorization server.
 import jwt from '@fastify/jwt'
 import type { FastifyInstance, FastifyRequest } from 'fastify'
 import fp from 'fastify-plugin'
@@ -74,6 +76,33 @@ declare module '@fastify/jwt' {
 }
 
 export const JWT_ISSUER = 'agent-messaging-service'
+/** The realm of our Bearer challenges. */
+export const REALM = 'agent-messaging-service'
+export const RESOURCE_METADATA_PATH = '/.well-known/oauth-protected-resource'
+
+/**
+ * `WWW-Authenticate` of every 401 (RFC 6750, RFC 9728 `resource_metadata`): `error="invalid_token"`
+ * when a bearer credential was sent, no error code when none was (RFC 6750 section 3.1).
+ */
+export function bearerChallenge(publicUrl: string, credentialGiven: boolean): string {
+  const error = credentialGiven ? ', error="invalid_token"' : ''
+  return `Bearer realm="${REALM}", resource_metadata="${publicUrl}${RESOURCE_METADATA_PATH}"${error}`
+}
+
+/**
+ * RFC 9728 protected resource metadata. No `authorization_servers`: no OAuth server issues tokens
+ * for this resource; the bearer credential is an agent API key or a human JWT from the login.
+ */
+export function resourceMetadata(publicUrl: string, resource = publicUrl): Record<string, unknown> {
+  return {
+    resource,
+    resource_name: 'Agent Messaging Service',
+    resource_documentation: `${publicUrl}/docs`,
+    bearer_methods_supported: ['header'],
+    bearer_credentials:
+      'Authorization: Bearer <credential>, where the credential is an agent API key (svc_…, created by the workspace owner or at bootstrap) or a human JWT from POST /api/v1/auth/login. No OAuth authorization server issues tokens for this resource.',
+  }
+}
 export const JWT_TTL = '24h'
 
 /** The request's credential: the Bearer header, or the WebSocket upgrade's `?token=`. */
@@ -169,6 +198,22 @@ async function authPlugin(app: FastifyInstance, opts: { jwtSecret: string; keyCa
     return principal
   })
 
+  // Every 401 of the service (REST, the WebSocket upgrade, /mcp, metrics) challenges for a bearer
+  // credential, so that clients ask for a key instead of starting an OAuth flow.
+  app.addHook('onSend', async (request, reply) => {
+    if (reply.statusCode === 401 && !reply.hasHeader('www-authenticate')) reply.header('www-authenticate', bearerChallenge(app.config.publicUrl, credentialOf(request) !== undefined))
+  })
+
+  // The metadata, at the root (the resource is the service) and path-inserted for /mcp (RFC 9728
+  // section 3.1: an MCP client looks there first for the resource PUBLIC_URL/mcp).
+  const metadataRoute = (url: string, resource: string) =>
+    app.get(url, { schema: { hide: true }, config: { auth: 'public' } }, async (_request, reply) => {
+      reply.header('cache-control', 'public, max-age=3600')
+      return resourceMetadata(app.config.publicUrl, resource)
+    })
+  metadataRoute(RESOURCE_METADATA_PATH, app.config.publicUrl)
+  metadataRoute(`${RESOURCE_METADATA_PATH}/mcp`, `${app.config.publicUrl}/mcp`)
+
   app.decorate('signUserToken', (userId: string) => app.jwt.sign({ sub: userId, typ: 'human' }))
   app.decorateRequest('principal', null as never)
 
@@ -180,7 +225,11 @@ async function authPlugin(app: FastifyInstance, opts: { jwtSecret: string; keyCa
     const schema = route.schema as Record<string, unknown> & { response?: Record<string, unknown> }
     schema.security ??= [{ bearerAuth: [] }]
     schema.response ??= {}
-    schema.response[401] ??= { $ref: 'Error#' }
+    schema.response[401] ??= {
+      description: 'Missing, invalid, expired or revoked credentials (`UNAUTHORIZED`).',
+      content: { 'application/json': { schema: { $ref: 'Error#' } } },
+      headers: { 'WWW-Authenticate': { type: 'string', description: 'A Bearer challenge (RFC 6750) naming the resource metadata (RFC 9728); `error="invalid_token"` when a credential was sent.' } },
+    }
     // Every route a human may call can refuse an account awaiting approval (APPROVAL_PENDING).
     if (policy === 'owner' || policy === 'human' || policy === 'any') schema.response[403] ??= { $ref: 'Error#' }
   })

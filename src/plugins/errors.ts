@@ -1,5 +1,6 @@
 // One error handler and one not-found handler: every failure answers {error, code} with a code
-// from the closed list in src/lib/errors.ts. 5xx never leak internals; they are logged with the
+// from the closed list in src/lib/errors.ts. A known path asked with another method is 405 with
+// `Allow`, an unknown path 404. 5xx never leak internals; they are logged with the
 // request id.
 import type { FastifyError, FastifyInstance } from 'fastify'
 import fp from 'fastify-plugin'
@@ -124,8 +125,36 @@ async function errorsPlugin(app: FastifyInstance): Promise<void> {
     return reply.code(appError.statusCode).send({ error: appError.message, code: appError.code })
   })
 
+  // Every route's path as a pattern, to tell an unknown path (404) from a known path asked with a
+  // method it does not serve (405 with `Allow`). Wildcard routes (the web app's pages) are left
+  // out: they would make every path "known".
+  const routes: { pattern: RegExp; methods: Set<string> }[] = []
+  const byUrl = new Map<string, Set<string>>()
+  app.addHook('onRoute', (route) => {
+    if (route.url.includes('*')) return
+    let methods = byUrl.get(route.url)
+    if (!methods) {
+      methods = new Set()
+      byUrl.set(route.url, methods)
+      const source = route.url
+        .split('/')
+        .map((segment) => (segment.startsWith(':') ? '[^/]+' : segment.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')))
+        .join('/')
+      routes.push({ pattern: new RegExp(`^${source}/?$`), methods })
+    }
+    for (const method of [route.method].flat()) methods.add(method)
+  })
+
   app.setNotFoundHandler((request, reply) => {
-    reply.code(404).send({ error: `route ${request.method} ${request.url.split('?')[0]} not found`, code: 'NOT_FOUND' })
+    const path = request.url.split('?')[0] ?? request.url
+    const allowed = new Set(routes.filter((r) => r.pattern.test(path)).flatMap((r) => [...r.methods]))
+    if (allowed.size > 0 && !allowed.has(request.method)) {
+      const allow = [...allowed].sort().join(', ')
+      reply.header('allow', allow)
+      reply.code(405).send({ error: `method ${request.method} is not allowed on ${path}; allowed: ${allow}`, code: 'METHOD_NOT_ALLOWED' })
+      return
+    }
+    reply.code(404).send({ error: `route ${request.method} ${path} not found`, code: 'NOT_FOUND' })
   })
 }
 

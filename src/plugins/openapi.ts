@@ -7,6 +7,7 @@ import fp from 'fastify-plugin'
 import { ERROR_COMPONENT_DESCRIPTION, SHARED_SCHEMAS } from '../schemas/common.ts'
 import { COMPONENT_SCHEMAS, isNamed, withRefs } from '../schemas/components.ts'
 import { deliveryWebhooksDocument } from '../events/openapi.ts'
+import { collapseEnums, nameInlineObjects } from './openapi-shapes.ts'
 import capturedExamples from '../../openapi/examples.json' with { type: 'json' }
 
 export const API_VERSION = '1.0.0'
@@ -160,5 +161,8 @@ function completeDocument<T extends OpenApiDocument>(doc: T): T {
       if (form) form.encoding = { file: { contentType: 'application/octet-stream, */*' } }
     }
   }
+  // String enums as `enum`, every response and delivery object a named component (./openapi-shapes.ts).
+  collapseEnums(doc)
+  nameInlineObjects(doc)
   return doc
 }

@@ -527,6 +527,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/channels/{id}/messages/upload": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Post a message with a file (multipart text + one file)
+         * @description Exactly `POST /api/v1/channels/{id}/messages` with a `multipart/form-data` body (`text`, `file`, and optionally `mentions`, `thread_id`, `in_reply_to_event`), for client generators that read one request content type per operation. Any other Content-Type: 415 `UNSUPPORTED_MEDIA_TYPE`. Same rules, events, idempotency and limits as `postMessage`.
+         */
+        post: operations["postMessageWithFile"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/channels/{id}/messages/{message_id}/replies": {
         parameters: {
             query?: never;
@@ -1435,7 +1455,10 @@ export interface components {
             author_id: string;
             /** @description The author's display name when the message was posted. */
             author_name: string;
-            /** @description `AGENT` or `HUMAN`. */
+            /**
+             * @description `AGENT` or `HUMAN`.
+             * @enum {string}
+             */
             author_type: "AGENT" | "HUMAN";
             text: string;
             /**
@@ -1451,18 +1474,7 @@ export interface components {
             chain_depth: number;
             /** @description Ids of the channel members (users or agents) the message mentions, in order, without repeats: the `@name` tokens of its text that name a member (an agent's `name`; a human's handle, the display name in lower case with hyphens for spaces), then the ids given in `mentions` when posting that are members. Resolved again when the text is edited. Non-members are never listed. */
             mentions: string[];
-            attachment?: {
-                /** Format: uuid */
-                id: string;
-                /** @description The uploader's file name, without any directory part. */
-                file_name: string;
-                /** @description Media type the uploader declared (informative; downloads are served as application/octet-stream). */
-                content_type: string;
-                /** @description Bytes. */
-                size: number;
-                /** @description Absolute URL of `GET /api/v1/attachments/{id}` (members of the channel only, with credentials). */
-                download_url: string;
-            };
+            attachment?: components["schemas"]["Attachment"];
             /** @description The root message this one replies to (threads are one level deep); null for a root or a plain message. */
             thread_id: string | null;
             /** @description How many replies the thread of this root has; 0 for a reply or a message without replies. */
@@ -1474,14 +1486,7 @@ export interface components {
             /** @description True for a deleted root kept as a placeholder while its replies remain (its text is empty and it has no file); false otherwise. */
             deleted: boolean;
             /** @description Reactions, in the order their first one was added; empty when none. */
-            reactions: {
-                /** @description A single emoji (e.g. `👀`) or a `:shortcode:`. */
-                emoji: string;
-                /** @description How many members reacted with it. */
-                count: number;
-                /** @description Whether the caller is one of them. Always false in events (an event goes to many recipients): reaction events carry `member_id`. */
-                reacted: boolean;
-            }[];
+            reactions: components["schemas"]["ReactionCount"][];
         };
         /**
          * MessagePage
@@ -1516,7 +1521,10 @@ export interface components {
             author_id: string;
             /** @description The author's display name when the message was posted. */
             author_name: string;
-            /** @description `AGENT` or `HUMAN`. */
+            /**
+             * @description `AGENT` or `HUMAN`.
+             * @enum {string}
+             */
             author_type: "AGENT" | "HUMAN";
             text: string;
             /**
@@ -1532,18 +1540,7 @@ export interface components {
             chain_depth: number;
             /** @description Ids of the channel members (users or agents) the message mentions, in order, without repeats: the `@name` tokens of its text that name a member (an agent's `name`; a human's handle, the display name in lower case with hyphens for spaces), then the ids given in `mentions` when posting that are members. Resolved again when the text is edited. Non-members are never listed. */
             mentions: string[];
-            attachment?: {
-                /** Format: uuid */
-                id: string;
-                /** @description The uploader's file name, without any directory part. */
-                file_name: string;
-                /** @description Media type the uploader declared (informative; downloads are served as application/octet-stream). */
-                content_type: string;
-                /** @description Bytes. */
-                size: number;
-                /** @description Absolute URL of `GET /api/v1/attachments/{id}` (members of the channel only, with credentials). */
-                download_url: string;
-            };
+            attachment?: components["schemas"]["Attachment"];
             /** @description The root message this one replies to (threads are one level deep); null for a root or a plain message. */
             thread_id: string | null;
             /** @description How many replies the thread of this root has; 0 for a reply or a message without replies. */
@@ -1555,14 +1552,7 @@ export interface components {
             /** @description True for a deleted root kept as a placeholder while its replies remain (its text is empty and it has no file); false otherwise. */
             deleted: boolean;
             /** @description Reactions, in the order their first one was added; empty when none. */
-            reactions: {
-                /** @description A single emoji (e.g. `👀`) or a `:shortcode:`. */
-                emoji: string;
-                /** @description How many members reacted with it. */
-                count: number;
-                /** @description Whether the caller is one of them. Always false in events (an event goes to many recipients): reaction events carry `member_id`. */
-                reacted: boolean;
-            }[];
+            reactions: components["schemas"]["ReactionCount"][];
             message: components["schemas"]["Message"];
             /** @description ts_rank of the match; results are ordered by it, best first (then newest first), among the newest 200 matches. */
             rank: number;
@@ -1587,6 +1577,7 @@ export interface components {
             name: string;
             description: string;
             topic: string | null;
+            /** @enum {string} */
             type: "channel" | "dm";
             /**
              * Format: date-time
@@ -1615,6 +1606,7 @@ export interface components {
             id: string;
             /** @description For a DM: the other participant's display name. */
             name: string;
+            /** @enum {string} */
             type: "channel" | "dm";
             description: string;
             /** @description Messages after the caller's read marker not written by the caller (0 where the caller is not a member). */
@@ -1642,6 +1634,7 @@ export interface components {
              * @description The same id, under the name the member endpoints use (`{user_id}`).
              */
             user_id: string;
+            /** @enum {string} */
             type: "AGENT" | "HUMAN";
             /** @description Display name. */
             name: string;
@@ -1673,6 +1666,7 @@ export interface components {
              * @description The same id, under the name the member endpoints use (`{user_id}`).
              */
             user_id: string;
+            /** @enum {string} */
             type: "AGENT" | "HUMAN";
             name: string;
             /**
@@ -1695,14 +1689,7 @@ export interface components {
             type: "dm";
             /** @description The two participant ids, sorted. */
             participants: string[];
-            /** @description The other participant (not the caller). */
-            participant: {
-                /** Format: uuid */
-                id: string;
-                /** @description Display name. */
-                name: string;
-                type: "AGENT" | "HUMAN";
-            };
+            participant: components["schemas"]["DmParticipant"];
             /**
              * Format: date-time
              * @description ISO 8601 UTC timestamp.
@@ -1713,34 +1700,7 @@ export interface components {
          * DmList
          * @description The caller's DMs, oldest first.
          */
-        DmList: {
-            /**
-             * Format: uuid
-             * @description The DM channel id: post and read with the message endpoints.
-             */
-            id: string;
-            /** @enum {string} */
-            type: "dm";
-            /** @description The two participant ids, sorted. */
-            participants: string[];
-            /** @description The other participant (not the caller). */
-            participant: {
-                /** Format: uuid */
-                id: string;
-                /** @description Display name. */
-                name: string;
-                type: "AGENT" | "HUMAN";
-            };
-            /**
-             * Format: date-time
-             * @description ISO 8601 UTC timestamp.
-             */
-            created_at: string;
-            /** @description Messages after the caller's read marker not written by the caller (0 where the caller is not a member). */
-            unread_count: number;
-            /** @description The newest message the caller has marked read here (`PUT …/read`); null if none. */
-            last_read_message_id: string | null;
-        }[];
+        DmList: components["schemas"]["DmListItem"][];
         /**
          * DirectoryEntry
          * @description An agent or a human of the workspace, as pickers list them: type, display name, role.
@@ -1751,16 +1711,23 @@ export interface components {
              * @description The user or agent id (what `POST /dm` and `POST /channels/{id}/members` take).
              */
             id: string;
+            /** @enum {string} */
             type: "AGENT" | "HUMAN";
             /** @description Display name. */
             name: string;
             /** @description An agent's unique `name` (letters, digits, hyphens); null for humans. */
             handle: string | null;
-            /** @description A human's role. An agent: `admin` for the primary agent (it counts as an admin, docs/access.md), otherwise `member`. */
+            /**
+             * @description A human's role. An agent: `admin` for the primary agent (it counts as an admin, docs/access.md), otherwise `member`.
+             * @enum {string}
+             */
             role: "admin" | "member" | "observer";
             /** @description The workspace owner (the bootstrap admin). */
             is_owner: boolean;
-            /** @description `invited`: a human who has not accepted the invite yet (they can already be added to channels and sent messages, and read them once they join). */
+            /**
+             * @description `invited`: a human who has not accepted the invite yet (they can already be added to channels and sent messages, and read them once they join).
+             * @enum {string}
+             */
             status: "active" | "invited";
             /** @description An agent: whether it has an open WebSocket. Null for humans. */
             online: boolean | null;
@@ -1805,15 +1772,7 @@ export interface components {
             /** @description When a socket of the agent last opened or closed; null if it never connected. */
             last_seen_at: string | null;
             /** @description Its short status (`PUT /agents/me/status`); null when none or expired. */
-            status: {
-                /** @description At most 100 characters. */
-                text: string;
-                /**
-                 * Format: date-time
-                 * @description ISO 8601 UTC timestamp.
-                 */
-                expires_at: string;
-            } | null;
+            status: components["schemas"]["AgentStatus"] | null;
         };
         /**
          * AgentList
@@ -1900,26 +1859,7 @@ export interface components {
          * Me
          * @description The caller: a human (JWT) or an agent (API key).
          */
-        Me: {
-            /** @enum {string} */
-            type: "HUMAN";
-            /** Format: uuid */
-            id: string;
-            email: string;
-            display_name: string;
-            /** @enum {unknown} */
-            role: "admin" | "member" | "observer";
-            is_owner: boolean;
-        } | {
-            /** @enum {string} */
-            type: "AGENT";
-            /** Format: uuid */
-            id: string;
-            name: string;
-            display_name: string;
-            /** Format: uuid */
-            key_id: string;
-        };
+        Me: components["schemas"]["MeHuman"] | components["schemas"]["MeAgent"];
         /**
          * Invite
          * @description An invitation just created: the only response that shows its token.
@@ -1989,72 +1929,10 @@ export interface components {
          * @description Everything a fresh instance was provisioned with; keys, JWT and invite tokens are shown only here.
          */
         BootstrapResult: {
-            primary_agent: {
-                /** Format: uuid */
-                user_id: string;
-                /** Format: uuid */
-                agent_id: string;
-                email: string;
-                /** @description JWT of the owner user; expires after 24 hours. */
-                jwt_token: string;
-                /** @description API key (`svc_…`); shown only in this response. */
-                api_key: string;
-                /** Format: uuid */
-                api_key_id: string;
-                /**
-                 * Format: uuid
-                 * @description Short form: same as `agent_id`.
-                 */
-                id: string;
-                /** @description Short form: the agent name. */
-                name: string;
-                display_name: string;
-            };
-            agents: {
-                /** Format: uuid */
-                agent_id: string;
-                /**
-                 * Format: uuid
-                 * @description Same as `agent_id`.
-                 */
-                id: string;
-                name: string;
-                display_name: string;
-                /** @description API key (`svc_…`); shown only in this response. */
-                api_key: string;
-                /** Format: uuid */
-                api_key_id: string;
-            }[];
-            humans: {
-                /** Format: uuid */
-                user_id: string;
-                email: string;
-                display_name: string;
-                /** @enum {unknown} */
-                role: "member" | "observer";
-                /** @description `inv_…`; valid 7 days, single use; shown only here. */
-                invite_token: string;
-                /** @description `{frontend_url}/invite?token=<invite_token>` (token percent-encoded). */
-                invite_url: string;
-                /**
-                 * Format: date-time
-                 * @description ISO 8601 UTC timestamp.
-                 */
-                expires_at: string;
-            }[];
-            channel: {
-                /** Format: uuid */
-                channel_id: string;
-                /**
-                 * Format: uuid
-                 * @description Short form: same as `channel_id`.
-                 */
-                id: string;
-                name: string;
-                topic: string | null;
-                /** @description The primary agent and the invited humans. */
-                members: string[];
-            };
+            primary_agent: components["schemas"]["BootstrapResultPrimaryAgent"];
+            agents: components["schemas"]["BootstrapResultAgentsItem"][];
+            humans: components["schemas"]["BootstrapResultHumansItem"][];
+            channel: components["schemas"]["BootstrapResultChannel"];
             /** Format: uuid */
             instance_id: string;
             /** @description Short form: the primary agent’s API key. */
@@ -2073,294 +1951,7 @@ export interface components {
          * Event
          * @description One event of the log, as pushed on the WebSocket and listed by GET /api/v1/events.
          */
-        Event: {
-            /** @enum {string} */
-            type: "new_message";
-            /**
-             * Format: uuid
-             * @description Unique per event; a client that sees an id twice drops the repeat.
-             */
-            event_id: string;
-            /**
-             * @description Position in the event log ("<milliseconds>-<sequence>"); larger is later. Opaque to clients: store it, send it back as `since`.
-             * @example 1764000000000-0
-             */
-            cursor: string;
-            /**
-             * Format: date-time
-             * @description ISO 8601 UTC timestamp.
-             */
-            occurred_at: string;
-            /** Format: uuid */
-            channel_id: string;
-            message: components["schemas"]["Message"];
-        } | {
-            /** @enum {string} */
-            type: "message_updated";
-            /**
-             * Format: uuid
-             * @description Unique per event; a client that sees an id twice drops the repeat.
-             */
-            event_id: string;
-            /**
-             * @description Position in the event log ("<milliseconds>-<sequence>"); larger is later. Opaque to clients: store it, send it back as `since`.
-             * @example 1764000000000-0
-             */
-            cursor: string;
-            /**
-             * Format: date-time
-             * @description ISO 8601 UTC timestamp.
-             */
-            occurred_at: string;
-            /** Format: uuid */
-            channel_id: string;
-            message: components["schemas"]["Message"];
-        } | {
-            /** @enum {string} */
-            type: "message_deleted";
-            /**
-             * Format: uuid
-             * @description Unique per event; a client that sees an id twice drops the repeat.
-             */
-            event_id: string;
-            /**
-             * @description Position in the event log ("<milliseconds>-<sequence>"); larger is later. Opaque to clients: store it, send it back as `since`.
-             * @example 1764000000000-0
-             */
-            cursor: string;
-            /**
-             * Format: date-time
-             * @description ISO 8601 UTC timestamp.
-             */
-            occurred_at: string;
-            /** Format: uuid */
-            channel_id: string;
-            /** Format: uuid */
-            message_id: string;
-            /** @description The deleted reply's thread (its root's id), so that a client can recount it; null for a root or plain message. */
-            thread_id: string | null;
-        } | {
-            /** @enum {string} */
-            type: "message_mentioned";
-            /**
-             * Format: uuid
-             * @description Unique per event; a client that sees an id twice drops the repeat.
-             */
-            event_id: string;
-            /**
-             * @description Position in the event log ("<milliseconds>-<sequence>"); larger is later. Opaque to clients: store it, send it back as `since`.
-             * @example 1764000000000-0
-             */
-            cursor: string;
-            /**
-             * Format: date-time
-             * @description ISO 8601 UTC timestamp.
-             */
-            occurred_at: string;
-            /** Format: uuid */
-            channel_id: string;
-            message: components["schemas"]["Message"];
-            /** @description The members this event notifies: on a post, everyone the message mentions but its author; on an edit, only those mentioned for the first time. A subset of `message.mentions`. */
-            mentioned_ids: string[];
-            /** @description The agents among `mentioned_ids` (webhooks and integrations are delivered for these). */
-            mentioned_agent_ids: string[];
-        } | {
-            /** @enum {string} */
-            type: "channel_created";
-            /**
-             * Format: uuid
-             * @description Unique per event; a client that sees an id twice drops the repeat.
-             */
-            event_id: string;
-            /**
-             * @description Position in the event log ("<milliseconds>-<sequence>"); larger is later. Opaque to clients: store it, send it back as `since`.
-             * @example 1764000000000-0
-             */
-            cursor: string;
-            /**
-             * Format: date-time
-             * @description ISO 8601 UTC timestamp.
-             */
-            occurred_at: string;
-            /** Format: uuid */
-            channel_id: string;
-            channel: {
-                /** Format: uuid */
-                id: string;
-                name: string;
-                description: string;
-                topic: string | null;
-                type: "channel" | "dm";
-                /**
-                 * Format: date-time
-                 * @description ISO 8601 UTC timestamp.
-                 */
-                created_at: string;
-            };
-            /** Format: uuid */
-            creator_id: string;
-            creator_type: "AGENT" | "HUMAN";
-        } | {
-            /** @enum {string} */
-            type: "channel_updated";
-            /**
-             * Format: uuid
-             * @description Unique per event; a client that sees an id twice drops the repeat.
-             */
-            event_id: string;
-            /**
-             * @description Position in the event log ("<milliseconds>-<sequence>"); larger is later. Opaque to clients: store it, send it back as `since`.
-             * @example 1764000000000-0
-             */
-            cursor: string;
-            /**
-             * Format: date-time
-             * @description ISO 8601 UTC timestamp.
-             */
-            occurred_at: string;
-            /** Format: uuid */
-            channel_id: string;
-            channel: {
-                /** Format: uuid */
-                id: string;
-                name: string;
-                description: string;
-                topic: string | null;
-                type: "channel" | "dm";
-                /**
-                 * Format: date-time
-                 * @description ISO 8601 UTC timestamp.
-                 */
-                created_at: string;
-            };
-        } | {
-            /** @enum {string} */
-            type: "channel_deleted";
-            /**
-             * Format: uuid
-             * @description Unique per event; a client that sees an id twice drops the repeat.
-             */
-            event_id: string;
-            /**
-             * @description Position in the event log ("<milliseconds>-<sequence>"); larger is later. Opaque to clients: store it, send it back as `since`.
-             * @example 1764000000000-0
-             */
-            cursor: string;
-            /**
-             * Format: date-time
-             * @description ISO 8601 UTC timestamp.
-             */
-            occurred_at: string;
-            /** Format: uuid */
-            channel_id: string;
-        } | {
-            /** @enum {string} */
-            type: "member_joined";
-            /**
-             * Format: uuid
-             * @description Unique per event; a client that sees an id twice drops the repeat.
-             */
-            event_id: string;
-            /**
-             * @description Position in the event log ("<milliseconds>-<sequence>"); larger is later. Opaque to clients: store it, send it back as `since`.
-             * @example 1764000000000-0
-             */
-            cursor: string;
-            /**
-             * Format: date-time
-             * @description ISO 8601 UTC timestamp.
-             */
-            occurred_at: string;
-            /** Format: uuid */
-            channel_id: string;
-            /** Format: uuid */
-            member_id: string;
-            member_type: "AGENT" | "HUMAN";
-            member_name: string;
-        } | {
-            /** @enum {string} */
-            type: "member_left";
-            /**
-             * Format: uuid
-             * @description Unique per event; a client that sees an id twice drops the repeat.
-             */
-            event_id: string;
-            /**
-             * @description Position in the event log ("<milliseconds>-<sequence>"); larger is later. Opaque to clients: store it, send it back as `since`.
-             * @example 1764000000000-0
-             */
-            cursor: string;
-            /**
-             * Format: date-time
-             * @description ISO 8601 UTC timestamp.
-             */
-            occurred_at: string;
-            /** Format: uuid */
-            channel_id: string;
-            /** Format: uuid */
-            member_id: string;
-            member_type: "AGENT" | "HUMAN";
-        } | {
-            /** @enum {string} */
-            type: "reaction_added";
-            /**
-             * Format: uuid
-             * @description Unique per event; a client that sees an id twice drops the repeat.
-             */
-            event_id: string;
-            /**
-             * @description Position in the event log ("<milliseconds>-<sequence>"); larger is later. Opaque to clients: store it, send it back as `since`.
-             * @example 1764000000000-0
-             */
-            cursor: string;
-            /**
-             * Format: date-time
-             * @description ISO 8601 UTC timestamp.
-             */
-            occurred_at: string;
-            /** Format: uuid */
-            channel_id: string;
-            /** Format: uuid */
-            message_id: string;
-            /** @description One emoji or a `:shortcode:`. */
-            emoji: string;
-            /** Format: uuid */
-            member_id: string;
-            member_type: "AGENT" | "HUMAN";
-            member_name: string;
-            /** @description How many members reacted with this emoji after the change. */
-            count: number;
-        } | {
-            /** @enum {string} */
-            type: "reaction_removed";
-            /**
-             * Format: uuid
-             * @description Unique per event; a client that sees an id twice drops the repeat.
-             */
-            event_id: string;
-            /**
-             * @description Position in the event log ("<milliseconds>-<sequence>"); larger is later. Opaque to clients: store it, send it back as `since`.
-             * @example 1764000000000-0
-             */
-            cursor: string;
-            /**
-             * Format: date-time
-             * @description ISO 8601 UTC timestamp.
-             */
-            occurred_at: string;
-            /** Format: uuid */
-            channel_id: string;
-            /** Format: uuid */
-            message_id: string;
-            /** @description One emoji or a `:shortcode:`. */
-            emoji: string;
-            /** Format: uuid */
-            member_id: string;
-            member_type: "AGENT" | "HUMAN";
-            member_name: string;
-            /** @description How many members reacted with this emoji after the change. */
-            count: number;
-        };
+        Event: components["schemas"]["EventNewMessage"] | components["schemas"]["EventMessageUpdated"] | components["schemas"]["EventMessageDeleted"] | components["schemas"]["EventMessageMentioned"] | components["schemas"]["EventChannelCreated"] | components["schemas"]["EventChannelUpdated"] | components["schemas"]["EventChannelDeleted"] | components["schemas"]["EventMemberJoined"] | components["schemas"]["EventMemberLeft"] | components["schemas"]["EventReactionAdded"] | components["schemas"]["EventReactionRemoved"];
         /**
          * EventPage
          * @description A page of the event log, oldest first, with the cursor to continue from.
@@ -2467,7 +2058,10 @@ export interface components {
              */
             event_id: string;
             event_type: string;
-            /** @description `pending` (queued, in flight or waiting for a retry), `succeeded` (a 2xx within the timeout) or `failed` (every attempt failed, or the endpoint was disabled). */
+            /**
+             * @description `pending` (queued, in flight or waiting for a retry), `succeeded` (a 2xx within the timeout) or `failed` (every attempt failed, or the endpoint was disabled).
+             * @enum {string}
+             */
             status: "pending" | "succeeded" | "failed";
             attempts: number;
             /** @description HTTP status of the last attempt; null if none or no response. */
@@ -2613,6 +2207,1066 @@ export interface components {
             /** @description The new HMAC secret, shown only here; every attempt from now on is signed with it. */
             hmac_secret: string;
         };
+        Attachment: {
+            /** Format: uuid */
+            id: string;
+            /** @description The uploader's file name, without any directory part. */
+            file_name: string;
+            /** @description Media type the uploader declared (informative; downloads are served as application/octet-stream). */
+            content_type: string;
+            /** @description Bytes. */
+            size: number;
+            /** @description Absolute URL of `GET /api/v1/attachments/{id}` (members of the channel only, with credentials). */
+            download_url: string;
+        };
+        ReactionCount: {
+            /** @description A single emoji (e.g. `👀`) or a `:shortcode:`. */
+            emoji: string;
+            /** @description How many members reacted with it. */
+            count: number;
+            /** @description Whether the caller is one of them. Always false in events (an event goes to many recipients): reaction events carry `member_id`. */
+            reacted: boolean;
+        };
+        /** @description The other participant (not the caller). */
+        DmParticipant: {
+            /** Format: uuid */
+            id: string;
+            /** @description Display name. */
+            name: string;
+            /** @enum {string} */
+            type: "AGENT" | "HUMAN";
+        };
+        DmListItem: {
+            /**
+             * Format: uuid
+             * @description The DM channel id: post and read with the message endpoints.
+             */
+            id: string;
+            /** @enum {string} */
+            type: "dm";
+            /** @description The two participant ids, sorted. */
+            participants: string[];
+            participant: components["schemas"]["DmParticipant"];
+            /**
+             * Format: date-time
+             * @description ISO 8601 UTC timestamp.
+             */
+            created_at: string;
+            /** @description Messages after the caller's read marker not written by the caller (0 where the caller is not a member). */
+            unread_count: number;
+            /** @description The newest message the caller has marked read here (`PUT …/read`); null if none. */
+            last_read_message_id: string | null;
+        };
+        /** @description An agent's short status, e.g. `reviewing PR 42`. */
+        AgentStatus: {
+            /** @description At most 100 characters. */
+            text: string;
+            /**
+             * Format: date-time
+             * @description ISO 8601 UTC timestamp.
+             */
+            expires_at: string;
+        };
+        MeHuman: {
+            /** @enum {string} */
+            type: "HUMAN";
+            /** Format: uuid */
+            id: string;
+            email: string;
+            display_name: string;
+            /** @enum {unknown} */
+            role: "admin" | "member" | "observer";
+            is_owner: boolean;
+        };
+        MeAgent: {
+            /** @enum {string} */
+            type: "AGENT";
+            /** Format: uuid */
+            id: string;
+            name: string;
+            display_name: string;
+            /** Format: uuid */
+            key_id: string;
+        };
+        BootstrapResultPrimaryAgent: {
+            /** Format: uuid */
+            user_id: string;
+            /** Format: uuid */
+            agent_id: string;
+            email: string;
+            /** @description JWT of the owner user; expires after 24 hours. */
+            jwt_token: string;
+            /** @description API key (`svc_…`); shown only in this response. */
+            api_key: string;
+            /** Format: uuid */
+            api_key_id: string;
+            /**
+             * Format: uuid
+             * @description Short form: same as `agent_id`.
+             */
+            id: string;
+            /** @description Short form: the agent name. */
+            name: string;
+            display_name: string;
+        };
+        BootstrapResultAgentsItem: {
+            /** Format: uuid */
+            agent_id: string;
+            /**
+             * Format: uuid
+             * @description Same as `agent_id`.
+             */
+            id: string;
+            name: string;
+            display_name: string;
+            /** @description API key (`svc_…`); shown only in this response. */
+            api_key: string;
+            /** Format: uuid */
+            api_key_id: string;
+        };
+        BootstrapResultHumansItem: {
+            /** Format: uuid */
+            user_id: string;
+            email: string;
+            display_name: string;
+            /** @enum {unknown} */
+            role: "member" | "observer";
+            /** @description `inv_…`; valid 7 days, single use; shown only here. */
+            invite_token: string;
+            /** @description `{frontend_url}/invite?token=<invite_token>` (token percent-encoded). */
+            invite_url: string;
+            /**
+             * Format: date-time
+             * @description ISO 8601 UTC timestamp.
+             */
+            expires_at: string;
+        };
+        BootstrapResultChannel: {
+            /** Format: uuid */
+            channel_id: string;
+            /**
+             * Format: uuid
+             * @description Short form: same as `channel_id`.
+             */
+            id: string;
+            name: string;
+            topic: string | null;
+            /** @description The primary agent and the invited humans. */
+            members: string[];
+        };
+        /**
+         * new_message
+         * @description A message was posted (REST, WebSocket or an integration).
+         */
+        EventNewMessage: {
+            /** @enum {string} */
+            type: "new_message";
+            /**
+             * Format: uuid
+             * @description Unique per event; a client that sees an id twice drops the repeat.
+             */
+            event_id: string;
+            /**
+             * @description Position in the event log ("<milliseconds>-<sequence>"); larger is later. Opaque to clients: store it, send it back as `since`.
+             * @example 1764000000000-0
+             */
+            cursor: string;
+            /**
+             * Format: date-time
+             * @description ISO 8601 UTC timestamp.
+             */
+            occurred_at: string;
+            /** Format: uuid */
+            channel_id: string;
+            message: components["schemas"]["Message"];
+        };
+        /**
+         * message_updated
+         * @description A message was edited; `message` is the edited message.
+         */
+        EventMessageUpdated: {
+            /** @enum {string} */
+            type: "message_updated";
+            /**
+             * Format: uuid
+             * @description Unique per event; a client that sees an id twice drops the repeat.
+             */
+            event_id: string;
+            /**
+             * @description Position in the event log ("<milliseconds>-<sequence>"); larger is later. Opaque to clients: store it, send it back as `since`.
+             * @example 1764000000000-0
+             */
+            cursor: string;
+            /**
+             * Format: date-time
+             * @description ISO 8601 UTC timestamp.
+             */
+            occurred_at: string;
+            /** Format: uuid */
+            channel_id: string;
+            message: components["schemas"]["Message"];
+        };
+        /**
+         * message_deleted
+         * @description A message was deleted. A root that still has replies stays, as a placeholder (`deleted: true`, empty text) in the lists; the frame is sent all the same.
+         */
+        EventMessageDeleted: {
+            /** @enum {string} */
+            type: "message_deleted";
+            /**
+             * Format: uuid
+             * @description Unique per event; a client that sees an id twice drops the repeat.
+             */
+            event_id: string;
+            /**
+             * @description Position in the event log ("<milliseconds>-<sequence>"); larger is later. Opaque to clients: store it, send it back as `since`.
+             * @example 1764000000000-0
+             */
+            cursor: string;
+            /**
+             * Format: date-time
+             * @description ISO 8601 UTC timestamp.
+             */
+            occurred_at: string;
+            /** Format: uuid */
+            channel_id: string;
+            /** Format: uuid */
+            message_id: string;
+            /** @description The deleted reply's thread (its root's id), so that a client can recount it; null for a root or plain message. */
+            thread_id: string | null;
+        };
+        /**
+         * message_mentioned
+         * @description A message mentions you: sent only to the members in `mentioned_ids` (besides the `new_message` or `message_updated` every member gets). A socket opened with `only=mentions` receives only these.
+         */
+        EventMessageMentioned: {
+            /** @enum {string} */
+            type: "message_mentioned";
+            /**
+             * Format: uuid
+             * @description Unique per event; a client that sees an id twice drops the repeat.
+             */
+            event_id: string;
+            /**
+             * @description Position in the event log ("<milliseconds>-<sequence>"); larger is later. Opaque to clients: store it, send it back as `since`.
+             * @example 1764000000000-0
+             */
+            cursor: string;
+            /**
+             * Format: date-time
+             * @description ISO 8601 UTC timestamp.
+             */
+            occurred_at: string;
+            /** Format: uuid */
+            channel_id: string;
+            message: components["schemas"]["Message"];
+            /** @description The members this event notifies: on a post, everyone the message mentions but its author; on an edit, only those mentioned for the first time. A subset of `message.mentions`. */
+            mentioned_ids: string[];
+            /** @description The agents among `mentioned_ids` (webhooks and integrations are delivered for these). */
+            mentioned_agent_ids: string[];
+        };
+        EventChannel: {
+            /** Format: uuid */
+            id: string;
+            name: string;
+            description: string;
+            topic: string | null;
+            /** @enum {string} */
+            type: "channel" | "dm";
+            /**
+             * Format: date-time
+             * @description ISO 8601 UTC timestamp.
+             */
+            created_at: string;
+        };
+        /**
+         * channel_created
+         * @description A channel or DM was created (sent to its members).
+         */
+        EventChannelCreated: {
+            /** @enum {string} */
+            type: "channel_created";
+            /**
+             * Format: uuid
+             * @description Unique per event; a client that sees an id twice drops the repeat.
+             */
+            event_id: string;
+            /**
+             * @description Position in the event log ("<milliseconds>-<sequence>"); larger is later. Opaque to clients: store it, send it back as `since`.
+             * @example 1764000000000-0
+             */
+            cursor: string;
+            /**
+             * Format: date-time
+             * @description ISO 8601 UTC timestamp.
+             */
+            occurred_at: string;
+            /** Format: uuid */
+            channel_id: string;
+            channel: components["schemas"]["EventChannel"];
+            /** Format: uuid */
+            creator_id: string;
+            /** @enum {string} */
+            creator_type: "AGENT" | "HUMAN";
+        };
+        /**
+         * channel_updated
+         * @description A channel was renamed or its description or topic changed.
+         */
+        EventChannelUpdated: {
+            /** @enum {string} */
+            type: "channel_updated";
+            /**
+             * Format: uuid
+             * @description Unique per event; a client that sees an id twice drops the repeat.
+             */
+            event_id: string;
+            /**
+             * @description Position in the event log ("<milliseconds>-<sequence>"); larger is later. Opaque to clients: store it, send it back as `since`.
+             * @example 1764000000000-0
+             */
+            cursor: string;
+            /**
+             * Format: date-time
+             * @description ISO 8601 UTC timestamp.
+             */
+            occurred_at: string;
+            /** Format: uuid */
+            channel_id: string;
+            channel: components["schemas"]["EventChannel"];
+        };
+        /**
+         * channel_deleted
+         * @description A channel was deleted with its messages (sent to everyone who was a member).
+         */
+        EventChannelDeleted: {
+            /** @enum {string} */
+            type: "channel_deleted";
+            /**
+             * Format: uuid
+             * @description Unique per event; a client that sees an id twice drops the repeat.
+             */
+            event_id: string;
+            /**
+             * @description Position in the event log ("<milliseconds>-<sequence>"); larger is later. Opaque to clients: store it, send it back as `since`.
+             * @example 1764000000000-0
+             */
+            cursor: string;
+            /**
+             * Format: date-time
+             * @description ISO 8601 UTC timestamp.
+             */
+            occurred_at: string;
+            /** Format: uuid */
+            channel_id: string;
+        };
+        /**
+         * member_joined
+         * @description A user or agent was added to the channel (also the creator of a new channel and both participants of a new DM).
+         */
+        EventMemberJoined: {
+            /** @enum {string} */
+            type: "member_joined";
+            /**
+             * Format: uuid
+             * @description Unique per event; a client that sees an id twice drops the repeat.
+             */
+            event_id: string;
+            /**
+             * @description Position in the event log ("<milliseconds>-<sequence>"); larger is later. Opaque to clients: store it, send it back as `since`.
+             * @example 1764000000000-0
+             */
+            cursor: string;
+            /**
+             * Format: date-time
+             * @description ISO 8601 UTC timestamp.
+             */
+            occurred_at: string;
+            /** Format: uuid */
+            channel_id: string;
+            /** Format: uuid */
+            member_id: string;
+            /** @enum {string} */
+            member_type: "AGENT" | "HUMAN";
+            member_name: string;
+        };
+        /**
+         * member_left
+         * @description A member was removed from the channel. The removed member receives this frame too, then nothing more from the channel.
+         */
+        EventMemberLeft: {
+            /** @enum {string} */
+            type: "member_left";
+            /**
+             * Format: uuid
+             * @description Unique per event; a client that sees an id twice drops the repeat.
+             */
+            event_id: string;
+            /**
+             * @description Position in the event log ("<milliseconds>-<sequence>"); larger is later. Opaque to clients: store it, send it back as `since`.
+             * @example 1764000000000-0
+             */
+            cursor: string;
+            /**
+             * Format: date-time
+             * @description ISO 8601 UTC timestamp.
+             */
+            occurred_at: string;
+            /** Format: uuid */
+            channel_id: string;
+            /** Format: uuid */
+            member_id: string;
+            /** @enum {string} */
+            member_type: "AGENT" | "HUMAN";
+        };
+        /**
+         * reaction_added
+         * @description A member reacted to a message; `count` is how many members now reacted with that emoji.
+         */
+        EventReactionAdded: {
+            /** @enum {string} */
+            type: "reaction_added";
+            /**
+             * Format: uuid
+             * @description Unique per event; a client that sees an id twice drops the repeat.
+             */
+            event_id: string;
+            /**
+             * @description Position in the event log ("<milliseconds>-<sequence>"); larger is later. Opaque to clients: store it, send it back as `since`.
+             * @example 1764000000000-0
+             */
+            cursor: string;
+            /**
+             * Format: date-time
+             * @description ISO 8601 UTC timestamp.
+             */
+            occurred_at: string;
+            /** Format: uuid */
+            channel_id: string;
+            /** Format: uuid */
+            message_id: string;
+            /** @description One emoji or a `:shortcode:`. */
+            emoji: string;
+            /** Format: uuid */
+            member_id: string;
+            /** @enum {string} */
+            member_type: "AGENT" | "HUMAN";
+            member_name: string;
+            /** @description How many members reacted with this emoji after the change. */
+            count: number;
+        };
+        /**
+         * reaction_removed
+         * @description A member took back a reaction; `count` is how many members still reacted with that emoji (0: none).
+         */
+        EventReactionRemoved: {
+            /** @enum {string} */
+            type: "reaction_removed";
+            /**
+             * Format: uuid
+             * @description Unique per event; a client that sees an id twice drops the repeat.
+             */
+            event_id: string;
+            /**
+             * @description Position in the event log ("<milliseconds>-<sequence>"); larger is later. Opaque to clients: store it, send it back as `since`.
+             * @example 1764000000000-0
+             */
+            cursor: string;
+            /**
+             * Format: date-time
+             * @description ISO 8601 UTC timestamp.
+             */
+            occurred_at: string;
+            /** Format: uuid */
+            channel_id: string;
+            /** Format: uuid */
+            message_id: string;
+            /** @description One emoji or a `:shortcode:`. */
+            emoji: string;
+            /** Format: uuid */
+            member_id: string;
+            /** @enum {string} */
+            member_type: "AGENT" | "HUMAN";
+            member_name: string;
+            /** @description How many members reacted with this emoji after the change. */
+            count: number;
+        };
+        GetHealthResponse: {
+            /**
+             * @description `ok` when every configured dependency answers.
+             * @enum {string}
+             */
+            status: "ok" | "degraded";
+            /** @enum {string} */
+            database: "connected" | "disconnected";
+            /**
+             * @description `disabled` in single-node mode (no REDIS_URL).
+             * @enum {string}
+             */
+            redis: "connected" | "disconnected" | "disabled";
+        };
+        /** @description This instance can serve requests. */
+        GetReadinessResponse: {
+            /**
+             * @description `ready` (200) when the database answers, Redis too if configured, and the server is not shutting down.
+             * @enum {string}
+             */
+            status: "ready" | "unavailable" | "shutting_down";
+            /** @enum {string} */
+            database: "connected" | "disconnected";
+            /**
+             * @description `disabled` in single-node mode (no REDIS_URL).
+             * @enum {string}
+             */
+            redis: "connected" | "disconnected" | "disabled";
+        };
+        ListRegistrationsResponse: {
+            /** @description Self-registered accounts awaiting approval, oldest first. */
+            registrations: components["schemas"]["User"][];
+        };
+        ListUsersResponseItem: {
+            /** Format: uuid */
+            id: string;
+            email: string;
+            display_name: string;
+            /** @enum {unknown} */
+            role: "admin" | "member" | "observer";
+            /** @description The workspace owner (the human admin created by bootstrap). */
+            is_owner: boolean;
+            /**
+             * Format: date-time
+             * @description ISO 8601 UTC timestamp.
+             */
+            created_at: string;
+        };
+        ListInvitesResponseItem: {
+            /** Format: uuid */
+            user_id: string;
+            email: string;
+            display_name: string;
+            /** @enum {unknown} */
+            role: "member" | "observer";
+            /**
+             * Format: date-time
+             * @description ISO 8601 UTC timestamp.
+             */
+            created_at: string;
+            /**
+             * Format: date-time
+             * @description ISO 8601 UTC timestamp.
+             */
+            expires_at: string;
+            /** @description True once `expires_at` has passed: the link no longer works; invite the person again (POST /api/v1/invites) for a new one. */
+            expired: boolean;
+        };
+        MarkChannelReadResponse: {
+            /** Format: uuid */
+            channel_id: string;
+            /** @description The newest message the caller has marked read here (`PUT …/read`); null if none. */
+            last_read_message_id: string | null;
+            /** @description Messages after the caller's read marker not written by the caller (0 where the caller is not a member). */
+            unread_count: number;
+        };
+        AddReactionResponse: {
+            /** Format: uuid */
+            channel_id: string;
+            /** Format: uuid */
+            message_id: string;
+            /** @description The message's reactions after the change, as the caller sees them. */
+            reactions: components["schemas"]["ReactionCount"][];
+        };
+        ListMentionsResponse: {
+            /** @description Messages that mention the caller, newest first, in the channels the caller may read now. */
+            messages: components["schemas"]["Message"][];
+            /** @description Older mentions exist beyond this page. */
+            has_more: boolean;
+            /** @description Id of the oldest message on the page: pass as `cursor` for the next page. Null when the page is empty. */
+            next_cursor: string | null;
+        };
+        AgentWebhookMessagePayload: {
+            message: components["schemas"]["Message"];
+        };
+        AgentWebhookMessageCreated: {
+            /**
+             * Format: uuid
+             * @description Unique per event; the same for every webhook receiving it.
+             */
+            event_id: string;
+            /** @enum {string} */
+            event_type: "message.created";
+            /**
+             * Format: date-time
+             * @description ISO 8601 UTC timestamp.
+             */
+            occurred_at: string;
+            /** Format: uuid */
+            webhook_id: string;
+            /**
+             * Format: uuid
+             * @description The agent the webhook belongs to.
+             */
+            agent_id: string;
+            payload: components["schemas"]["AgentWebhookMessagePayload"];
+        };
+        AgentWebhookMessageUpdated: {
+            /**
+             * Format: uuid
+             * @description Unique per event; the same for every webhook receiving it.
+             */
+            event_id: string;
+            /** @enum {string} */
+            event_type: "message.updated";
+            /**
+             * Format: date-time
+             * @description ISO 8601 UTC timestamp.
+             */
+            occurred_at: string;
+            /** Format: uuid */
+            webhook_id: string;
+            /**
+             * Format: uuid
+             * @description The agent the webhook belongs to.
+             */
+            agent_id: string;
+            payload: components["schemas"]["AgentWebhookMessagePayload"];
+        };
+        AgentWebhookMessageDeletedPayload: {
+            /** Format: uuid */
+            message_id: string;
+            /** Format: uuid */
+            channel_id: string;
+            /** @description The deleted reply's thread (its root's id), so that a client can recount it; null for a root or plain message. */
+            thread_id: string | null;
+        };
+        AgentWebhookMessageDeleted: {
+            /**
+             * Format: uuid
+             * @description Unique per event; the same for every webhook receiving it.
+             */
+            event_id: string;
+            /** @enum {string} */
+            event_type: "message.deleted";
+            /**
+             * Format: date-time
+             * @description ISO 8601 UTC timestamp.
+             */
+            occurred_at: string;
+            /** Format: uuid */
+            webhook_id: string;
+            /**
+             * Format: uuid
+             * @description The agent the webhook belongs to.
+             */
+            agent_id: string;
+            payload: components["schemas"]["AgentWebhookMessageDeletedPayload"];
+        };
+        AgentWebhookMessageMentionedPayload: {
+            message: components["schemas"]["Message"];
+            /** @description The members this event notifies: on a post, everyone the message mentions but its author; on an edit, only those mentioned for the first time. A subset of `message.mentions`. */
+            mentioned_ids: string[];
+            /** @description The agents among `mentioned_ids` (webhooks and integrations are delivered for these). */
+            mentioned_agent_ids: string[];
+        };
+        AgentWebhookMessageMentioned: {
+            /**
+             * Format: uuid
+             * @description Unique per event; the same for every webhook receiving it.
+             */
+            event_id: string;
+            /** @enum {string} */
+            event_type: "message.mentioned";
+            /**
+             * Format: date-time
+             * @description ISO 8601 UTC timestamp.
+             */
+            occurred_at: string;
+            /** Format: uuid */
+            webhook_id: string;
+            /**
+             * Format: uuid
+             * @description The agent the webhook belongs to.
+             */
+            agent_id: string;
+            payload: components["schemas"]["AgentWebhookMessageMentionedPayload"];
+        };
+        AgentWebhookChannelCreatedPayload: {
+            channel: components["schemas"]["EventChannel"];
+            /** Format: uuid */
+            creator_id: string;
+            /** @enum {string} */
+            creator_type: "AGENT" | "HUMAN";
+        };
+        AgentWebhookChannelCreated: {
+            /**
+             * Format: uuid
+             * @description Unique per event; the same for every webhook receiving it.
+             */
+            event_id: string;
+            /** @enum {string} */
+            event_type: "channel.created";
+            /**
+             * Format: date-time
+             * @description ISO 8601 UTC timestamp.
+             */
+            occurred_at: string;
+            /** Format: uuid */
+            webhook_id: string;
+            /**
+             * Format: uuid
+             * @description The agent the webhook belongs to.
+             */
+            agent_id: string;
+            payload: components["schemas"]["AgentWebhookChannelCreatedPayload"];
+        };
+        AgentWebhookChannelUpdatedPayload: {
+            channel: components["schemas"]["EventChannel"];
+        };
+        AgentWebhookChannelUpdated: {
+            /**
+             * Format: uuid
+             * @description Unique per event; the same for every webhook receiving it.
+             */
+            event_id: string;
+            /** @enum {string} */
+            event_type: "channel.updated";
+            /**
+             * Format: date-time
+             * @description ISO 8601 UTC timestamp.
+             */
+            occurred_at: string;
+            /** Format: uuid */
+            webhook_id: string;
+            /**
+             * Format: uuid
+             * @description The agent the webhook belongs to.
+             */
+            agent_id: string;
+            payload: components["schemas"]["AgentWebhookChannelUpdatedPayload"];
+        };
+        AgentWebhookChannelDeletedPayload: {
+            /** Format: uuid */
+            channel_id: string;
+        };
+        AgentWebhookChannelDeleted: {
+            /**
+             * Format: uuid
+             * @description Unique per event; the same for every webhook receiving it.
+             */
+            event_id: string;
+            /** @enum {string} */
+            event_type: "channel.deleted";
+            /**
+             * Format: date-time
+             * @description ISO 8601 UTC timestamp.
+             */
+            occurred_at: string;
+            /** Format: uuid */
+            webhook_id: string;
+            /**
+             * Format: uuid
+             * @description The agent the webhook belongs to.
+             */
+            agent_id: string;
+            payload: components["schemas"]["AgentWebhookChannelDeletedPayload"];
+        };
+        AgentWebhookMemberJoinedPayload: {
+            /** Format: uuid */
+            channel_id: string;
+            /** Format: uuid */
+            member_id: string;
+            /** @enum {string} */
+            member_type: "AGENT" | "HUMAN";
+            member_name: string;
+        };
+        AgentWebhookMemberJoined: {
+            /**
+             * Format: uuid
+             * @description Unique per event; the same for every webhook receiving it.
+             */
+            event_id: string;
+            /** @enum {string} */
+            event_type: "member.joined";
+            /**
+             * Format: date-time
+             * @description ISO 8601 UTC timestamp.
+             */
+            occurred_at: string;
+            /** Format: uuid */
+            webhook_id: string;
+            /**
+             * Format: uuid
+             * @description The agent the webhook belongs to.
+             */
+            agent_id: string;
+            payload: components["schemas"]["AgentWebhookMemberJoinedPayload"];
+        };
+        AgentWebhookMemberLeftPayload: {
+            /** Format: uuid */
+            channel_id: string;
+            /** Format: uuid */
+            member_id: string;
+            /** @enum {string} */
+            member_type: "AGENT" | "HUMAN";
+        };
+        AgentWebhookMemberLeft: {
+            /**
+             * Format: uuid
+             * @description Unique per event; the same for every webhook receiving it.
+             */
+            event_id: string;
+            /** @enum {string} */
+            event_type: "member.left";
+            /**
+             * Format: date-time
+             * @description ISO 8601 UTC timestamp.
+             */
+            occurred_at: string;
+            /** Format: uuid */
+            webhook_id: string;
+            /**
+             * Format: uuid
+             * @description The agent the webhook belongs to.
+             */
+            agent_id: string;
+            payload: components["schemas"]["AgentWebhookMemberLeftPayload"];
+        };
+        AgentWebhookReactionPayload: {
+            /** Format: uuid */
+            channel_id: string;
+            /** Format: uuid */
+            message_id: string;
+            /** @description One emoji or a `:shortcode:`. */
+            emoji: string;
+            /** Format: uuid */
+            member_id: string;
+            /** @enum {string} */
+            member_type: "AGENT" | "HUMAN";
+            member_name: string;
+            /** @description How many members reacted with this emoji after the change. */
+            count: number;
+        };
+        AgentWebhookReactionAdded: {
+            /**
+             * Format: uuid
+             * @description Unique per event; the same for every webhook receiving it.
+             */
+            event_id: string;
+            /** @enum {string} */
+            event_type: "reaction.added";
+            /**
+             * Format: date-time
+             * @description ISO 8601 UTC timestamp.
+             */
+            occurred_at: string;
+            /** Format: uuid */
+            webhook_id: string;
+            /**
+             * Format: uuid
+             * @description The agent the webhook belongs to.
+             */
+            agent_id: string;
+            payload: components["schemas"]["AgentWebhookReactionPayload"];
+        };
+        AgentWebhookReactionRemoved: {
+            /**
+             * Format: uuid
+             * @description Unique per event; the same for every webhook receiving it.
+             */
+            event_id: string;
+            /** @enum {string} */
+            event_type: "reaction.removed";
+            /**
+             * Format: date-time
+             * @description ISO 8601 UTC timestamp.
+             */
+            occurred_at: string;
+            /** Format: uuid */
+            webhook_id: string;
+            /**
+             * Format: uuid
+             * @description The agent the webhook belongs to.
+             */
+            agent_id: string;
+            payload: components["schemas"]["AgentWebhookReactionPayload"];
+        };
+        IntegrationMessageCreatedPayload: {
+            /** Format: uuid */
+            message_id: string;
+            /** Format: uuid */
+            channel_id: string;
+            /** Format: uuid */
+            author_id: string;
+            /**
+             * @description Lower case.
+             * @enum {unknown}
+             */
+            author_type: "agent" | "human";
+            text: string;
+            /** @description The root message this one replies to (threads); null for a root or plain message. */
+            thread_id: string | null;
+        };
+        /** @description The envelope of every integration delivery. */
+        IntegrationMessageCreated: {
+            /** @enum {string} */
+            event_type: "message.created";
+            /** Format: uuid */
+            integration_id: string;
+            /**
+             * Format: date-time
+             * @description ISO 8601 UTC timestamp.
+             */
+            occurred_at: string;
+            payload: components["schemas"]["IntegrationMessageCreatedPayload"];
+        };
+        IntegrationMessageMentionedPayload: {
+            /** Format: uuid */
+            message_id: string;
+            /** Format: uuid */
+            channel_id: string;
+            /** Format: uuid */
+            author_id: string;
+            /**
+             * @description Lower case.
+             * @enum {unknown}
+             */
+            author_type: "agent" | "human";
+            text: string;
+            /** @description Every member the message mentions. */
+            mentions: string[];
+            /** @description The agents this event notifies. */
+            mentioned_agent_ids: string[];
+        };
+        /** @description The envelope of every integration delivery. */
+        IntegrationMessageMentioned: {
+            /** @enum {string} */
+            event_type: "message.mentioned";
+            /** Format: uuid */
+            integration_id: string;
+            /**
+             * Format: date-time
+             * @description ISO 8601 UTC timestamp.
+             */
+            occurred_at: string;
+            payload: components["schemas"]["IntegrationMessageMentionedPayload"];
+        };
+        IntegrationChannelCreatedPayload: {
+            /** Format: uuid */
+            channel_id: string;
+            name: string;
+            description: string | null;
+            topic: string | null;
+            /** @enum {unknown} */
+            type: "channel" | "dm";
+            /**
+             * Format: date-time
+             * @description ISO 8601 UTC timestamp.
+             */
+            created_at: string;
+            creator_id: string | null;
+            creator_type: ("agent" | "human") | null;
+        };
+        /** @description The envelope of every integration delivery. */
+        IntegrationChannelCreated: {
+            /** @enum {string} */
+            event_type: "channel.created";
+            /** Format: uuid */
+            integration_id: string;
+            /**
+             * Format: date-time
+             * @description ISO 8601 UTC timestamp.
+             */
+            occurred_at: string;
+            payload: components["schemas"]["IntegrationChannelCreatedPayload"];
+        };
+        IntegrationMemberJoinedPayload: {
+            /** Format: uuid */
+            channel_id: string;
+            /** Format: uuid */
+            member_id: string;
+            /**
+             * @description Lower case.
+             * @enum {unknown}
+             */
+            member_type: "agent" | "human";
+            member_name: string | null;
+        };
+        /** @description The envelope of every integration delivery. */
+        IntegrationMemberJoined: {
+            /** @enum {string} */
+            event_type: "member.joined";
+            /** Format: uuid */
+            integration_id: string;
+            /**
+             * Format: date-time
+             * @description ISO 8601 UTC timestamp.
+             */
+            occurred_at: string;
+            payload: components["schemas"]["IntegrationMemberJoinedPayload"];
+        };
+        IntegrationReactionPayload: {
+            /** Format: uuid */
+            channel_id: string;
+            /** Format: uuid */
+            message_id: string;
+            emoji: string;
+            /** Format: uuid */
+            member_id: string;
+            /**
+             * @description Lower case.
+             * @enum {unknown}
+             */
+            member_type: "agent" | "human";
+            count: number;
+        };
+        /** @description The envelope of every integration delivery. */
+        IntegrationReactionAdded: {
+            /** @enum {string} */
+            event_type: "reaction.added";
+            /** Format: uuid */
+            integration_id: string;
+            /**
+             * Format: date-time
+             * @description ISO 8601 UTC timestamp.
+             */
+            occurred_at: string;
+            payload: components["schemas"]["IntegrationReactionPayload"];
+        };
+        /** @description The envelope of every integration delivery. */
+        IntegrationReactionRemoved: {
+            /** @enum {string} */
+            event_type: "reaction.removed";
+            /** Format: uuid */
+            integration_id: string;
+            /**
+             * Format: date-time
+             * @description ISO 8601 UTC timestamp.
+             */
+            occurred_at: string;
+            payload: components["schemas"]["IntegrationReactionPayload"];
+        };
+        IntegrationAgentConnectedPayload: {
+            /** Format: uuid */
+            agent_id: string;
+            agent_name: string;
+            /**
+             * Format: date-time
+             * @description ISO 8601 UTC timestamp.
+             */
+            connected_at: string;
+        };
+        /** @description The envelope of every integration delivery. */
+        IntegrationAgentConnected: {
+            /** @enum {string} */
+            event_type: "agent.connected";
+            /** Format: uuid */
+            integration_id: string;
+            /**
+             * Format: date-time
+             * @description ISO 8601 UTC timestamp.
+             */
+            occurred_at: string;
+            payload: components["schemas"]["IntegrationAgentConnectedPayload"];
+        };
     };
     responses: never;
     parameters: never;
@@ -2637,13 +3291,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** @description `ok` when every configured dependency answers. */
-                        status: "ok" | "degraded";
-                        database: "connected" | "disconnected";
-                        /** @description `disabled` in single-node mode (no REDIS_URL). */
-                        redis: "connected" | "disconnected" | "disabled";
-                    };
+                    "application/json": components["schemas"]["GetHealthResponse"];
                 };
             };
         };
@@ -2663,13 +3311,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** @description `ready` (200) when the database answers, Redis too if configured, and the server is not shutting down. */
-                        status: "ready" | "unavailable" | "shutting_down";
-                        database: "connected" | "disconnected";
-                        /** @description `disabled` in single-node mode (no REDIS_URL). */
-                        redis: "connected" | "disconnected" | "disabled";
-                    };
+                    "application/json": components["schemas"]["GetReadinessResponse"];
                 };
             };
             /** @description Not ready: the body names the dependency that is down, or `shutting_down`; a request refused before the check gets `{error, code}`. */
@@ -2678,13 +3320,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** @description `ready` (200) when the database answers, Redis too if configured, and the server is not shutting down. */
-                        status: "ready" | "unavailable" | "shutting_down";
-                        database: "connected" | "disconnected";
-                        /** @description `disabled` in single-node mode (no REDIS_URL). */
-                        redis: "connected" | "disconnected" | "disabled";
-                    } | components["schemas"]["Error"];
+                    "application/json": components["schemas"]["GetReadinessResponse"] | components["schemas"]["Error"];
                 };
             };
         };
@@ -2701,10 +3337,7 @@ export interface operations {
                 "application/json": {
                     /** @description The workspace owner (a human admin who logs in with this e-mail and password) and the primary agent. */
                     primary_agent: {
-                        /**
-                         * Format: email
-                         * @description E-mail address (compared and stored in lower case).
-                         */
+                        /** @description E-mail address: ASCII, a dotted domain name (`name@example.com`; `name@localhost` is refused). Compared and stored in lower case. */
                         email: string;
                         /** @description At least 12 characters, at most 72 bytes (UTF-8). */
                         password: string;
@@ -2738,10 +3371,7 @@ export interface operations {
                     }[];
                     /** @description Humans to invite; e-mails unique within the call. */
                     humans?: {
-                        /**
-                         * Format: email
-                         * @description E-mail address (compared and stored in lower case).
-                         */
+                        /** @description E-mail address: ASCII, a dotted domain name (`name@example.com`; `name@localhost` is refused). Compared and stored in lower case. */
                         email: string;
                         /** @description 1-255 characters, not blank. */
                         display_name?: string;
@@ -2848,10 +3478,7 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": {
-                    /**
-                     * Format: email
-                     * @description E-mail address (compared and stored in lower case).
-                     */
+                    /** @description E-mail address: ASCII, a dotted domain name (`name@example.com`; `name@localhost` is refused). Compared and stored in lower case. */
                     email: string;
                     /** @description At least 12 characters, at most 72 bytes (UTF-8). */
                     password: string;
@@ -3055,27 +3682,14 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** @description Self-registered accounts awaiting approval, oldest first. */
-                        registrations: {
-                            /** Format: uuid */
-                            id: string;
-                            email: string;
-                            display_name: string;
-                            /** @enum {unknown} */
-                            role: "admin" | "member" | "observer";
-                            /**
-                             * Format: date-time
-                             * @description ISO 8601 UTC timestamp.
-                             */
-                            created_at: string;
-                        }[];
-                    };
+                    "application/json": components["schemas"]["ListRegistrationsResponse"];
                 };
             };
             /** @description Missing, invalid, expired or revoked credentials (`UNAUTHORIZED`). */
             401: {
                 headers: {
+                    /** @description A Bearer challenge (RFC 6750) naming the resource metadata (RFC 9728); `error="invalid_token"` when a credential was sent. */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3157,6 +3771,8 @@ export interface operations {
             /** @description Missing, invalid, expired or revoked credentials (`UNAUTHORIZED`). */
             401: {
                 headers: {
+                    /** @description A Bearer challenge (RFC 6750) naming the resource metadata (RFC 9728); `error="invalid_token"` when a credential was sent. */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3263,6 +3879,8 @@ export interface operations {
             /** @description Missing, invalid, expired or revoked credentials (`UNAUTHORIZED`). */
             401: {
                 headers: {
+                    /** @description A Bearer challenge (RFC 6750) naming the resource metadata (RFC 9728); `error="invalid_token"` when a credential was sent. */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3335,26 +3953,14 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** Format: uuid */
-                        id: string;
-                        email: string;
-                        display_name: string;
-                        /** @enum {unknown} */
-                        role: "admin" | "member" | "observer";
-                        /** @description The workspace owner (the human admin created by bootstrap). */
-                        is_owner: boolean;
-                        /**
-                         * Format: date-time
-                         * @description ISO 8601 UTC timestamp.
-                         */
-                        created_at: string;
-                    }[];
+                    "application/json": components["schemas"]["ListUsersResponseItem"][];
                 };
             };
             /** @description Missing, invalid, expired or revoked credentials (`UNAUTHORIZED`). */
             401: {
                 headers: {
+                    /** @description A Bearer challenge (RFC 6750) naming the resource metadata (RFC 9728); `error="invalid_token"` when a credential was sent. */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3424,6 +4030,8 @@ export interface operations {
             /** @description Missing, invalid, expired or revoked credentials (`UNAUTHORIZED`). */
             401: {
                 headers: {
+                    /** @description A Bearer challenge (RFC 6750) naming the resource metadata (RFC 9728); `error="invalid_token"` when a credential was sent. */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3644,31 +4252,14 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** Format: uuid */
-                        user_id: string;
-                        email: string;
-                        display_name: string;
-                        /** @enum {unknown} */
-                        role: "member" | "observer";
-                        /**
-                         * Format: date-time
-                         * @description ISO 8601 UTC timestamp.
-                         */
-                        created_at: string;
-                        /**
-                         * Format: date-time
-                         * @description ISO 8601 UTC timestamp.
-                         */
-                        expires_at: string;
-                        /** @description True once `expires_at` has passed: the link no longer works; invite the person again (POST /api/v1/invites) for a new one. */
-                        expired: boolean;
-                    }[];
+                    "application/json": components["schemas"]["ListInvitesResponseItem"][];
                 };
             };
             /** @description Missing, invalid, expired or revoked credentials (`UNAUTHORIZED`). */
             401: {
                 headers: {
+                    /** @description A Bearer challenge (RFC 6750) naming the resource metadata (RFC 9728); `error="invalid_token"` when a credential was sent. */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3727,10 +4318,7 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": {
-                    /**
-                     * Format: email
-                     * @description E-mail address (compared and stored in lower case).
-                     */
+                    /** @description E-mail address: ASCII, a dotted domain name (`name@example.com`; `name@localhost` is refused). Compared and stored in lower case. */
                     email: string;
                     /** @description 1-255 characters, not blank. */
                     display_name?: string;
@@ -3764,6 +4352,8 @@ export interface operations {
             /** @description Missing, invalid, expired or revoked credentials (`UNAUTHORIZED`). */
             401: {
                 headers: {
+                    /** @description A Bearer challenge (RFC 6750) naming the resource metadata (RFC 9728); `error="invalid_token"` when a credential was sent. */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3860,6 +4450,8 @@ export interface operations {
             /** @description Missing, invalid, expired or revoked credentials (`UNAUTHORIZED`). */
             401: {
                 headers: {
+                    /** @description A Bearer challenge (RFC 6750) naming the resource metadata (RFC 9728); `error="invalid_token"` when a credential was sent. */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3954,6 +4546,8 @@ export interface operations {
             /** @description Missing, invalid, expired or revoked credentials (`UNAUTHORIZED`). */
             401: {
                 headers: {
+                    /** @description A Bearer challenge (RFC 6750) naming the resource metadata (RFC 9728); `error="invalid_token"` when a credential was sent. */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4050,6 +4644,8 @@ export interface operations {
             /** @description Missing, invalid, expired or revoked credentials (`UNAUTHORIZED`). */
             401: {
                 headers: {
+                    /** @description A Bearer challenge (RFC 6750) naming the resource metadata (RFC 9728); `error="invalid_token"` when a credential was sent. */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4140,6 +4736,8 @@ export interface operations {
             /** @description Missing, invalid, expired or revoked credentials (`UNAUTHORIZED`). */
             401: {
                 headers: {
+                    /** @description A Bearer challenge (RFC 6750) naming the resource metadata (RFC 9728); `error="invalid_token"` when a credential was sent. */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4228,6 +4826,8 @@ export interface operations {
             /** @description Missing, invalid, expired or revoked credentials (`UNAUTHORIZED`). */
             401: {
                 headers: {
+                    /** @description A Bearer challenge (RFC 6750) naming the resource metadata (RFC 9728); `error="invalid_token"` when a credential was sent. */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4334,6 +4934,8 @@ export interface operations {
             /** @description Missing, invalid, expired or revoked credentials (`UNAUTHORIZED`). */
             401: {
                 headers: {
+                    /** @description A Bearer challenge (RFC 6750) naming the resource metadata (RFC 9728); `error="invalid_token"` when a credential was sent. */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4451,6 +5053,8 @@ export interface operations {
             /** @description Missing, invalid, expired or revoked credentials (`UNAUTHORIZED`). */
             401: {
                 headers: {
+                    /** @description A Bearer challenge (RFC 6750) naming the resource metadata (RFC 9728); `error="invalid_token"` when a credential was sent. */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4548,6 +5152,8 @@ export interface operations {
             /** @description Missing, invalid, expired or revoked credentials (`UNAUTHORIZED`). */
             401: {
                 headers: {
+                    /** @description A Bearer challenge (RFC 6750) naming the resource metadata (RFC 9728); `error="invalid_token"` when a credential was sent. */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4656,6 +5262,8 @@ export interface operations {
             /** @description Missing, invalid, expired or revoked credentials (`UNAUTHORIZED`). */
             401: {
                 headers: {
+                    /** @description A Bearer challenge (RFC 6750) naming the resource metadata (RFC 9728); `error="invalid_token"` when a credential was sent. */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4734,6 +5342,8 @@ export interface operations {
             /** @description Missing, invalid, expired or revoked credentials (`UNAUTHORIZED`). */
             401: {
                 headers: {
+                    /** @description A Bearer challenge (RFC 6750) naming the resource metadata (RFC 9728); `error="invalid_token"` when a credential was sent. */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4839,6 +5449,8 @@ export interface operations {
             /** @description Missing, invalid, expired or revoked credentials (`UNAUTHORIZED`). */
             401: {
                 headers: {
+                    /** @description A Bearer challenge (RFC 6750) naming the resource metadata (RFC 9728); `error="invalid_token"` when a credential was sent. */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4935,6 +5547,8 @@ export interface operations {
             /** @description Missing, invalid, expired or revoked credentials (`UNAUTHORIZED`). */
             401: {
                 headers: {
+                    /** @description A Bearer challenge (RFC 6750) naming the resource metadata (RFC 9728); `error="invalid_token"` when a credential was sent. */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5027,6 +5641,8 @@ export interface operations {
             /** @description Missing, invalid, expired or revoked credentials (`UNAUTHORIZED`). */
             401: {
                 headers: {
+                    /** @description A Bearer challenge (RFC 6750) naming the resource metadata (RFC 9728); `error="invalid_token"` when a credential was sent. */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5130,14 +5746,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** Format: uuid */
-                        channel_id: string;
-                        /** @description The newest message the caller has marked read here (`PUT …/read`); null if none. */
-                        last_read_message_id: string | null;
-                        /** @description Messages after the caller's read marker not written by the caller (0 where the caller is not a member). */
-                        unread_count: number;
-                    };
+                    "application/json": components["schemas"]["MarkChannelReadResponse"];
                 };
             };
             /** @description Bad input (`VALIDATION_ERROR` or another 400 code of docs/errors.md); nothing was changed. */
@@ -5152,6 +5761,8 @@ export interface operations {
             /** @description Missing, invalid, expired or revoked credentials (`UNAUTHORIZED`). */
             401: {
                 headers: {
+                    /** @description A Bearer challenge (RFC 6750) naming the resource metadata (RFC 9728); `error="invalid_token"` when a credential was sent. */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5260,6 +5871,8 @@ export interface operations {
             /** @description Missing, invalid, expired or revoked credentials (`UNAUTHORIZED`). */
             401: {
                 headers: {
+                    /** @description A Bearer challenge (RFC 6750) naming the resource metadata (RFC 9728); `error="invalid_token"` when a credential was sent. */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5348,6 +5961,8 @@ export interface operations {
             /** @description Missing, invalid, expired or revoked credentials (`UNAUTHORIZED`). */
             401: {
                 headers: {
+                    /** @description A Bearer challenge (RFC 6750) naming the resource metadata (RFC 9728); `error="invalid_token"` when a credential was sent. */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5448,6 +6063,8 @@ export interface operations {
             /** @description Missing, invalid, expired or revoked credentials (`UNAUTHORIZED`). */
             401: {
                 headers: {
+                    /** @description A Bearer challenge (RFC 6750) naming the resource metadata (RFC 9728); `error="invalid_token"` when a credential was sent. */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5565,6 +6182,8 @@ export interface operations {
             /** @description Missing, invalid, expired or revoked credentials (`UNAUTHORIZED`). */
             401: {
                 headers: {
+                    /** @description A Bearer challenge (RFC 6750) naming the resource metadata (RFC 9728); `error="invalid_token"` when a credential was sent. */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5665,6 +6284,8 @@ export interface operations {
             /** @description Missing, invalid, expired or revoked credentials (`UNAUTHORIZED`). */
             401: {
                 headers: {
+                    /** @description A Bearer challenge (RFC 6750) naming the resource metadata (RFC 9728); `error="invalid_token"` when a credential was sent. */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5782,6 +6403,8 @@ export interface operations {
             /** @description Missing, invalid, expired or revoked credentials (`UNAUTHORIZED`). */
             401: {
                 headers: {
+                    /** @description A Bearer challenge (RFC 6750) naming the resource metadata (RFC 9728); `error="invalid_token"` when a credential was sent. */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5881,6 +6504,8 @@ export interface operations {
             /** @description Missing, invalid, expired or revoked credentials (`UNAUTHORIZED`). */
             401: {
                 headers: {
+                    /** @description A Bearer challenge (RFC 6750) naming the resource metadata (RFC 9728); `error="invalid_token"` when a credential was sent. */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6014,6 +6639,154 @@ export interface operations {
             /** @description Missing, invalid, expired or revoked credentials (`UNAUTHORIZED`). */
             401: {
                 headers: {
+                    /** @description A Bearer challenge (RFC 6750) naming the resource metadata (RFC 9728); `error="invalid_token"` when a credential was sent. */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The caller may see the resource but not do this (`FORBIDDEN`), e.g. a role or an owner-only action. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found, or not visible to the caller (`NOT_FOUND`): both answer the same. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Conflicts with the current state (`CONFLICT`, `NAME_TAKEN`, `ALREADY_MEMBER`, … see docs/errors.md). */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Request body too large (`PAYLOAD_TOO_LARGE`). */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unsupported Content-Type (`UNSUPPORTED_MEDIA_TYPE`). */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `LOOP_DETECTED`: the loop guard refused an agent's post (docs/loops.md); or `RATE_LIMITED`: the workspace rate limit (only when one is configured). `Retry-After` gives the seconds to wait. */
+            429: {
+                headers: {
+                    /** @description Seconds until a post can be admitted again. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unexpected server failure (`INTERNAL_ERROR`); nothing is leaked. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The database is unreachable or not answering (`SERVICE_UNAVAILABLE`: nothing was stored), or it stopped answering while committing (`OUTCOME_UNKNOWN`: retry with the same `Idempotency-Key`); retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    postMessageWithFile: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Retry-safe posting: a retry with the same key and body within 24 h returns the original 201 response and creates nothing; the same key with another body is 409 `IDEMPOTENCY_KEY_REUSED`. */
+                "idempotency-key"?: string;
+            };
+            path: {
+                /** @example 01a20bde-c42b-7186-a9f8-36f6f05c103f */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "multipart/form-data": {
+                    /** @description Message text; optional when a file is sent, and may then be empty. */
+                    text?: string;
+                    /**
+                     * Format: uuid
+                     * @description Optional: the id of the event this message reacts to, e.g. `event_id` of the webhook delivery (or `X-Service-Event-Id` of an integration delivery, `event_id` of a WebSocket frame). For `message.created` that is the message's id. An agent's message then gets `chain_depth` one more than that message's, and a chain deeper than the workspace's `loop_guard_max_depth` is refused with 429 `LOOP_DETECTED`. An id the service does not know starts a new chain. docs/loops.md.
+                     */
+                    in_reply_to_event?: string;
+                    /** @description Optional: member ids to mention, comma-separated (the field may also repeat); same rules as `mentions` in JSON. */
+                    mentions?: string;
+                    /**
+                     * Format: uuid
+                     * @description Optional: reply in the thread of this root message of the same channel. A reply to a reply is 400 `THREAD_NOT_ROOT`; an id that is not a message of this channel is 404 `NOT_FOUND`.
+                     */
+                    thread_id?: string;
+                    /**
+                     * Format: binary
+                     * @description One file, at most 10 MiB (10,485,760 bytes); its part carries the file name and media type.
+                     */
+                    file?: Blob;
+                };
+            };
+        };
+        responses: {
+            /** @description A message in a channel or DM, as REST, the WebSocket, the event log and webhooks all carry it. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Message"];
+                };
+            };
+            /** @description Bad input (`VALIDATION_ERROR` or another 400 code of docs/errors.md); nothing was changed. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing, invalid, expired or revoked credentials (`UNAUTHORIZED`). */
+            401: {
+                headers: {
+                    /** @description A Bearer challenge (RFC 6750) naming the resource metadata (RFC 9728); `error="invalid_token"` when a credential was sent. */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6143,6 +6916,8 @@ export interface operations {
             /** @description Missing, invalid, expired or revoked credentials (`UNAUTHORIZED`). */
             401: {
                 headers: {
+                    /** @description A Bearer challenge (RFC 6750) naming the resource metadata (RFC 9728); `error="invalid_token"` when a credential was sent. */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6235,6 +7010,8 @@ export interface operations {
             /** @description Missing, invalid, expired or revoked credentials (`UNAUTHORIZED`). */
             401: {
                 headers: {
+                    /** @description A Bearer challenge (RFC 6750) naming the resource metadata (RFC 9728); `error="invalid_token"` when a credential was sent. */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6325,6 +7102,8 @@ export interface operations {
             /** @description Missing, invalid, expired or revoked credentials (`UNAUTHORIZED`). */
             401: {
                 headers: {
+                    /** @description A Bearer challenge (RFC 6750) naming the resource metadata (RFC 9728); `error="invalid_token"` when a credential was sent. */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6426,6 +7205,8 @@ export interface operations {
             /** @description Missing, invalid, expired or revoked credentials (`UNAUTHORIZED`). */
             401: {
                 headers: {
+                    /** @description A Bearer challenge (RFC 6750) naming the resource metadata (RFC 9728); `error="invalid_token"` when a credential was sent. */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6534,6 +7315,8 @@ export interface operations {
             /** @description Missing, invalid, expired or revoked credentials (`UNAUTHORIZED`). */
             401: {
                 headers: {
+                    /** @description A Bearer challenge (RFC 6750) naming the resource metadata (RFC 9728); `error="invalid_token"` when a credential was sent. */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6630,6 +7413,8 @@ export interface operations {
             /** @description Missing, invalid, expired or revoked credentials (`UNAUTHORIZED`). */
             401: {
                 headers: {
+                    /** @description A Bearer challenge (RFC 6750) naming the resource metadata (RFC 9728); `error="invalid_token"` when a credential was sent. */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6712,21 +7497,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** Format: uuid */
-                        channel_id: string;
-                        /** Format: uuid */
-                        message_id: string;
-                        /** @description The message's reactions after the change, as the caller sees them. */
-                        reactions: {
-                            /** @description A single emoji (e.g. `👀`) or a `:shortcode:`. */
-                            emoji: string;
-                            /** @description How many members reacted with it. */
-                            count: number;
-                            /** @description Whether the caller is one of them. Always false in events (an event goes to many recipients): reaction events carry `member_id`. */
-                            reacted: boolean;
-                        }[];
-                    };
+                    "application/json": components["schemas"]["AddReactionResponse"];
                 };
             };
             /** @description Bad input (`VALIDATION_ERROR` or another 400 code of docs/errors.md); nothing was changed. */
@@ -6741,6 +7512,8 @@ export interface operations {
             /** @description Missing, invalid, expired or revoked credentials (`UNAUTHORIZED`). */
             401: {
                 headers: {
+                    /** @description A Bearer challenge (RFC 6750) naming the resource metadata (RFC 9728); `error="invalid_token"` when a credential was sent. */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6854,6 +7627,8 @@ export interface operations {
             /** @description Missing, invalid, expired or revoked credentials (`UNAUTHORIZED`). */
             401: {
                 headers: {
+                    /** @description A Bearer challenge (RFC 6750) naming the resource metadata (RFC 9728); `error="invalid_token"` when a credential was sent. */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6942,6 +7717,8 @@ export interface operations {
             /** @description Missing, invalid, expired or revoked credentials (`UNAUTHORIZED`). */
             401: {
                 headers: {
+                    /** @description A Bearer challenge (RFC 6750) naming the resource metadata (RFC 9728); `error="invalid_token"` when a credential was sent. */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -7044,15 +7821,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** @description At most 100 characters. */
-                        text: string;
-                        /**
-                         * Format: date-time
-                         * @description ISO 8601 UTC timestamp.
-                         */
-                        expires_at: string;
-                    };
+                    "application/json": components["schemas"]["AgentStatus"];
                 };
             };
             /** @description Bad input (`VALIDATION_ERROR` or another 400 code of docs/errors.md); nothing was changed. */
@@ -7067,6 +7836,8 @@ export interface operations {
             /** @description Missing, invalid, expired or revoked credentials (`UNAUTHORIZED`). */
             401: {
                 headers: {
+                    /** @description A Bearer challenge (RFC 6750) naming the resource metadata (RFC 9728); `error="invalid_token"` when a credential was sent. */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -7152,6 +7923,8 @@ export interface operations {
             /** @description Missing, invalid, expired or revoked credentials (`UNAUTHORIZED`). */
             401: {
                 headers: {
+                    /** @description A Bearer challenge (RFC 6750) naming the resource metadata (RFC 9728); `error="invalid_token"` when a credential was sent. */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -7221,6 +7994,8 @@ export interface operations {
             /** @description Missing, invalid, expired or revoked credentials (`UNAUTHORIZED`). */
             401: {
                 headers: {
+                    /** @description A Bearer challenge (RFC 6750) naming the resource metadata (RFC 9728); `error="invalid_token"` when a credential was sent. */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -7321,6 +8096,8 @@ export interface operations {
             /** @description Missing, invalid, expired or revoked credentials (`UNAUTHORIZED`). */
             401: {
                 headers: {
+                    /** @description A Bearer challenge (RFC 6750) naming the resource metadata (RFC 9728); `error="invalid_token"` when a credential was sent. */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -7426,6 +8203,8 @@ export interface operations {
             /** @description Missing, invalid, expired or revoked credentials (`UNAUTHORIZED`). */
             401: {
                 headers: {
+                    /** @description A Bearer challenge (RFC 6750) naming the resource metadata (RFC 9728); `error="invalid_token"` when a credential was sent. */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -7514,6 +8293,8 @@ export interface operations {
             /** @description Missing, invalid, expired or revoked credentials (`UNAUTHORIZED`). */
             401: {
                 headers: {
+                    /** @description A Bearer challenge (RFC 6750) naming the resource metadata (RFC 9728); `error="invalid_token"` when a credential was sent. */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -7607,6 +8388,8 @@ export interface operations {
             /** @description Missing, invalid, expired or revoked credentials (`UNAUTHORIZED`). */
             401: {
                 headers: {
+                    /** @description A Bearer challenge (RFC 6750) naming the resource metadata (RFC 9728); `error="invalid_token"` when a credential was sent. */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -7686,6 +8469,8 @@ export interface operations {
             /** @description Missing, invalid, expired or revoked credentials (`UNAUTHORIZED`). */
             401: {
                 headers: {
+                    /** @description A Bearer challenge (RFC 6750) naming the resource metadata (RFC 9728); `error="invalid_token"` when a credential was sent. */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -7788,6 +8573,8 @@ export interface operations {
             /** @description Missing, invalid, expired or revoked credentials (`UNAUTHORIZED`). */
             401: {
                 headers: {
+                    /** @description A Bearer challenge (RFC 6750) naming the resource metadata (RFC 9728); `error="invalid_token"` when a credential was sent. */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -7898,6 +8685,8 @@ export interface operations {
             /** @description Missing, invalid, expired or revoked credentials (`UNAUTHORIZED`). */
             401: {
                 headers: {
+                    /** @description A Bearer challenge (RFC 6750) naming the resource metadata (RFC 9728); `error="invalid_token"` when a credential was sent. */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -7988,6 +8777,8 @@ export interface operations {
             /** @description Missing, invalid, expired or revoked credentials (`UNAUTHORIZED`). */
             401: {
                 headers: {
+                    /** @description A Bearer challenge (RFC 6750) naming the resource metadata (RFC 9728); `error="invalid_token"` when a credential was sent. */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -8092,6 +8883,8 @@ export interface operations {
             /** @description Missing, invalid, expired or revoked credentials (`UNAUTHORIZED`). */
             401: {
                 headers: {
+                    /** @description A Bearer challenge (RFC 6750) naming the resource metadata (RFC 9728); `error="invalid_token"` when a credential was sent. */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -8202,6 +8995,8 @@ export interface operations {
             /** @description Missing, invalid, expired or revoked credentials (`UNAUTHORIZED`). */
             401: {
                 headers: {
+                    /** @description A Bearer challenge (RFC 6750) naming the resource metadata (RFC 9728); `error="invalid_token"` when a credential was sent. */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -8319,6 +9114,8 @@ export interface operations {
             /** @description Missing, invalid, expired or revoked credentials (`UNAUTHORIZED`). */
             401: {
                 headers: {
+                    /** @description A Bearer challenge (RFC 6750) naming the resource metadata (RFC 9728); `error="invalid_token"` when a credential was sent. */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -8413,6 +9210,8 @@ export interface operations {
             /** @description Missing, invalid, expired or revoked credentials (`UNAUTHORIZED`). */
             401: {
                 headers: {
+                    /** @description A Bearer challenge (RFC 6750) naming the resource metadata (RFC 9728); `error="invalid_token"` when a credential was sent. */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -8519,14 +9318,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** @description Messages that mention the caller, newest first, in the channels the caller may read now. */
-                        messages: components["schemas"]["Message"][];
-                        /** @description Older mentions exist beyond this page. */
-                        has_more: boolean;
-                        /** @description Id of the oldest message on the page: pass as `cursor` for the next page. Null when the page is empty. */
-                        next_cursor: string | null;
-                    };
+                    "application/json": components["schemas"]["ListMentionsResponse"];
                 };
             };
             /** @description Bad input (`VALIDATION_ERROR` or another 400 code of docs/errors.md); nothing was changed. */
@@ -8541,6 +9333,8 @@ export interface operations {
             /** @description Missing, invalid, expired or revoked credentials (`UNAUTHORIZED`). */
             401: {
                 headers: {
+                    /** @description A Bearer challenge (RFC 6750) naming the resource metadata (RFC 9728); `error="invalid_token"` when a credential was sent. */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -8610,6 +9404,8 @@ export interface operations {
             /** @description Missing, invalid, expired or revoked credentials (`UNAUTHORIZED`). */
             401: {
                 headers: {
+                    /** @description A Bearer challenge (RFC 6750) naming the resource metadata (RFC 9728); `error="invalid_token"` when a credential was sent. */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -8713,6 +9509,8 @@ export interface operations {
             /** @description Missing, invalid, expired or revoked credentials (`UNAUTHORIZED`). */
             401: {
                 headers: {
+                    /** @description A Bearer challenge (RFC 6750) naming the resource metadata (RFC 9728); `error="invalid_token"` when a credential was sent. */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -8812,6 +9610,8 @@ export interface operations {
             /** @description Missing, invalid, expired or revoked credentials (`UNAUTHORIZED`). */
             401: {
                 headers: {
+                    /** @description A Bearer challenge (RFC 6750) naming the resource metadata (RFC 9728); `error="invalid_token"` when a credential was sent. */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -8900,6 +9700,8 @@ export interface operations {
             /** @description Missing, invalid, expired or revoked credentials (`UNAUTHORIZED`). */
             401: {
                 headers: {
+                    /** @description A Bearer challenge (RFC 6750) naming the resource metadata (RFC 9728); `error="invalid_token"` when a credential was sent. */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -9012,6 +9814,8 @@ export interface operations {
             /** @description Missing, invalid, expired or revoked credentials (`UNAUTHORIZED`). */
             401: {
                 headers: {
+                    /** @description A Bearer challenge (RFC 6750) naming the resource metadata (RFC 9728); `error="invalid_token"` when a credential was sent. */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -9120,6 +9924,8 @@ export interface operations {
             /** @description Missing, invalid, expired or revoked credentials (`UNAUTHORIZED`). */
             401: {
                 headers: {
+                    /** @description A Bearer challenge (RFC 6750) naming the resource metadata (RFC 9728); `error="invalid_token"` when a credential was sent. */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -9228,6 +10034,8 @@ export interface operations {
             /** @description Missing, invalid, expired or revoked credentials (`UNAUTHORIZED`). */
             401: {
                 headers: {
+                    /** @description A Bearer challenge (RFC 6750) naming the resource metadata (RFC 9728); `error="invalid_token"` when a credential was sent. */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -9343,6 +10151,8 @@ export interface operations {
             /** @description Missing, invalid, expired or revoked credentials (`UNAUTHORIZED`). */
             401: {
                 headers: {
+                    /** @description A Bearer challenge (RFC 6750) naming the resource metadata (RFC 9728); `error="invalid_token"` when a credential was sent. */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -9435,6 +10245,8 @@ export interface operations {
             /** @description Missing, invalid, expired or revoked credentials (`UNAUTHORIZED`). */
             401: {
                 headers: {
+                    /** @description A Bearer challenge (RFC 6750) naming the resource metadata (RFC 9728); `error="invalid_token"` when a credential was sent. */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -9581,6 +10393,8 @@ export interface operations {
             /** @description Missing, invalid, expired or revoked credentials (`UNAUTHORIZED`). */
             401: {
                 headers: {
+                    /** @description A Bearer challenge (RFC 6750) naming the resource metadata (RFC 9728); `error="invalid_token"` when a credential was sent. */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -9691,93 +10505,7 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": {
-                    /**
-                     * Format: uuid
-                     * @description Unique per event; the same for every webhook receiving it.
-                     */
-                    event_id: string;
-                    /** @constant */
-                    event_type: "message.created";
-                    /**
-                     * Format: date-time
-                     * @description ISO 8601 UTC timestamp.
-                     */
-                    occurred_at: string;
-                    /** Format: uuid */
-                    webhook_id: string;
-                    /**
-                     * Format: uuid
-                     * @description The agent the webhook belongs to.
-                     */
-                    agent_id: string;
-                    payload: {
-                        /** Message */
-                        message: {
-                            /**
-                             * Format: uuid
-                             * @description UUIDv7; ids sort in posting order and serve as pagination cursors.
-                             */
-                            id: string;
-                            /** Format: uuid */
-                            channel_id: string;
-                            /**
-                             * Format: uuid
-                             * @description Id of the author user or agent.
-                             */
-                            author_id: string;
-                            /** @description The author's display name when the message was posted. */
-                            author_name: string;
-                            /** @description `AGENT` or `HUMAN`. */
-                            author_type: "AGENT" | "HUMAN";
-                            text: string;
-                            /**
-                             * Format: date-time
-                             * @description ISO 8601 UTC timestamp.
-                             */
-                            created_at: string;
-                            /** @description When the text was last edited; null if never. */
-                            edited_at: string | null;
-                            /** @description The event the poster said it was reacting to (`in_reply_to_event` when posting), as given; null if none. docs/loops.md. */
-                            in_reply_to_event: string | null;
-                            /** @description The message's place in a chain of agent messages: 0 for a human's message; for an agent's, one more than the message its `in_reply_to_event` is about (1 when it names none, or an event that is not about a message). The loop guard caps it (`loop_guard_max_depth`). */
-                            chain_depth: number;
-                            /** @description Ids of the channel members (users or agents) the message mentions, in order, without repeats: the `@name` tokens of its text that name a member (an agent's `name`; a human's handle, the display name in lower case with hyphens for spaces), then the ids given in `mentions` when posting that are members. Resolved again when the text is edited. Non-members are never listed. */
-                            mentions: string[];
-                            attachment?: {
-                                /** Format: uuid */
-                                id: string;
-                                /** @description The uploader's file name, without any directory part. */
-                                file_name: string;
-                                /** @description Media type the uploader declared (informative; downloads are served as application/octet-stream). */
-                                content_type: string;
-                                /** @description Bytes. */
-                                size: number;
-                                /** @description Absolute URL of `GET /api/v1/attachments/{id}` (members of the channel only, with credentials). */
-                                download_url: string;
-                            };
-                            /** @description The root message this one replies to (threads are one level deep); null for a root or a plain message. */
-                            thread_id: string | null;
-                            /** @description How many replies the thread of this root has; 0 for a reply or a message without replies. */
-                            reply_count: number;
-                            /** @description When the newest reply was posted; null when there is none (always null for a reply). */
-                            last_reply_at: string | null;
-                            /** @description Up to 3 distinct authors of the newest replies, newest first; empty when there is none (always empty for a reply). */
-                            recent_replier_ids: string[];
-                            /** @description True for a deleted root kept as a placeholder while its replies remain (its text is empty and it has no file); false otherwise. */
-                            deleted: boolean;
-                            /** @description Reactions, in the order their first one was added; empty when none. */
-                            reactions: {
-                                /** @description A single emoji (e.g. `👀`) or a `:shortcode:`. */
-                                emoji: string;
-                                /** @description How many members reacted with it. */
-                                count: number;
-                                /** @description Whether the caller is one of them. Always false in events (an event goes to many recipients): reaction events carry `member_id`. */
-                                reacted: boolean;
-                            }[];
-                        };
-                    };
-                };
+                "application/json": components["schemas"]["AgentWebhookMessageCreated"];
             };
         };
         responses: {
@@ -9823,93 +10551,7 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": {
-                    /**
-                     * Format: uuid
-                     * @description Unique per event; the same for every webhook receiving it.
-                     */
-                    event_id: string;
-                    /** @constant */
-                    event_type: "message.updated";
-                    /**
-                     * Format: date-time
-                     * @description ISO 8601 UTC timestamp.
-                     */
-                    occurred_at: string;
-                    /** Format: uuid */
-                    webhook_id: string;
-                    /**
-                     * Format: uuid
-                     * @description The agent the webhook belongs to.
-                     */
-                    agent_id: string;
-                    payload: {
-                        /** Message */
-                        message: {
-                            /**
-                             * Format: uuid
-                             * @description UUIDv7; ids sort in posting order and serve as pagination cursors.
-                             */
-                            id: string;
-                            /** Format: uuid */
-                            channel_id: string;
-                            /**
-                             * Format: uuid
-                             * @description Id of the author user or agent.
-                             */
-                            author_id: string;
-                            /** @description The author's display name when the message was posted. */
-                            author_name: string;
-                            /** @description `AGENT` or `HUMAN`. */
-                            author_type: "AGENT" | "HUMAN";
-                            text: string;
-                            /**
-                             * Format: date-time
-                             * @description ISO 8601 UTC timestamp.
-                             */
-                            created_at: string;
-                            /** @description When the text was last edited; null if never. */
-                            edited_at: string | null;
-                            /** @description The event the poster said it was reacting to (`in_reply_to_event` when posting), as given; null if none. docs/loops.md. */
-                            in_reply_to_event: string | null;
-                            /** @description The message's place in a chain of agent messages: 0 for a human's message; for an agent's, one more than the message its `in_reply_to_event` is about (1 when it names none, or an event that is not about a message). The loop guard caps it (`loop_guard_max_depth`). */
-                            chain_depth: number;
-                            /** @description Ids of the channel members (users or agents) the message mentions, in order, without repeats: the `@name` tokens of its text that name a member (an agent's `name`; a human's handle, the display name in lower case with hyphens for spaces), then the ids given in `mentions` when posting that are members. Resolved again when the text is edited. Non-members are never listed. */
-                            mentions: string[];
-                            attachment?: {
-                                /** Format: uuid */
-                                id: string;
-                                /** @description The uploader's file name, without any directory part. */
-                                file_name: string;
-                                /** @description Media type the uploader declared (informative; downloads are served as application/octet-stream). */
-                                content_type: string;
-                                /** @description Bytes. */
-                                size: number;
-                                /** @description Absolute URL of `GET /api/v1/attachments/{id}` (members of the channel only, with credentials). */
-                                download_url: string;
-                            };
-                            /** @description The root message this one replies to (threads are one level deep); null for a root or a plain message. */
-                            thread_id: string | null;
-                            /** @description How many replies the thread of this root has; 0 for a reply or a message without replies. */
-                            reply_count: number;
-                            /** @description When the newest reply was posted; null when there is none (always null for a reply). */
-                            last_reply_at: string | null;
-                            /** @description Up to 3 distinct authors of the newest replies, newest first; empty when there is none (always empty for a reply). */
-                            recent_replier_ids: string[];
-                            /** @description True for a deleted root kept as a placeholder while its replies remain (its text is empty and it has no file); false otherwise. */
-                            deleted: boolean;
-                            /** @description Reactions, in the order their first one was added; empty when none. */
-                            reactions: {
-                                /** @description A single emoji (e.g. `👀`) or a `:shortcode:`. */
-                                emoji: string;
-                                /** @description How many members reacted with it. */
-                                count: number;
-                                /** @description Whether the caller is one of them. Always false in events (an event goes to many recipients): reaction events carry `member_id`. */
-                                reacted: boolean;
-                            }[];
-                        };
-                    };
-                };
+                "application/json": components["schemas"]["AgentWebhookMessageUpdated"];
             };
         };
         responses: {
@@ -9955,35 +10597,7 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": {
-                    /**
-                     * Format: uuid
-                     * @description Unique per event; the same for every webhook receiving it.
-                     */
-                    event_id: string;
-                    /** @constant */
-                    event_type: "message.deleted";
-                    /**
-                     * Format: date-time
-                     * @description ISO 8601 UTC timestamp.
-                     */
-                    occurred_at: string;
-                    /** Format: uuid */
-                    webhook_id: string;
-                    /**
-                     * Format: uuid
-                     * @description The agent the webhook belongs to.
-                     */
-                    agent_id: string;
-                    payload: {
-                        /** Format: uuid */
-                        message_id: string;
-                        /** Format: uuid */
-                        channel_id: string;
-                        /** @description The deleted reply's thread (its root's id), so that a client can recount it; null for a root or plain message. */
-                        thread_id: string | null;
-                    };
-                };
+                "application/json": components["schemas"]["AgentWebhookMessageDeleted"];
             };
         };
         responses: {
@@ -10029,97 +10643,7 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": {
-                    /**
-                     * Format: uuid
-                     * @description Unique per event; the same for every webhook receiving it.
-                     */
-                    event_id: string;
-                    /** @constant */
-                    event_type: "message.mentioned";
-                    /**
-                     * Format: date-time
-                     * @description ISO 8601 UTC timestamp.
-                     */
-                    occurred_at: string;
-                    /** Format: uuid */
-                    webhook_id: string;
-                    /**
-                     * Format: uuid
-                     * @description The agent the webhook belongs to.
-                     */
-                    agent_id: string;
-                    payload: {
-                        /** Message */
-                        message: {
-                            /**
-                             * Format: uuid
-                             * @description UUIDv7; ids sort in posting order and serve as pagination cursors.
-                             */
-                            id: string;
-                            /** Format: uuid */
-                            channel_id: string;
-                            /**
-                             * Format: uuid
-                             * @description Id of the author user or agent.
-                             */
-                            author_id: string;
-                            /** @description The author's display name when the message was posted. */
-                            author_name: string;
-                            /** @description `AGENT` or `HUMAN`. */
-                            author_type: "AGENT" | "HUMAN";
-                            text: string;
-                            /**
-                             * Format: date-time
-                             * @description ISO 8601 UTC timestamp.
-                             */
-                            created_at: string;
-                            /** @description When the text was last edited; null if never. */
-                            edited_at: string | null;
-                            /** @description The event the poster said it was reacting to (`in_reply_to_event` when posting), as given; null if none. docs/loops.md. */
-                            in_reply_to_event: string | null;
-                            /** @description The message's place in a chain of agent messages: 0 for a human's message; for an agent's, one more than the message its `in_reply_to_event` is about (1 when it names none, or an event that is not about a message). The loop guard caps it (`loop_guard_max_depth`). */
-                            chain_depth: number;
-                            /** @description Ids of the channel members (users or agents) the message mentions, in order, without repeats: the `@name` tokens of its text that name a member (an agent's `name`; a human's handle, the display name in lower case with hyphens for spaces), then the ids given in `mentions` when posting that are members. Resolved again when the text is edited. Non-members are never listed. */
-                            mentions: string[];
-                            attachment?: {
-                                /** Format: uuid */
-                                id: string;
-                                /** @description The uploader's file name, without any directory part. */
-                                file_name: string;
-                                /** @description Media type the uploader declared (informative; downloads are served as application/octet-stream). */
-                                content_type: string;
-                                /** @description Bytes. */
-                                size: number;
-                                /** @description Absolute URL of `GET /api/v1/attachments/{id}` (members of the channel only, with credentials). */
-                                download_url: string;
-                            };
-                            /** @description The root message this one replies to (threads are one level deep); null for a root or a plain message. */
-                            thread_id: string | null;
-                            /** @description How many replies the thread of this root has; 0 for a reply or a message without replies. */
-                            reply_count: number;
-                            /** @description When the newest reply was posted; null when there is none (always null for a reply). */
-                            last_reply_at: string | null;
-                            /** @description Up to 3 distinct authors of the newest replies, newest first; empty when there is none (always empty for a reply). */
-                            recent_replier_ids: string[];
-                            /** @description True for a deleted root kept as a placeholder while its replies remain (its text is empty and it has no file); false otherwise. */
-                            deleted: boolean;
-                            /** @description Reactions, in the order their first one was added; empty when none. */
-                            reactions: {
-                                /** @description A single emoji (e.g. `👀`) or a `:shortcode:`. */
-                                emoji: string;
-                                /** @description How many members reacted with it. */
-                                count: number;
-                                /** @description Whether the caller is one of them. Always false in events (an event goes to many recipients): reaction events carry `member_id`. */
-                                reacted: boolean;
-                            }[];
-                        };
-                        /** @description The members this event notifies: on a post, everyone the message mentions but its author; on an edit, only those mentioned for the first time. A subset of `message.mentions`. */
-                        mentioned_ids: string[];
-                        /** @description The agents among `mentioned_ids` (webhooks and integrations are delivered for these). */
-                        mentioned_agent_ids: string[];
-                    };
-                };
+                "application/json": components["schemas"]["AgentWebhookMessageMentioned"];
             };
         };
         responses: {
@@ -10165,45 +10689,7 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": {
-                    /**
-                     * Format: uuid
-                     * @description Unique per event; the same for every webhook receiving it.
-                     */
-                    event_id: string;
-                    /** @constant */
-                    event_type: "channel.created";
-                    /**
-                     * Format: date-time
-                     * @description ISO 8601 UTC timestamp.
-                     */
-                    occurred_at: string;
-                    /** Format: uuid */
-                    webhook_id: string;
-                    /**
-                     * Format: uuid
-                     * @description The agent the webhook belongs to.
-                     */
-                    agent_id: string;
-                    payload: {
-                        channel: {
-                            /** Format: uuid */
-                            id: string;
-                            name: string;
-                            description: string;
-                            topic: string | null;
-                            type: "channel" | "dm";
-                            /**
-                             * Format: date-time
-                             * @description ISO 8601 UTC timestamp.
-                             */
-                            created_at: string;
-                        };
-                        /** Format: uuid */
-                        creator_id: string;
-                        creator_type: "AGENT" | "HUMAN";
-                    };
-                };
+                "application/json": components["schemas"]["AgentWebhookChannelCreated"];
             };
         };
         responses: {
@@ -10249,42 +10735,7 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": {
-                    /**
-                     * Format: uuid
-                     * @description Unique per event; the same for every webhook receiving it.
-                     */
-                    event_id: string;
-                    /** @constant */
-                    event_type: "channel.updated";
-                    /**
-                     * Format: date-time
-                     * @description ISO 8601 UTC timestamp.
-                     */
-                    occurred_at: string;
-                    /** Format: uuid */
-                    webhook_id: string;
-                    /**
-                     * Format: uuid
-                     * @description The agent the webhook belongs to.
-                     */
-                    agent_id: string;
-                    payload: {
-                        channel: {
-                            /** Format: uuid */
-                            id: string;
-                            name: string;
-                            description: string;
-                            topic: string | null;
-                            type: "channel" | "dm";
-                            /**
-                             * Format: date-time
-                             * @description ISO 8601 UTC timestamp.
-                             */
-                            created_at: string;
-                        };
-                    };
-                };
+                "application/json": components["schemas"]["AgentWebhookChannelUpdated"];
             };
         };
         responses: {
@@ -10330,31 +10781,7 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": {
-                    /**
-                     * Format: uuid
-                     * @description Unique per event; the same for every webhook receiving it.
-                     */
-                    event_id: string;
-                    /** @constant */
-                    event_type: "channel.deleted";
-                    /**
-                     * Format: date-time
-                     * @description ISO 8601 UTC timestamp.
-                     */
-                    occurred_at: string;
-                    /** Format: uuid */
-                    webhook_id: string;
-                    /**
-                     * Format: uuid
-                     * @description The agent the webhook belongs to.
-                     */
-                    agent_id: string;
-                    payload: {
-                        /** Format: uuid */
-                        channel_id: string;
-                    };
-                };
+                "application/json": components["schemas"]["AgentWebhookChannelDeleted"];
             };
         };
         responses: {
@@ -10400,35 +10827,7 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": {
-                    /**
-                     * Format: uuid
-                     * @description Unique per event; the same for every webhook receiving it.
-                     */
-                    event_id: string;
-                    /** @constant */
-                    event_type: "member.joined";
-                    /**
-                     * Format: date-time
-                     * @description ISO 8601 UTC timestamp.
-                     */
-                    occurred_at: string;
-                    /** Format: uuid */
-                    webhook_id: string;
-                    /**
-                     * Format: uuid
-                     * @description The agent the webhook belongs to.
-                     */
-                    agent_id: string;
-                    payload: {
-                        /** Format: uuid */
-                        channel_id: string;
-                        /** Format: uuid */
-                        member_id: string;
-                        member_type: "AGENT" | "HUMAN";
-                        member_name: string;
-                    };
-                };
+                "application/json": components["schemas"]["AgentWebhookMemberJoined"];
             };
         };
         responses: {
@@ -10474,34 +10873,7 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": {
-                    /**
-                     * Format: uuid
-                     * @description Unique per event; the same for every webhook receiving it.
-                     */
-                    event_id: string;
-                    /** @constant */
-                    event_type: "member.left";
-                    /**
-                     * Format: date-time
-                     * @description ISO 8601 UTC timestamp.
-                     */
-                    occurred_at: string;
-                    /** Format: uuid */
-                    webhook_id: string;
-                    /**
-                     * Format: uuid
-                     * @description The agent the webhook belongs to.
-                     */
-                    agent_id: string;
-                    payload: {
-                        /** Format: uuid */
-                        channel_id: string;
-                        /** Format: uuid */
-                        member_id: string;
-                        member_type: "AGENT" | "HUMAN";
-                    };
-                };
+                "application/json": components["schemas"]["AgentWebhookMemberLeft"];
             };
         };
         responses: {
@@ -10547,41 +10919,7 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": {
-                    /**
-                     * Format: uuid
-                     * @description Unique per event; the same for every webhook receiving it.
-                     */
-                    event_id: string;
-                    /** @constant */
-                    event_type: "reaction.added";
-                    /**
-                     * Format: date-time
-                     * @description ISO 8601 UTC timestamp.
-                     */
-                    occurred_at: string;
-                    /** Format: uuid */
-                    webhook_id: string;
-                    /**
-                     * Format: uuid
-                     * @description The agent the webhook belongs to.
-                     */
-                    agent_id: string;
-                    payload: {
-                        /** Format: uuid */
-                        channel_id: string;
-                        /** Format: uuid */
-                        message_id: string;
-                        /** @description One emoji or a `:shortcode:`. */
-                        emoji: string;
-                        /** Format: uuid */
-                        member_id: string;
-                        member_type: "AGENT" | "HUMAN";
-                        member_name: string;
-                        /** @description How many members reacted with this emoji after the change. */
-                        count: number;
-                    };
-                };
+                "application/json": components["schemas"]["AgentWebhookReactionAdded"];
             };
         };
         responses: {
@@ -10627,41 +10965,7 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": {
-                    /**
-                     * Format: uuid
-                     * @description Unique per event; the same for every webhook receiving it.
-                     */
-                    event_id: string;
-                    /** @constant */
-                    event_type: "reaction.removed";
-                    /**
-                     * Format: date-time
-                     * @description ISO 8601 UTC timestamp.
-                     */
-                    occurred_at: string;
-                    /** Format: uuid */
-                    webhook_id: string;
-                    /**
-                     * Format: uuid
-                     * @description The agent the webhook belongs to.
-                     */
-                    agent_id: string;
-                    payload: {
-                        /** Format: uuid */
-                        channel_id: string;
-                        /** Format: uuid */
-                        message_id: string;
-                        /** @description One emoji or a `:shortcode:`. */
-                        emoji: string;
-                        /** Format: uuid */
-                        member_id: string;
-                        member_type: "AGENT" | "HUMAN";
-                        member_name: string;
-                        /** @description How many members reacted with this emoji after the change. */
-                        count: number;
-                    };
-                };
+                "application/json": components["schemas"]["AgentWebhookReactionRemoved"];
             };
         };
         responses: {
@@ -10707,33 +11011,7 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": {
-                    /** @constant */
-                    event_type: "message.created";
-                    /** Format: uuid */
-                    integration_id: string;
-                    /**
-                     * Format: date-time
-                     * @description ISO 8601 UTC timestamp.
-                     */
-                    occurred_at: string;
-                    payload: {
-                        /** Format: uuid */
-                        message_id: string;
-                        /** Format: uuid */
-                        channel_id: string;
-                        /** Format: uuid */
-                        author_id: string;
-                        /**
-                         * @description Lower case.
-                         * @enum {unknown}
-                         */
-                        author_type: "agent" | "human";
-                        text: string;
-                        /** @description The root message this one replies to (threads); null for a root or plain message. */
-                        thread_id: string | null;
-                    };
-                };
+                "application/json": components["schemas"]["IntegrationMessageCreated"];
             };
         };
         responses: {
@@ -10779,35 +11057,7 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": {
-                    /** @constant */
-                    event_type: "message.mentioned";
-                    /** Format: uuid */
-                    integration_id: string;
-                    /**
-                     * Format: date-time
-                     * @description ISO 8601 UTC timestamp.
-                     */
-                    occurred_at: string;
-                    payload: {
-                        /** Format: uuid */
-                        message_id: string;
-                        /** Format: uuid */
-                        channel_id: string;
-                        /** Format: uuid */
-                        author_id: string;
-                        /**
-                         * @description Lower case.
-                         * @enum {unknown}
-                         */
-                        author_type: "agent" | "human";
-                        text: string;
-                        /** @description Every member the message mentions. */
-                        mentions: string[];
-                        /** @description The agents this event notifies. */
-                        mentioned_agent_ids: string[];
-                    };
-                };
+                "application/json": components["schemas"]["IntegrationMessageMentioned"];
             };
         };
         responses: {
@@ -10853,33 +11103,7 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": {
-                    /** @constant */
-                    event_type: "channel.created";
-                    /** Format: uuid */
-                    integration_id: string;
-                    /**
-                     * Format: date-time
-                     * @description ISO 8601 UTC timestamp.
-                     */
-                    occurred_at: string;
-                    payload: {
-                        /** Format: uuid */
-                        channel_id: string;
-                        name: string;
-                        description: string | null;
-                        topic: string | null;
-                        /** @enum {unknown} */
-                        type: "channel" | "dm";
-                        /**
-                         * Format: date-time
-                         * @description ISO 8601 UTC timestamp.
-                         */
-                        created_at: string;
-                        creator_id: string | null;
-                        creator_type: ("agent" | "human") | null;
-                    };
-                };
+                "application/json": components["schemas"]["IntegrationChannelCreated"];
             };
         };
         responses: {
@@ -10925,29 +11149,7 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": {
-                    /** @constant */
-                    event_type: "member.joined";
-                    /** Format: uuid */
-                    integration_id: string;
-                    /**
-                     * Format: date-time
-                     * @description ISO 8601 UTC timestamp.
-                     */
-                    occurred_at: string;
-                    payload: {
-                        /** Format: uuid */
-                        channel_id: string;
-                        /** Format: uuid */
-                        member_id: string;
-                        /**
-                         * @description Lower case.
-                         * @enum {unknown}
-                         */
-                        member_type: "agent" | "human";
-                        member_name: string | null;
-                    };
-                };
+                "application/json": components["schemas"]["IntegrationMemberJoined"];
             };
         };
         responses: {
@@ -10993,32 +11195,7 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": {
-                    /** @constant */
-                    event_type: "reaction.added";
-                    /** Format: uuid */
-                    integration_id: string;
-                    /**
-                     * Format: date-time
-                     * @description ISO 8601 UTC timestamp.
-                     */
-                    occurred_at: string;
-                    payload: {
-                        /** Format: uuid */
-                        channel_id: string;
-                        /** Format: uuid */
-                        message_id: string;
-                        emoji: string;
-                        /** Format: uuid */
-                        member_id: string;
-                        /**
-                         * @description Lower case.
-                         * @enum {unknown}
-                         */
-                        member_type: "agent" | "human";
-                        count: number;
-                    };
-                };
+                "application/json": components["schemas"]["IntegrationReactionAdded"];
             };
         };
         responses: {
@@ -11064,32 +11241,7 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": {
-                    /** @constant */
-                    event_type: "reaction.removed";
-                    /** Format: uuid */
-                    integration_id: string;
-                    /**
-                     * Format: date-time
-                     * @description ISO 8601 UTC timestamp.
-                     */
-                    occurred_at: string;
-                    payload: {
-                        /** Format: uuid */
-                        channel_id: string;
-                        /** Format: uuid */
-                        message_id: string;
-                        emoji: string;
-                        /** Format: uuid */
-                        member_id: string;
-                        /**
-                         * @description Lower case.
-                         * @enum {unknown}
-                         */
-                        member_type: "agent" | "human";
-                        count: number;
-                    };
-                };
+                "application/json": components["schemas"]["IntegrationReactionRemoved"];
             };
         };
         responses: {
@@ -11135,27 +11287,7 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": {
-                    /** @constant */
-                    event_type: "agent.connected";
-                    /** Format: uuid */
-                    integration_id: string;
-                    /**
-                     * Format: date-time
-                     * @description ISO 8601 UTC timestamp.
-                     */
-                    occurred_at: string;
-                    payload: {
-                        /** Format: uuid */
-                        agent_id: string;
-                        agent_name: string;
-                        /**
-                         * Format: date-time
-                         * @description ISO 8601 UTC timestamp.
-                         */
-                        connected_at: string;
-                    };
-                };
+                "application/json": components["schemas"]["IntegrationAgentConnected"];
             };
         };
         responses: {

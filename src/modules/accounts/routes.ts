@@ -29,7 +29,7 @@ export default async function accountsRoutes(fastify: FastifyInstance): Promise<
     },
     async (request, reply) => {
       assertValidRequest(request)
-      return reply.code(201).send(await register(fastify, request.body))
+      return reply.code(201).send(await register(fastify, request.body, request.ip))
     },
   )
 

@@ -25,7 +25,7 @@ export const emailTaken = (): AppError => new AppError('EMAIL_TAKEN', 'an accoun
  * `open` (active at once), `approval` (the default: the account may only call GET /auth/me until
  * the owner approves it), `closed` (403 REGISTRATION_CLOSED).
  */
-export async function register(app: FastifyInstance, body: RegisterBody): Promise<RegisteredUser> {
+export async function register(app: FastifyInstance, body: RegisterBody, clientAddress?: string): Promise<RegisteredUser> {
   assertPassword(body.password)
   const email = normalizeEmail(body.email)
   const prisma = app.db.prisma
@@ -37,7 +37,7 @@ export async function register(app: FastifyInstance, body: RegisterBody): Promis
     throw new AppError('REGISTRATION_CLOSED', 'self-registration is closed in this workspace; ask its owner for an invitation')
   }
   if (await findUserByEmail(prisma, email)) throw emailTaken()
-  const passwordHash = await hashPassword(body.password)
+  const passwordHash = await hashPassword(body.password, { address: clientAddress, account: email })
   try {
     const user = await createUser(prisma, {
       id: uuidv7(),
@@ -111,18 +111,22 @@ export function sessionFor(app: FastifyInstance, user: { id: string; email: stri
 
 /**
  * Failed logins are counted per account and per client address and limited before any bcrypt
- * work (src/plugins/login-limit.ts); bcrypt itself has a bounded queue (503 when full).
+ * work (src/plugins/login-limit.ts); bcrypt itself has a bounded queue, fair per address and
+ * per account, which sheds the heaviest caller first (503 with Retry-After).
  */
 export async function login(app: FastifyInstance, body: LoginBody, clientAddress: string): Promise<Session> {
   const email = normalizeEmail(body.email)
   await app.loginLimit.assertAllowed(email, clientAddress)
+  // The check's place in the fair bcrypt queue: a flood on this account or from this address waits
+  // behind other people's logins (src/lib/fair-queue.ts).
+  const owner = { address: clientAddress, account: email }
   const user = await findUserByEmail(app.db.prisma, email)
   if (!user || !user.passwordHash || user.status !== 'active') {
-    await verifyAgainstDummy(body.password)
+    await verifyAgainstDummy(body.password, owner)
     await app.loginLimit.recordFailure(email, clientAddress)
     throw unauthorized(LOGIN_FAILED)
   }
-  if (!(await verifyPassword(body.password, user.passwordHash))) {
+  if (!(await verifyPassword(body.password, user.passwordHash, owner))) {
     await app.loginLimit.recordFailure(email, clientAddress)
     throw unauthorized(LOGIN_FAILED)
   }

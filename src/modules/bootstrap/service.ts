@@ -54,12 +54,12 @@ function agentRow(profile: AgentProfile, ownerId: string, isPrimary: boolean) {
   }
 }
 
-export async function bootstrap(app: FastifyInstance, body: BootstrapBody): Promise<BootstrapResult> {
+export async function bootstrap(app: FastifyInstance, body: BootstrapBody, clientAddress?: string): Promise<BootstrapResult> {
   checkInput(body)
   // Cheap early answer for the common repeat call, before the bcrypt work; the answer that
   // counts is the one under the lock below.
   if ((await userCount(app.db.prisma)) > 0) throw alreadyBootstrapped()
-  const passwordHash = await hashPassword(body.primary_agent.password)
+  const passwordHash = await hashPassword(body.primary_agent.password, { address: clientAddress, account: body.primary_agent.email.trim().toLowerCase() })
 
   try {
     return await app.events.transaction(async (tx, emit) => {

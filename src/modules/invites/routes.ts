@@ -47,7 +47,7 @@ export default async function invitesRoutes(fastify: FastifyInstance): Promise<v
     },
     async (request) => {
       assertValidRequest(request)
-      return acceptInvite(fastify, request.body)
+      return acceptInvite(fastify, request.body, request.ip)
     },
   )
 

@@ -61,13 +61,13 @@ export async function validateInvite(app: FastifyInstance, token: string): Promi
   }
 }
 
-export async function acceptInvite(app: FastifyInstance, input: AcceptInviteInput): Promise<Session> {
+export async function acceptInvite(app: FastifyInstance, input: AcceptInviteInput, clientAddress?: string): Promise<Session> {
   const invite = await findUsableInvite(app, input.token)
   if (input.email !== undefined && normalizeEmail(input.email) !== invite.user.email) {
     throw new AppError('INVITE_EMAIL_MISMATCH', 'this invite was sent to a different e-mail address')
   }
   assertPassword(input.password)
-  const passwordHash = await hashPassword(input.password)
+  const passwordHash = await hashPassword(input.password, { address: clientAddress, account: invite.user.email })
   const user = await app.events.transaction(async (tx) => {
     const now = new Date()
     if (!(await repo.consumeInvite(tx, invite.id, now))) {

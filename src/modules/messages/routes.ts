@@ -1,7 +1,7 @@
 // Messages in a channel (JSON or multipart with one file), their files, and full-text search.
 import multipart from '@fastify/multipart'
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
-import type { FastifyInstance, FastifyRequest } from 'fastify'
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { Type } from 'typebox'
 import { AppError, badRequest } from '../../lib/errors.ts'
 import { idempotencyKeyOf, IDEMPOTENCY_HEADER } from '../idempotency/service.ts'
@@ -20,7 +20,6 @@ import {
   MESSAGE_PAGE_DEFAULT,
   MessagePageSchema,
   MessageRef,
-  type MessageDto,
   PostMessageBody,
   PostMessageMultipart,
   SEARCH_PAGE_DEFAULT,
@@ -127,6 +126,14 @@ export default async function messagesRoutes(fastify: FastifyInstance): Promise<
     },
   })
 
+  /** Both post routes: the input read from JSON or from the form, then one service call. */
+  async function post(request: FastifyRequest, reply: FastifyReply, channelId: string, input: { text: string; file?: UploadedFile; inReplyToEvent?: string; mentions?: string[]; threadId?: string }): Promise<FastifyReply> {
+    if ((input.mentions?.length ?? 0) > MAX_EXPLICIT_MENTIONS) throw badRequest(`at most ${MAX_EXPLICIT_MENTIONS} ids in 'mentions'`)
+    const result = await messages.createMessage(fastify, member(request), channelId, { ...input, idempotencyKey: idempotencyKeyOf(request) })
+    // A replay answers with the remembered status (always the original 201) and body.
+    return reply.code(result.statusCode).send(result.body)
+  }
+
   app.post(
     '/channels/:id/messages',
     {
@@ -153,14 +160,35 @@ export default async function messagesRoutes(fastify: FastifyInstance): Promise<
       },
     },
     async (request, reply) => {
-      const key = idempotencyKeyOf(request)
       const body = request.body
       const input = request.isMultipart() ? await readMultipart(fastify, request) : { text: body.text, inReplyToEvent: body.in_reply_to_event, mentions: body.mentions, threadId: body.thread_id }
-      if ((input.mentions?.length ?? 0) > MAX_EXPLICIT_MENTIONS) throw badRequest(`at most ${MAX_EXPLICIT_MENTIONS} ids in 'mentions'`)
-      const result = await messages.createMessage(fastify, member(request), request.params.id, { ...input, idempotencyKey: key })
-      // A replay answers with the remembered status (always the original 201) and body.
-      return reply.code(result.statusCode as 201).send(result.body as MessageDto)
+      return post(request, reply, request.params.id, input)
     },
+  )
+
+  // The same post, multipart only, under its own operation: generators that read one content type
+  // per operation (hey-api takes the first) reach the upload through it, with a typed body.
+  app.post(
+    '/channels/:id/messages/upload',
+    {
+      config: { auth: 'any' },
+      schema: {
+        operationId: 'postMessageWithFile',
+        tags: ['messages'],
+        summary: 'Post a message with a file (multipart text + one file)',
+        description:
+          'Exactly `POST /api/v1/channels/{id}/messages` with a `multipart/form-data` body (`text`, `file`, and optionally `mentions`, `thread_id`, `in_reply_to_event`), for client generators that read one request content type per operation. Any other Content-Type: 415 `UNSUPPORTED_MEDIA_TYPE`. Same rules, events, idempotency and limits as `postMessage`.',
+        params: IdParams,
+        headers: IdempotencyHeaders,
+        body: { content: { 'multipart/form-data': { schema: PostMessageMultipart } } } as unknown as typeof PostMessageMultipart,
+        response: { 201: MessageRef, ...errors(400, 403, 404, 409, 413, 415), 429: LoopOrRateLimited },
+      },
+      preValidation: async (request) => {
+        if (!request.isMultipart()) throw new AppError('UNSUPPORTED_MEDIA_TYPE', 'this endpoint takes multipart/form-data (JSON posts go to POST /api/v1/channels/{id}/messages)')
+        request.body = {}
+      },
+    },
+    async (request, reply) => post(request, reply, request.params.id, await readMultipart(fastify, request)),
   )
 
   app.get(
