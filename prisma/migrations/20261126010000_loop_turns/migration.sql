@@ -19,13 +19,16 @@ UPDATE "loop_guards" SET "stamps" = ARRAY[]::TIMESTAMPTZ(3)[];
 DROP FUNCTION loop_guard_admit_many(UUID[], UUID[], UUID[], TIMESTAMPTZ[], INTEGER, INTEGER);
 
 -- Admits the messages of one statement (the batched insert or a single post's insert calls it in
--- its own WITH clause: no round trip of its own). Items are taken per conversation in (channel,
--- thread) order, so two statements never wait on each other in a cycle, and in (at, position)
--- order within one. One row per item (its 1-based position):
+-- its own WITH clause: no round trip of its own). The statement works out, set-based, whether each
+-- author is a member (p_member) and could hear the conversation (p_listening: the socket it posts
+-- over, a webhook, an integration acting for it), so the function runs no query per item: it
+-- locks each conversation's row once, in (channel, thread) order so two statements never wait on
+-- each other in a cycle, and takes its items in (at, position) order. One row per item (its
+-- 1-based position):
 --   next = NULL         admitted (an agent's post is recorded; a human's clears the conversation)
 --   next = '-infinity'  the author is not a member: neither counted nor refused (the post answers)
 --   next = a time       refused: the turn would be one too many; when the oldest turn leaves the window
-CREATE FUNCTION loop_guard_admit_many(p_channels UUID[], p_threads UUID[], p_authors UUID[], p_agent BOOLEAN[], p_listening BOOLEAN[], p_ats TIMESTAMPTZ[], p_max INTEGER, p_window_ms INTEGER)
+CREATE FUNCTION loop_guard_admit_many(p_channels UUID[], p_threads UUID[], p_authors UUID[], p_agent BOOLEAN[], p_member BOOLEAN[], p_listening BOOLEAN[], p_ats TIMESTAMPTZ[], p_max INTEGER, p_window_ms INTEGER)
 RETURNS TABLE (ord INTEGER, next TIMESTAMPTZ)
 LANGUAGE plpgsql
 AS $$
@@ -39,77 +42,67 @@ DECLARE
   found_ BOOLEAN;
   changed BOOLEAN;
   lo INTEGER; -- turns[lo:] are the turns within the current item's window (the list is sorted)
-  is_turn BOOLEAN;
 BEGIN
   FOR conv IN
-    SELECT u.c, coalesce(u.t, '00000000-0000-0000-0000-000000000000'::uuid) AS t, bool_or(u.agent) AS agents
-      FROM unnest(p_channels, p_threads, p_agent) AS u(c, t, agent)
+    SELECT u.c, coalesce(u.t, '00000000-0000-0000-0000-000000000000'::uuid) AS t, bool_or(u.agent AND u.member) AS agents
+      FROM unnest(p_channels, p_threads, p_agent, p_member) AS u(c, t, agent, member)
      GROUP BY 1, 2 ORDER BY 1, 2
   LOOP
-    IF conv.agents THEN
+    found_ := false;
+    SELECT g.stamps, g.last_author, g.last_at, true INTO turns, last_author_, last_at_, found_
+      FROM loop_guards g WHERE g.channel_id = conv.c AND g.thread_id = conv.t FOR UPDATE;
+    IF NOT coalesce(found_, false) AND conv.agents THEN
       INSERT INTO loop_guards (channel_id, thread_id)
         SELECT conv.c, conv.t WHERE EXISTS (SELECT 1 FROM channels WHERE id = conv.c)
         ON CONFLICT DO NOTHING;
+      SELECT g.stamps, g.last_author, g.last_at, true INTO turns, last_author_, last_at_, found_
+        FROM loop_guards g WHERE g.channel_id = conv.c AND g.thread_id = conv.t FOR UPDATE;
     END IF;
-    SELECT g.stamps, g.last_author, g.last_at, true INTO turns, last_author_, last_at_, found_
-      FROM loop_guards g WHERE g.channel_id = conv.c AND g.thread_id = conv.t FOR UPDATE;
     found_ := coalesce(found_, false);
     turns := coalesce(turns, '{}');
     changed := false;
     lo := 1;
     FOR item IN
-      SELECT u.i::INTEGER AS i, u.a, u.agent, coalesce(u.l, false) AS listening, u.at
-        FROM unnest(p_channels, p_threads, p_authors, p_agent, p_listening, p_ats) WITH ORDINALITY AS u(c, t, a, agent, l, at, i)
+      SELECT u.i::INTEGER AS i, u.a, u.agent, u.member, coalesce(u.l, false) AS listening, u.at
+        FROM unnest(p_channels, p_threads, p_authors, p_agent, p_member, p_listening, p_ats) WITH ORDINALITY AS u(c, t, a, agent, member, l, at, i)
        WHERE u.c = conv.c AND coalesce(u.t, '00000000-0000-0000-0000-000000000000'::uuid) = conv.t
        ORDER BY u.at, u.i
     LOOP
       ord := item.i;
-      IF NOT EXISTS (SELECT 1 FROM channel_members WHERE channel_id = conv.c AND member_id = item.a) THEN
+      IF NOT item.member THEN
         next := '-infinity';
-        RETURN NEXT;
-        CONTINUE;
-      END IF;
-      IF NOT item.agent THEN
+      ELSIF NOT item.agent THEN
         -- A human spoke: the conversation starts over.
         turns := '{}';
         lo := 1;
         last_author_ := NULL;
         last_at_ := NULL;
+        changed := found_;
+        next := NULL;
+      ELSIF NOT found_ THEN
+        next := '-infinity'; -- the channel was deleted meanwhile
+      ELSE
+        WHILE lo <= cardinality(turns) AND turns[lo] <= item.at - width LOOP
+          lo := lo + 1;
+        END LOOP;
+        -- A turn: another agent posted last, within the window, and this one could have heard it.
+        IF item.listening AND last_author_ IS NOT NULL AND last_author_ <> item.a AND last_at_ > item.at - width THEN
+          IF cardinality(turns) - lo + 1 >= p_max THEN
+            -- The oldest of the last p_max turns leaves the window first.
+            next := turns[cardinality(turns) - p_max + 1] + width;
+            RETURN NEXT;
+            CONTINUE;
+          END IF;
+          turns := turns || item.at;
+        END IF;
+        last_author_ := item.a;
+        last_at_ := greatest(item.at, last_at_);
         changed := true;
         next := NULL;
-        RETURN NEXT;
-        CONTINUE;
       END IF;
-      IF NOT found_ THEN
-        next := '-infinity'; -- the channel was deleted meanwhile
-        RETURN NEXT;
-        CONTINUE;
-      END IF;
-      WHILE lo <= cardinality(turns) AND turns[lo] <= item.at - width LOOP
-        lo := lo + 1;
-      END LOOP;
-      -- A turn: another agent posted last, within the window, and this one could have heard it.
-      is_turn := last_author_ IS NOT NULL AND last_author_ <> item.a AND last_at_ > item.at - width
-        AND (item.listening
-          OR EXISTS (SELECT 1 FROM webhooks w WHERE w.agent_id = item.a AND w.active AND 'message.created' = ANY(w.events))
-          OR EXISTS (SELECT 1 FROM integrations n WHERE n.active AND 'message.created' = ANY(n.events)
-                       AND (n.all_agents OR EXISTS (SELECT 1 FROM integration_agents ia WHERE ia.integration_id = n.id AND ia.agent_id = item.a))));
-      IF is_turn AND cardinality(turns) - lo + 1 >= p_max THEN
-        -- The oldest of the last p_max turns leaves the window first.
-        next := turns[cardinality(turns) - p_max + 1] + width;
-        RETURN NEXT;
-        CONTINUE;
-      END IF;
-      IF is_turn THEN
-        turns := turns || item.at;
-      END IF;
-      last_author_ := item.a;
-      last_at_ := greatest(item.at, last_at_);
-      changed := true;
-      next := NULL;
       RETURN NEXT;
     END LOOP;
-    IF found_ AND changed THEN
+    IF changed THEN
       UPDATE loop_guards SET stamps = turns[lo:], last_author = last_author_, last_at = last_at_
        WHERE channel_id = conv.c AND thread_id = conv.t;
     END IF;

@@ -60,10 +60,19 @@ export type InsertResult = { kind: 'inserted' } | { kind: 'absent' } | { kind: '
 
 const sqlCache = new Map<string, string>()
 
+// Whether an author could hear a conversation, besides the socket it posts over (`socket`): an
+// active webhook of its own, or an active integration acting for it, subscribed to messages.
+const listensSql = (author: string, socket: string): string => `(${socket}
+      OR EXISTS (SELECT 1 FROM webhooks w WHERE w.agent_id = ${author} AND w.active AND 'message.created' = ANY(w.events))
+      OR EXISTS (SELECT 1 FROM integrations n WHERE n.active AND 'message.created' = ANY(n.events)
+                   AND (n.all_agents OR EXISTS (SELECT 1 FROM integration_agents ia WHERE ia.integration_id = n.id AND ia.agent_id = ${author}))))`
+
 // The loop guard's call for one message: $2 its channel, `thread` its root (or null), $3/$4 its
 // author, $7 its time; `g` the first of the guard's parameters (listening, turns, window).
 const admitOne = (thread: string, g: number): string =>
-  `loop_guard_admit_many(ARRAY[$2]::uuid[], ARRAY[${thread}]::uuid[], ARRAY[$3]::uuid[], ARRAY[$4::actor_type = 'AGENT'], ARRAY[$${g}::boolean], ARRAY[$7]::timestamptz[], $${g + 1}::int, $${g + 2}::int)`
+  `loop_guard_admit_many(ARRAY[$2]::uuid[], ARRAY[${thread}]::uuid[], ARRAY[$3]::uuid[], ARRAY[$4::actor_type = 'AGENT'],
+     ARRAY[EXISTS (SELECT 1 FROM channel_members WHERE channel_id = $2 AND member_id = $3)],
+     ARRAY[$4::actor_type = 'AGENT' AND ${listensSql('$3::uuid', `$${g}::boolean`)}], ARRAY[$7]::timestamptz[], $${g + 1}::int, $${g + 2}::int)`
 
 function insertSql(withAttachment: boolean, withIdempotency: boolean, withMentions = 0, withThread = false, withGuard = false): string {
   const cacheKey = `${withAttachment}:${withIdempotency}:${withMentions}:${withThread}:${withGuard}`
@@ -167,8 +176,12 @@ function insertManySql(withGuard: boolean): string {
       WITH ORDINALITY AS t(id, channel_id, author_id, author_type, author_name, text, created_at, in_reply_to_event, chain_depth,
                            event_id, type, payload, occurred_at, idem_key, idem_hash, idem_body, listening, ord)
   ), prior AS (
+    -- LIMIT 1 keeps each lookup a probe of the primary key (no hash join over the table).
     SELECT i.ord, k.request_hash, k.status_code, k.response_body, k.created_at
-      FROM input i JOIN idempotency_keys k ON k.principal_id = i.author_id AND k.key = i.idem_key
+      FROM input i CROSS JOIN LATERAL (
+        SELECT request_hash, status_code, response_body, created_at FROM idempotency_keys
+         WHERE principal_id = i.author_id AND key = i.idem_key LIMIT 1) k
+     WHERE i.idem_key IS NOT NULL
   ), fresh AS (
     SELECT * FROM input i WHERE NOT EXISTS (SELECT 1 FROM prior p WHERE p.ord = i.ord)
   )${
