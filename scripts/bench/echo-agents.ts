@@ -3,9 +3,10 @@
 // the delivery's event as `in_reply_to_event`). One kick-off message starts the exchange.
 //   1. unguarded — the loop guard off (loop_guard_enabled false): how many
 //      messages the pair exchanges in SECONDS (the runaway the issue measured: 92 in 3 s).
-//   2. defaults  — the workspace defaults (20 agent messages per conversation per 60 s, chain
-//      depth 20): how many messages are stored before the guard stops the pair, and how long that
-//      takes; then a human message, and the same again.
+//   2. defaults  — the workspace defaults (20 turns per conversation per 60 s, chain depth 20):
+//      how many messages are stored before the guard stops the pair (answering oneself takes no
+//      turn: the chain cap bounds those), and how long that takes; then a human message, and the
+//      same again.
 // Each agent receives its own messages too (include_own_messages true, the spec's default), and
 // replies to those as well, as a naive echo bot would.
 // Usage: npx tsx scripts/bench/echo-agents.ts
