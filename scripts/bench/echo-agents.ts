@@ -1,11 +1,12 @@
 // Two echo agents (issue 16): agents A and B share a channel (with a human, silent at first); each has a webhook to its own local HTTP
 // receiver that answers at once and then posts a reply to every message it is delivered (naming
 // the delivery's event as `in_reply_to_event`). One kick-off message starts the exchange.
-//   1. unguarded — the loop guard off (loop_guard_max_messages 0, loop_guard_max_depth 0): how many
+//   1. unguarded — the loop guard off (loop_guard_enabled false): how many
 //      messages the pair exchanges in SECONDS (the runaway the issue measured: 92 in 3 s).
-//   2. defaults  — the workspace defaults (20 agent messages per conversation per 60 s, chain
-//      depth 20): how many messages are stored before the guard stops the pair, and how long that
-//      takes; then a human message, and the same again.
+//   2. defaults  — the workspace defaults (20 turns per conversation per 60 s, chain depth 20):
+//      how many messages are stored before the guard stops the pair (answering oneself takes no
+//      turn: the chain cap bounds those), and how long that takes; then a human message, and the
+//      same again.
 // Each agent receives its own messages too (include_own_messages true, the spec's default), and
 // replies to those as well, as a naive echo bot would.
 // Usage: npx tsx scripts/bench/echo-agents.ts
@@ -103,7 +104,7 @@ try {
       receivers.push(rx)
       await app.inject({ method: 'POST', url: `/api/v1/agents/${who.id}/webhooks`, headers: { authorization: `Bearer ${who.key}` }, payload: { url: rx.url, events: ['message.created'] } })
     }
-    const setGuard = async (patch: Record<string, number>) => {
+    const setGuard = async (patch: Record<string, number | boolean>) => {
       await app.inject({ method: 'PATCH', url: '/api/v1/workspace', headers: { authorization: `Bearer ${token}` }, payload: patch })
       forgetLoopGuardSettings(app)
     }
@@ -125,7 +126,7 @@ try {
     const count = async () => app.db.prisma.message.count({ where: { channelId } })
 
     // 1. unguarded
-    await setGuard({ loop_guard_max_messages: 0, loop_guard_max_depth: 0 })
+    await setGuard({ loop_guard_enabled: false })
     await newConversation()
     let t0 = Date.now()
     await kickoff()
@@ -146,7 +147,7 @@ try {
     stop = false
     stats.created = 0
     stats.refused = 0
-    await setGuard({ loop_guard_max_messages: 20, loop_guard_window_seconds: 60, loop_guard_max_depth: 20 })
+    await setGuard({ loop_guard_enabled: true, loop_guard_max_turns: 20, loop_guard_window_seconds: 60, loop_guard_max_depth: 20 })
     await newConversation()
     t0 = Date.now()
     await kickoff()

@@ -95,7 +95,7 @@ async function seed(url: string): Promise<Seeded> {
     return { id, key: humanToken(id) }
   }
   // One agent posts back to back: the loop guard (docs/loops.md) would stop it; off.
-  await pool.query('INSERT INTO instance (id, loop_guard_max_messages, loop_guard_max_depth) VALUES ($1, 0, 0)', [uuidv7()])
+  await pool.query('INSERT INTO instance (id, loop_guard_enabled) VALUES ($1, false)', [uuidv7()])
   const poster = await agent('bench-poster')
   const channels: string[] = []
   for (let c = 0; c < CHANNELS; c++) {

@@ -119,7 +119,7 @@ async function main(): Promise<void> {
     // The owner reads every channel, but live events follow membership: join it.
     await call(base, 'POST', `/api/v1/channels/${channelId}/members`, session.token, { user_id: session.user_id })
     // One agent posts MESSAGES messages in a row: the loop guard (docs/loops.md) would stop it.
-    await call(base, 'PATCH', '/api/v1/workspace', session.token, { loop_guard_max_messages: 0, loop_guard_max_depth: 0 })
+    await call(base, 'PATCH', '/api/v1/workspace', session.token, { loop_guard_enabled: false })
 
     const page = await (await browser.newContext({ viewport: { width: 1280, height: 800 } })).newPage()
     await page.addInitScript((value) => {

@@ -50,7 +50,7 @@ const receiverUrl = `http://127.0.0.1:${(receiver.address() as AddressInfo).port
 /** The one agent that posts in a run, with its key; the loop guard (docs/loops.md) would stop
  * its back-to-back posts, so it is off. */
 async function seedBenchAgent(app: Awaited<ReturnType<typeof buildApp>>): Promise<{ agentId: string; headers: { authorization: string } }> {
-  await app.db.prisma.instance.create({ data: { id: uuidv7(), loopGuardMaxMessages: 0, loopGuardMaxDepth: 0 } })
+  await app.db.prisma.instance.create({ data: { id: uuidv7(), loopGuardEnabled: false } })
   const key = newSecret(API_KEY_PREFIX)
   const agentId = uuidv7()
   await app.db.prisma.agent.create({

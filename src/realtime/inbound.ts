@@ -57,6 +57,8 @@ export function inboundFrames(app: FastifyInstance): (conn: Connection, data: Ra
         inReplyToEvent: frame.in_reply_to_event,
         mentions: frame.mentions,
         threadId: frame.thread_id,
+        // A socket hears its channels: a post over it may be an answer (the loop guard's turns).
+        overSocket: true,
       })
       sendJson(conn, { type: 'ack', ...echo, message: result.body })
     } catch (error) {

@@ -385,7 +385,7 @@ export interface paths {
         head?: never;
         /**
          * Change workspace settings (workspace owner only)
-         * @description Sets the per-workspace API rate limit, the self-registration mode (`registration_mode`) and the loop guard (`loop_guard_max_messages`, `loop_guard_window_seconds`, `loop_guard_max_depth`; docs/loops.md); give at least one. A value out of range is a 400 and changes nothing. Settings apply without a restart (on other servers within 5 s). This route is never rate-limited for the owner, so a limit can always be lifted.
+         * @description Sets the per-workspace API rate limit, the self-registration mode (`registration_mode`) and the loop guard (`loop_guard_enabled`, `loop_guard_max_turns`, `loop_guard_window_seconds`, `loop_guard_max_depth`; docs/loops.md; the old `loop_guard_max_messages` answers a 400 naming its replacement); give at least one. A value out of range is a 400 and changes nothing. Settings apply without a restart (on other servers within 5 s). This route is never rate-limited for the owner, so a limit can always be lifted.
          */
         patch: operations["updateWorkspace"];
         trace?: never;
@@ -518,7 +518,7 @@ export interface paths {
         put?: never;
         /**
          * Post a message (JSON text, or multipart text + one file)
-         * @description Members only (observers: 403); the workspace owner may post in any regular channel, and its first post there makes it a member. JSON `{text}` (optionally `mentions`: member ids to mention besides the `@name` tokens of the text; non-members are ignored), or `multipart/form-data` with `text` and `file` (one file, at most 10 MiB, streamed to disk; larger: 413 `PAYLOAD_TOO_LARGE` and nothing stored). With a file the text may be empty. Emits `message.created`, and `message.mentioned` when it mentions members other than its author. Send `Idempotency-Key` to make retries safe. Loop protection (docs/loops.md): a post by an agent answers 429 `LOOP_DETECTED` with `Retry-After` when agents alone posted the workspace setting `loop_guard_max_messages` here within `loop_guard_window_seconds`, or when its `in_reply_to_event` chain would exceed `loop_guard_max_depth`. Threads: `thread_id` posts a reply in the thread of a root message of this channel (one level: a reply to a reply is 400 `THREAD_NOT_ROOT`; a message not in this channel is 404); the root's `reply_count`, `last_reply_at` and `recent_replier_ids` are updated with it, and the loop guard counts the reply in its thread.
+         * @description Members only (observers: 403); the workspace owner may post in any regular channel, and its first post there makes it a member. JSON `{text}` (optionally `mentions`: member ids to mention besides the `@name` tokens of the text; non-members are ignored), or `multipart/form-data` with `text` and `file` (one file, at most 10 MiB, streamed to disk; larger: 413 `PAYLOAD_TOO_LARGE` and nothing stored). With a file the text may be empty. Emits `message.created`, and `message.mentioned` when it mentions members other than its author. Send `Idempotency-Key` to make retries safe. Loop protection (docs/loops.md): a post by an agent answers 429 `LOOP_DETECTED` with `Retry-After` when it would be one turn too many here (agents answering each other: more than `loop_guard_max_turns` changes of author between listening agents within `loop_guard_window_seconds`, no human message in between; one agent posting any number in a row is never refused), or when its `in_reply_to_event` chain would exceed `loop_guard_max_depth`. Threads: `thread_id` posts a reply in the thread of a root message of this channel (one level: a reply to a reply is 400 `THREAD_NOT_ROOT`; a message not in this channel is 404); the root's `reply_count`, `last_reply_at` and `recent_replier_ids` are updated with it, and the loop guard counts the reply in its thread.
          */
         post: operations["postMessage"];
         delete?: never;
@@ -1917,11 +1917,13 @@ export interface components {
              * @enum {unknown}
              */
             registration_mode: "open" | "approval" | "closed";
-            /** @description Loop guard: how many messages agents alone (no human message in between) may post in one channel or thread within `loop_guard_window_seconds`; the next agent post there answers 429 `LOOP_DETECTED` with `Retry-After` until a human speaks there or the window has room. 0 turns the guard off. Default 20. */
-            loop_guard_max_messages: number;
+            /** @description Loop protection on (the default) or off: the turn limit and the chain cap (`loop_guard_max_depth`) together. */
+            loop_guard_enabled: boolean;
+            /** @description Loop guard: how many turns agents may take in one channel or thread within `loop_guard_window_seconds` with no human message in between. A turn is an agent post that follows, within the window, a message by another agent that the poster could have been answering (it listens through a webhook, an integration or a socket). One agent posting any number of messages in a row takes no turn. The post that would be one turn too many answers 429 `LOOP_DETECTED` with `Retry-After`. Default 20. */
+            loop_guard_max_turns: number;
             /** @description Loop guard: the sliding window, in seconds (1 to 86,400). Default 60. */
             loop_guard_window_seconds: number;
-            /** @description Loop guard: the longest chain of agent messages each posted in reply to the previous one (`in_reply_to_event`); an agent post that would be deeper answers 429 `LOOP_DETECTED`. A human message starts over at 0. 0 turns the cap off. Default 20. */
+            /** @description Loop guard: the longest chain of agent messages each posted in reply to the previous one (`in_reply_to_event`), one agent answering itself included; an agent post that would be deeper answers 429 `LOOP_DETECTED`. A human message starts over at 0. 0 turns the cap off. Default 20. */
             loop_guard_max_depth: number;
         };
         /**
@@ -5418,11 +5420,18 @@ export interface operations {
                      * @enum {unknown}
                      */
                     registration_mode?: "open" | "approval" | "closed";
-                    /** @description Loop guard: how many messages agents alone (no human message in between) may post in one channel or thread within `loop_guard_window_seconds`; the next agent post there answers 429 `LOOP_DETECTED` with `Retry-After` until a human speaks there or the window has room. 0 turns the guard off. Default 20. */
-                    loop_guard_max_messages?: number;
+                    /** @description Loop protection on (the default) or off: the turn limit and the chain cap (`loop_guard_max_depth`) together. */
+                    loop_guard_enabled?: boolean;
+                    /** @description Loop guard: how many turns agents may take in one channel or thread within `loop_guard_window_seconds` with no human message in between. A turn is an agent post that follows, within the window, a message by another agent that the poster could have been answering (it listens through a webhook, an integration or a socket). One agent posting any number of messages in a row takes no turn. The post that would be one turn too many answers 429 `LOOP_DETECTED` with `Retry-After`. Default 20. */
+                    loop_guard_max_turns?: number;
+                    /**
+                     * @deprecated
+                     * @description Replaced by `loop_guard_max_turns` and `loop_guard_enabled`; naming it answers 400 `VALIDATION_ERROR` saying so.
+                     */
+                    loop_guard_max_messages?: unknown;
                     /** @description Loop guard: the sliding window, in seconds (1 to 86,400). Default 60. */
                     loop_guard_window_seconds?: number;
-                    /** @description Loop guard: the longest chain of agent messages each posted in reply to the previous one (`in_reply_to_event`); an agent post that would be deeper answers 429 `LOOP_DETECTED`. A human message starts over at 0. 0 turns the cap off. Default 20. */
+                    /** @description Loop guard: the longest chain of agent messages each posted in reply to the previous one (`in_reply_to_event`), one agent answering itself included; an agent post that would be deeper answers 429 `LOOP_DETECTED`. A human message starts over at 0. 0 turns the cap off. Default 20. */
                     loop_guard_max_depth?: number;
                 };
             };

@@ -56,7 +56,7 @@ t.test('60 concurrent posts: members get 201 once each, non-members 404, a revok
   const events = c.events.filter((e) => e.type === 'message.created')
   t.same(events.map((e) => (e.payload.message as { id: string }).id).sort(), created.map((m) => m.id).sort(), 'one message.created per message')
   t.equal(await c.app.db.prisma.outboxEvent.count({ where: { type: 'message.created' } }), 40)
-  t.ok((statements.get('post-messages-batch') ?? 0) > 1, 'several posts shared one INSERT')
+  t.ok((statements.get('post-messages-batch-guarded') ?? 0) > 1, 'several posts shared one INSERT (with the loop guard in it: on by default)')
   t.ok((statements.get('auth-agent-keys') ?? 0) > 1, 'several requests shared one key lookup')
 
   // A key revoked while its requests queue with others is refused; the others are not affected.
@@ -88,6 +88,36 @@ t.test('a row that fails inside a shared statement fails alone; the rest of the 
   t.equal(failed.length, 1, 'exactly one of the clashing rows fails')
   t.ok(failed[0] === 8 || failed[0] === 9)
   t.equal((outcomes[failed[0]!] as PromiseRejectedResult).reason.code, '23505')
-  for (const [i, o] of outcomes.entries()) if (i !== failed[0]) t.same(o, { status: 'fulfilled', value: true }, `row ${i} stored`)
+  for (const [i, o] of outcomes.entries()) if (i !== failed[0]) t.same(o, { status: 'fulfilled', value: { kind: 'inserted' } }, `row ${i} stored`)
   t.equal(await c.app.db.prisma.message.count({ where: { channelId: ch.id } }), 11)
+})
+
+t.test('idempotent posts share the batched INSERT, which looks their keys up itself; twins in one batch store one message', async (t) => {
+  const c = await setup(t)
+  const ch = await createChannel(c.api, c.tok.a1, 'keys')
+  const statements = spyStatements(c.app.db.pool)
+  const url = `/api/v1/channels/${ch.id}/messages`
+  const post = (key: string, text: string) => c.api({ method: 'POST', url, headers: { ...bearer(c.tok.a1), 'idempotency-key': key }, payload: { text } })
+  const distinct = await Promise.all(Array.from({ length: 30 }, (_, i) => post(`k-${i}`, `keyed ${i}`)))
+  t.same([...new Set(distinct.map((r) => r.statusCode))], [201])
+  t.ok((statements.get('post-messages-batch-guarded') ?? 0) > 1, 'keyed posts went out in shared statements')
+  t.notOk(
+    [...statements.keys()].some((name) => /idempotency|remembered/i.test(name)),
+    'no lookup of its own',
+  )
+
+  // Retries of those: the remembered responses, nothing new.
+  const retries = await Promise.all(Array.from({ length: 30 }, (_, i) => post(`k-${i}`, `keyed ${i}`)))
+  retries.forEach((r, i) => {
+    t.equal(r.statusCode, 201)
+    t.equal(r.json().id, distinct[i]!.json().id, `retry ${i} answers the original`)
+  })
+  t.equal((await post('k-3', 'another body')).json().code, 'IDEMPOTENCY_KEY_REUSED')
+
+  // Ten twins at once with one key: one message, every answer the same.
+  const twins = await Promise.all(Array.from({ length: 10 }, () => post('twin', 'only once')))
+  t.same([...new Set(twins.map((r) => r.statusCode))], [201])
+  t.equal(new Set(twins.map((r) => r.json().id)).size, 1, 'one message for all ten')
+  t.equal(await c.app.db.prisma.message.count({ where: { channelId: ch.id } }), 31)
+  t.equal(await c.app.db.prisma.idempotencyKey.count(), 31)
 })

@@ -2,12 +2,12 @@
 // and an agent alternating 200 times under the strictest settings without ever being blocked.
 import t from 'tap'
 import { setup } from './fixtures/support.ts'
-import { assertLoopDetected, count, postAs, room, settings } from './fixtures/loops.ts'
+import { assertLoopDetected, count, LISTEN_ENV, listens, postAs, room, settings } from './fixtures/loops.ts'
 import { bearer, MISSING, post } from '../support/index.ts'
 
 t.test('chain depth: replies to agent messages deepen the chain up to the cap; a human starts over', async (t) => {
   const c = await setup(t)
-  await settings(c, { loop_guard_max_messages: 0, loop_guard_max_depth: 3 })
+  await settings(c, { loop_guard_max_turns: 1_000, loop_guard_max_depth: 3 })
   const channel = await room(c)
   const m1 = await post(c.api, c.tok.a1, channel, 'start')
   t.equal(m1.chain_depth, 1)
@@ -75,7 +75,7 @@ t.test('chain depth: replies to agent messages deepen the chain up to the cap; a
 
 t.test('a human and an agent alternating 200 times are never blocked, even with the strictest settings', async (t) => {
   const c = await setup(t)
-  await settings(c, { loop_guard_max_messages: 1, loop_guard_window_seconds: 86_400, loop_guard_max_depth: 1 })
+  await settings(c, { loop_guard_max_turns: 1, loop_guard_window_seconds: 86_400, loop_guard_max_depth: 1 })
   const dm = await c.api({ method: 'POST', url: '/api/v1/dm', headers: bearer(c.tok.member), payload: { participant_id: c.ws.agents[0]!.id } })
   const channel = dm.json().id as string
   const statuses: number[] = []
@@ -91,4 +91,23 @@ t.test('a human and an agent alternating 200 times are never blocked, even with 
   t.same([...new Set(statuses)], [201], 'every one of the 400 posts was accepted')
   t.equal(await count(c, channel), 400)
   t.equal(await c.app.db.prisma.message.count({ where: { channelId: channel, authorType: 'AGENT', chainDepth: 1 } }), 200)
+})
+
+t.test('one agent answering itself (its webhook hears its own messages) takes no turns and is stopped by the chain cap', async (t) => {
+  const c = await setup(t, LISTEN_ENV)
+  await settings(c, { loop_guard_max_turns: 1, loop_guard_window_seconds: 86_400, loop_guard_max_depth: 5 })
+  await listens(t, c, 0)
+  const channel = await room(c)
+  let last = (await post(c.api, c.tok.a1, channel, 'I say something')).id
+  const statuses: number[] = []
+  for (let i = 0; i < 6; i++) {
+    const res = await postAs(c.api, c.tok.a1, channel, { text: `I answer myself ${i}`, in_reply_to_event: last })
+    statuses.push(res.statusCode)
+    if (res.statusCode === 201) last = res.json().id
+    else assertLoopDetected(t, res, 86_400)
+  }
+  t.same(statuses, [201, 201, 201, 201, 429, 429], 'depth 5 is the last admitted')
+  t.equal(await count(c, channel), 5)
+  // Posting without naming a cause is not a chain: one agent on its own is never refused.
+  t.equal((await postAs(c.api, c.tok.a1, channel, { text: 'a fresh report' })).statusCode, 201)
 })

@@ -1,51 +1,79 @@
-// Loop protection (docs/loops.md) on every other way an agent posts: WebSocket send_message, the
-// integration inbound endpoint and MCP post_message; and a WebSocket opting out of its own messages.
+// Loop protection (docs/loops.md) on every other way an agent posts: WebSocket send_message (two
+// sockets answering each other; one agent's 150-frame burst never refused), the integration
+// inbound endpoint and MCP post_message; and a WebSocket opting out of its own messages.
 import t from 'tap'
 import { call, connectClient, setup as mcpSetup, structured } from '../mcp/helpers.ts'
 import { connect, listen, openWs, refusedUpgrade, wsUrl } from '../realtime/helpers.ts'
 import { setup } from './fixtures/support.ts'
-import { assertLoopDetected, count, postAs, room, settings, WORKSPACE } from './fixtures/loops.ts'
-import { bearer, createChannel, post } from '../support/index.ts'
+import { assertLoopDetected, count, LISTEN_ENV, listens, postAs, room, settings, WORKSPACE } from './fixtures/loops.ts'
+import { createWebhook, receiver } from '../webhooks/helpers.ts'
+import { addMember, bearer, createChannel, post } from '../support/index.ts'
 
-t.test('WebSocket send_message: the same guard, as an error frame with retry_after', async (t) => {
+t.test('WebSocket send_message: two sockets answering each other are refused at the turn limit, as an error frame with retry_after', async (t) => {
   const c = await setup(t)
   await listen(c.app)
-  await settings(c, { loop_guard_max_messages: 2, loop_guard_window_seconds: 600, loop_guard_max_depth: 0 })
+  await settings(c, { loop_guard_max_turns: 2, loop_guard_window_seconds: 600, loop_guard_max_depth: 0 })
   const channel = await room(c)
-  const { client } = await connect(c.app, c.tok.a1)
-  t.teardown(() => client.close())
-  client.send({ type: 'send_message', id: 'f1', channel_id: channel, text: 'one' })
-  const first = await client.type('ack', (f) => f.id === 'f1')
+  const a = await connect(c.app, c.tok.a1)
+  const b = await connect(c.app, c.tok.a2)
+  t.teardown(() => a.client.close())
+  t.teardown(() => b.client.close())
+  a.client.send({ type: 'send_message', id: 'a1', channel_id: channel, text: 'one' })
+  const first = await a.client.type('ack', (f) => f.id === 'a1')
   t.match(first.message, { text: 'one', chain_depth: 1, in_reply_to_event: null })
-  client.send({ type: 'send_message', id: 'f2', channel_id: channel, text: 'two', in_reply_to_event: first.message.id })
-  t.match((await client.type('ack', (f) => f.id === 'f2')).message, { chain_depth: 2, in_reply_to_event: first.message.id })
-  client.send({ type: 'send_message', id: 'f3', channel_id: channel, text: 'three' })
-  const error = await client.type('error', (f) => f.id === 'f3')
+  b.client.send({ type: 'send_message', id: 'b1', channel_id: channel, text: 'two', in_reply_to_event: first.message.id })
+  t.match((await b.client.type('ack', (f) => f.id === 'b1')).message, { chain_depth: 2, in_reply_to_event: first.message.id })
+  a.client.send({ type: 'send_message', id: 'a2', channel_id: channel, text: 'three' })
+  await a.client.type('ack', (f) => f.id === 'a2')
+  b.client.send({ type: 'send_message', id: 'b2', channel_id: channel, text: 'four' })
+  const error = await b.client.type('error', (f) => f.id === 'b2')
   t.equal(error.code, 'LOOP_DETECTED')
   t.match(error.error, /^loop detected: /)
   t.ok(Number.isInteger(error.retry_after) && error.retry_after >= 1 && error.retry_after <= 600, 'retry_after in seconds')
-  t.equal(await count(c, channel), 2)
-  client.send({ type: 'send_message', id: 'f4', channel_id: channel, text: 'x', in_reply_to_event: 'not-an-id' })
-  t.equal((await client.type('error', (f) => f.id === 'f4')).code, 'VALIDATION_ERROR')
+  t.equal(await count(c, channel), 3)
+  b.client.send({ type: 'send_message', id: 'b3', channel_id: channel, text: 'x', in_reply_to_event: 'not-an-id' })
+  t.equal((await b.client.type('error', (f) => f.id === 'b3')).code, 'VALIDATION_ERROR')
+  // The agent that spoke last is not answering anyone: its messages in a row go through.
+  a.client.send({ type: 'send_message', id: 'a3', channel_id: channel, text: 'more from a' })
+  t.equal((await a.client.type('ack', (f) => f.id === 'a3')).message.text, 'more from a')
 
   // A human over the socket resets it.
   const human = await connect(c.app, c.tok.member)
   t.teardown(() => human.client.close())
   human.client.send({ type: 'send_message', id: 'h1', channel_id: channel, text: 'human' })
   await human.client.type('ack', (f) => f.id === 'h1')
-  client.send({ type: 'send_message', id: 'f5', channel_id: channel, text: 'after the human' })
-  t.equal((await client.type('ack', (f) => f.id === 'f5')).message.text, 'after the human')
+  b.client.send({ type: 'send_message', id: 'b4', channel_id: channel, text: 'after the human' })
+  t.equal((await b.client.type('ack', (f) => f.id === 'b4')).message.text, 'after the human')
 })
 
-t.test('the integration inbound endpoint: same guard, 429 with Retry-After; in_reply_to_event accepted', async (t) => {
-  const c = await setup(t, { WEBHOOK_ALLOW_PRIVATE: 'true' })
-  await settings(c, { loop_guard_max_messages: 2, loop_guard_window_seconds: 600, loop_guard_max_depth: 0 })
+t.test('WebSocket: one agent sending 150 frames in one burst is never refused by the loop guard', async (t) => {
+  const c = await setup(t)
+  await listen(c.app)
+  await settings(c, { loop_guard_max_turns: 1, loop_guard_window_seconds: 86_400, loop_guard_max_depth: 20 })
+  const channel = await room(c)
+  await post(c.api, c.tok.a2, channel, 'another agent spoke first')
+  const { client } = await connect(c.app, c.tok.a1)
+  t.teardown(() => client.close())
+  for (let i = 0; i < 150; i++) client.send({ type: 'send_message', id: `burst-${i}`, channel_id: channel, text: `burst ${i}` })
+  const answers = await Promise.all(Array.from({ length: 150 }, (_, i) => client.next((f) => (f.type === 'ack' || f.type === 'error') && f.id === `burst-${i}`)))
+  const acks = answers.filter((f) => f.type === 'ack').length
+  const codes = answers.filter((f) => f.type === 'error').map((f) => f.code)
+  t.same([...new Set(codes)].filter((code) => code !== 'RATE_LIMITED'), [], 'only the frame budget (RATE_LIMITED) refuses, never LOOP_DETECTED')
+  t.equal(acks + codes.length, 150)
+  t.ok(acks >= 100, `at least the per-second frame budget was stored (${acks})`)
+  t.equal(await count(c, channel, 'AGENT'), acks + 1, 'every acknowledged frame was stored')
+})
+
+t.test('the integration inbound endpoint: an integration acting for an agent makes it a listener; same refusal, 429 with Retry-After', async (t) => {
+  const c = await setup(t, LISTEN_ENV)
+  await settings(c, { loop_guard_max_turns: 1, loop_guard_window_seconds: 600, loop_guard_max_depth: 0 })
+  await listens(t, c, 1)
   const channel = await room(c)
   const created = await c.api({
     method: 'POST',
     url: '/api/v1/integrations',
     headers: bearer(c.tok.owner),
-    payload: { name: 'bridge', webhook_url: 'http://127.0.0.1:9/hook', agent_ids: [c.ws.agents[0]!.id] },
+    payload: { name: 'bridge', webhook_url: 'http://127.0.0.1:9/hook', agent_ids: [c.ws.agents[0]!.id], events: ['message.created'] },
   })
   t.equal(created.statusCode, 201)
   const integration = created.json()
@@ -54,30 +82,33 @@ t.test('the integration inbound endpoint: same guard, 429 with Retry-After; in_r
   const first = await inbound({ text: 'one' })
   t.equal(first.statusCode, 201)
   const second = await inbound({ text: 'two', in_reply_to_event: first.json().id })
-  t.match(second.json(), { chain_depth: 2, in_reply_to_event: first.json().id })
-  // The agent's own REST posts and its integration's posts share the conversation's count.
-  assertLoopDetected(t, await postAs(c.api, c.tok.a1, channel, { text: 'three via REST' }), 600)
-  assertLoopDetected(t, await inbound({ text: 'three' }), 600)
+  t.match(second.json(), { chain_depth: 2, in_reply_to_event: first.json().id }, 'one agent in a row: no turn')
+  t.equal((await postAs(c.api, c.tok.a2, channel, { text: 'agent 2 answers: the turn' })).statusCode, 201)
+  assertLoopDetected(t, await inbound({ text: 'answering back' }), 600)
   t.equal((await inbound({ text: 'bad', in_reply_to_event: 'x' })).statusCode, 400)
-  t.equal(await count(c, channel), 2)
+  t.equal(await count(c, channel), 3)
   await post(c.api, c.tok.member, channel, 'human')
   t.equal((await inbound({ text: 'after the human' })).statusCode, 201)
 })
 
-t.test('MCP post_message: the same guard, as a tool error with the REST code', async (t) => {
-  const m = await mcpSetup(t)
+t.test('MCP post_message: the same refusal, as a tool error with the REST code; posting on its own is never refused', async (t) => {
+  const m = await mcpSetup(t, { env: { WEBHOOK_ALLOW_PRIVATE: 'true' } })
   const api = m.api
-  const res = await api({ method: 'PATCH', url: WORKSPACE, headers: bearer(m.ws.owner.token), payload: { loop_guard_max_messages: 1, loop_guard_max_depth: 0 } })
+  const res = await api({ method: 'PATCH', url: WORKSPACE, headers: bearer(m.ws.owner.token), payload: { loop_guard_max_turns: 1, loop_guard_max_depth: 0 } })
   t.equal(res.statusCode, 200)
-  const channel = (await createChannel(api, m.ws.agents[0]!.key, 'mcp-room')).id
-  const { client } = await connectClient(t, m.base, m.ws.agents[0]!.key)
-  const ok = await call(client, 'post_message', { channel, text: 'one' })
-  t.notOk(ok.isError)
-  t.equal(structured(ok).message.chain_depth, 1)
-  const refused = await call(client, 'post_message', { channel, text: 'two', in_reply_to_event: structured(ok).message.id })
+  const [a, b] = m.ws.agents as [(typeof m.ws.agents)[0], (typeof m.ws.agents)[0]]
+  const rx = await receiver(t)
+  await createWebhook(api, a.key, a.id, rx.url('/a'))
+  await createWebhook(api, b.key, b.id, rx.url('/b'))
+  const channel = (await createChannel(api, a.key, 'mcp-room')).id
+  await addMember(api, a.key, channel, b.id)
+  const { client } = await connectClient(t, m.base, a.key)
+  for (let i = 0; i < 3; i++) t.notOk((await call(client, 'post_message', { channel, text: `mine ${i}` })).isError)
+  await post(api, b.key, channel, 'b answers: the first turn')
+  const refused = await call(client, 'post_message', { channel, text: 'answering b' })
   t.equal(refused.isError, true)
   t.equal(structured(refused).code, 'LOOP_DETECTED')
-  t.equal(await m.app.db.prisma.message.count({ where: { channelId: channel } }), 1)
+  t.equal(await m.app.db.prisma.message.count({ where: { channelId: channel } }), 4)
 })
 
 t.test('a WebSocket opts out of its own messages with include_own_messages=false', async (t) => {

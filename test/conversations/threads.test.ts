@@ -3,7 +3,6 @@
 // send_message frame, a real webhook receiver, the integration inbound endpoint and the loop
 // guard counting a thread on its own.
 import t from 'tap'
-import { forgetLoopGuardSettings } from '../../src/modules/workspace/settings.ts'
 import { multipart, setup } from './fixtures/support.ts'
 import { addMember, bearer, createChannel, disableLoopGuard, ISO_RE, MESSAGE_KEYS, MISSING, post, type Api } from '../support/index.ts'
 import { connect, listen } from '../realtime/helpers.ts'
@@ -251,27 +250,7 @@ t.test('deleting: a root with replies stays as a placeholder; a reply is recount
   t.equal(late.statusCode, 404)
 })
 
-t.test('the loop guard counts a thread on its own: agents blocked in the channel may still reply in a thread, and the reverse', async (t) => {
-  const c = await setup(t)
-  await c.app.db.prisma.instance.updateMany({ data: { loopGuardMaxMessages: 2, loopGuardMaxDepth: 0 } })
-  forgetLoopGuardSettings(c.app)
-  const ch = await createChannel(c.api, c.tok.a1, 'loops')
-  await addMember(c.api, c.tok.a1, ch.id, c.ws.member.id)
-  const root = await post(c.api, c.tok.member, ch.id, 'a human asks')
-  await post(c.api, c.tok.a1, ch.id, 'agent 1')
-  await post(c.api, c.tok.a1, ch.id, 'agent 2')
-  const third = await c.api({ method: 'POST', url: `/api/v1/channels/${ch.id}/messages`, headers: bearer(c.tok.a1), payload: { text: 'agent 3' } })
-  t.equal(third.statusCode, 429)
-  t.equal(third.json().code, 'LOOP_DETECTED')
-  await reply(c.api, c.tok.a1, ch.id, root.id, 'in the thread 1')
-  await reply(c.api, c.tok.a1, ch.id, root.id, 'in the thread 2')
-  const threadThird = await c.api({ method: 'POST', url: `/api/v1/channels/${ch.id}/messages`, headers: bearer(c.tok.a1), payload: { text: 'thread 3', thread_id: root.id } })
-  t.equal(threadThird.statusCode, 429, 'the thread has its own run')
-  await reply(c.api, c.tok.member, ch.id, root.id, 'a human in the thread')
-  await reply(c.api, c.tok.a1, ch.id, root.id, 'the thread starts over')
-  const channelStill = await c.api({ method: 'POST', url: `/api/v1/channels/${ch.id}/messages`, headers: bearer(c.tok.a1), payload: { text: 'still blocked' } })
-  t.equal(channelStill.statusCode, 429, 'a human in the thread does not reset the channel')
-})
+// The loop guard in threads: test/conversations/loop-turns.test.ts ('a thread loop is stopped in its thread').
 
 t.test('WebSocket send_message with thread_id: the ack and the new_message frame carry it; refusals are error frames', async (t) => {
   const c = await setup(t)

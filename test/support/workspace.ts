@@ -67,10 +67,10 @@ export async function seedWorkspace(app: FastifyInstance, agentCount = 2): Promi
 
 /**
  * For tests about something else that post more agent messages in a row than the loop guard
- * allows by default (20 per conversation per minute with no human message; docs/loops.md):
+ * allows by default (20 turns or a chain of 20 replies per conversation; docs/loops.md):
  * turns the guard off for this workspace, as the owner could with PATCH /api/v1/workspace.
  */
 export async function disableLoopGuard(app: FastifyInstance): Promise<void> {
-  await app.db.prisma.instance.updateMany({ data: { loopGuardMaxMessages: 0, loopGuardMaxDepth: 0 } })
+  await app.db.prisma.instance.updateMany({ data: { loopGuardEnabled: false } })
   forgetLoopGuardSettings(app)
 }

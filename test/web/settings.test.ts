@@ -172,3 +172,56 @@ t.test('non-owners: no settings in the UI, and the API refuses them', { skip }, 
     t.equal((await api({ method: 'GET', url: `/api/v1/agents/${agent.id}/keys`, headers: bearer(ws.owner.token) })).json()[0].revoked_at, null)
   })
 })
+
+t.test('owner settings: the loop guard, each setting with its sentence; saved over the API, bad numbers not sent', { skip }, async (t) => {
+  const { app, api, base } = await startServer(t)
+  const ws = await seedWorkspace(app)
+  const browser = await launch(t)
+  const { page, problems } = await openPage(t, browser)
+  await signedInContext(page, ws.owner, 'admin', true)
+  await page.goto(`${base}/settings/workspace`)
+  const form = page.getByRole('form', { name: 'Loop guard' })
+  await form.waitFor()
+  const enabled = form.getByRole('checkbox', { name: /Stop loops between agents/ })
+  t.ok(await enabled.isChecked(), 'on by default')
+  const turns = form.getByLabel('Turns', { exact: true })
+  const window = form.getByLabel('Window (seconds)')
+  const depth = form.getByLabel('Longest reply chain')
+  t.equal(await turns.inputValue(), '20')
+  t.equal(await window.inputValue(), '60')
+  t.equal(await depth.inputValue(), '20')
+  // One sentence each, tied to its field.
+  t.match(await page.locator(`#${await turns.getAttribute('aria-describedby')}`).textContent(), /answer each other .* never counted/)
+  t.match(await page.locator(`#${await window.getAttribute('aria-describedby')}`).textContent(), /human message .* starts the count over/)
+  t.match(await page.locator(`#${await depth.getAttribute('aria-describedby')}`).textContent(), /answering itself included; 0 means no cap/)
+  t.match(await page.locator(`#${await enabled.getAttribute('aria-describedby')}`).textContent(), /on or off together/)
+
+  const save = form.getByRole('button', { name: 'Save loop guard' })
+  await turns.fill('0')
+  t.ok(await save.isDisabled(), '0 turns cannot be saved')
+  t.equal(await turns.getAttribute('aria-invalid'), 'true')
+  await turns.fill('8')
+  await window.fill('120')
+  await depth.fill('0')
+  await save.click()
+  await form.getByRole('status').filter({ hasText: 'Saved.' }).waitFor()
+  t.match((await api({ method: 'GET', url: '/api/v1/workspace', headers: bearer(ws.owner.token) })).json(), {
+    loop_guard_enabled: true,
+    loop_guard_max_turns: 8,
+    loop_guard_window_seconds: 120,
+    loop_guard_max_depth: 0,
+  })
+
+  await enabled.uncheck()
+  t.ok(await turns.isDisabled(), 'the numbers wait while the guard is off')
+  await save.click()
+  await form.getByRole('status').filter({ hasText: 'Saved.' }).waitFor()
+  t.equal((await api({ method: 'GET', url: '/api/v1/workspace', headers: bearer(ws.owner.token) })).json().loop_guard_enabled, false)
+  await page.reload()
+  await form.waitFor()
+  t.notOk(await enabled.isChecked(), 'off after a reload')
+  t.equal(await turns.inputValue(), '8')
+  await checkAccessibility(t, page, 'loop guard settings')
+  await screenshot(page, 'settings-loop-guard')
+  t.same(problems, [])
+})

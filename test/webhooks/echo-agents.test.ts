@@ -89,15 +89,16 @@ async function dmOf(api: Api, a: SeededAgent, b: SeededAgent): Promise<string> {
   return res.json().id
 }
 
-t.test('two agents that echo everything they hear (their own messages too) stop at the limit; a human message resets it', async (t) => {
+t.test('two agents that echo everything they hear (their own messages too) are stopped by the turn limit and the chain cap; a human message starts over', async (t) => {
   const { app, api } = await build(t, { env: FAST_ENV })
   const ws = await seedWorkspace(app)
-  const LIMIT = 6
+  const TURNS = 6
+  const DEPTH = 5
   const patch = await api({
     method: 'PATCH',
     url: '/api/v1/workspace',
     headers: bearer(ws.owner.token),
-    payload: { loop_guard_max_messages: LIMIT, loop_guard_window_seconds: 3600, loop_guard_max_depth: 0 },
+    payload: { loop_guard_max_turns: TURNS, loop_guard_window_seconds: 3600, loop_guard_max_depth: DEPTH },
   })
   t.equal(patch.statusCode, 200)
   const [a, b] = ws.agents as [SeededAgent, SeededAgent]
@@ -112,13 +113,23 @@ t.test('two agents that echo everything they hear (their own messages too) stop 
   const echoes = [echoA, echoB]
   // Each message reaches both agents (each hears itself), so every message asks for two replies.
   const toBoth = () => 2
+  const turnsRecorded = async () => (await app.db.pool.query<{ n: number }>('SELECT coalesce(max(cardinality(stamps)), 0)::int AS n FROM loop_guards WHERE channel_id = $1', [channelId])).rows[0]!.n
 
   const kickoff = await api({ method: 'POST', url: `/api/v1/channels/${channelId}/messages`, headers: bearer(a.key), payload: { text: 'ping' } })
   t.equal(kickoff.statusCode, 201)
-  t.equal(await settled(app, channelId, echoes, toBoth), LIMIT, `exactly ${LIMIT} agent messages were stored`)
+  const first = await settled(app, channelId, echoes, toBoth)
+  // Answering oneself takes no turn; the chain cap bounds it (each message has two answers, so at
+  // most 2^DEPTH - 1 messages), and the turns between the two stop at the limit.
+  t.ok(first > 1 && first < 2 ** DEPTH, `the exchange stopped (${first} agent messages)`)
+  t.ok((await turnsRecorded()) <= TURNS, 'no more turns than the limit were admitted')
   const replies = echoes.flatMap((e) => e.replies)
-  t.equal(replies.filter((s) => s === 201).length, LIMIT - 1, 'every admitted reply')
-  t.equal(replies.filter((s) => s === 429).length, 2 * LIMIT - (LIMIT - 1), 'all the other replies were refused')
+  t.equal(replies.filter((s) => s === 201).length, first - 1, 'every stored message but the kick-off is an admitted reply')
+  t.ok(replies.filter((s) => s === 429).length > 0, 'the rest were refused')
+  const depths = await app.db.prisma.message.findMany({ where: { channelId }, select: { chainDepth: true } })
+  t.ok(
+    depths.every((m) => m.chainDepth <= DEPTH),
+    'no message deeper than the cap',
+  )
   t.ok(
     echoA.heard.some((h) => h.authorId === a.id),
     'with include_own_messages true an agent hears itself (the spec default)',
@@ -126,26 +137,27 @@ t.test('two agents that echo everything they hear (their own messages too) stop 
   // The delivery's event id is the message id: what in_reply_to_event resolved to.
   t.ok(echoes.every((e) => e.heard.every((h) => h.eventId === h.messageId)))
 
-  // A human speaks: the agents answer it and each other, up to the limit again.
+  // A human speaks: the agents answer it and each other, and are stopped again.
   const human = await api({ method: 'POST', url: `/api/v1/channels/${channelId}/messages`, headers: bearer(ws.member.token), payload: { text: 'humans here' } })
   t.equal(human.statusCode, 201)
-  t.equal(await settled(app, channelId, echoes, toBoth), 2 * LIMIT, `${LIMIT} more agent messages after the human one, then stopped again`)
-  t.equal(await app.db.prisma.message.count({ where: { channelId } }), 2 * LIMIT + 1)
-  t.comment(`stored ${2 * LIMIT} agent messages and 1 human message; ${echoes.flatMap((e) => e.replies).filter((s) => s === 429).length} replies refused`)
+  const second = await settled(app, channelId, echoes, toBoth)
+  t.ok(second > first + 1 && second < first + 2 ** (DEPTH + 1), `more agent messages after the human one, then stopped again (${second - first})`)
+  t.comment(`stored ${second} agent messages and 1 human message; ${echoes.flatMap((e) => e.replies).filter((s) => s === 429).length} replies refused`)
 })
 
-t.test('agents that opted out of their own messages form a linear exchange that stops at the limit in their DM', async (t) => {
+t.test('agents that opted out of their own messages form a linear exchange that stops at the turn limit in their DM', async (t) => {
   const { app, api } = await build(t, { env: FAST_ENV })
   const ws = await seedWorkspace(app)
-  const LIMIT = 9
-  await api({ method: 'PATCH', url: '/api/v1/workspace', headers: bearer(ws.owner.token), payload: { loop_guard_max_messages: LIMIT, loop_guard_window_seconds: 3600, loop_guard_max_depth: 0 } })
+  const TURNS = 9
+  await api({ method: 'PATCH', url: '/api/v1/workspace', headers: bearer(ws.owner.token), payload: { loop_guard_max_turns: TURNS, loop_guard_window_seconds: 3600, loop_guard_max_depth: 0 } })
   const [a, b] = ws.agents as [SeededAgent, SeededAgent]
   const dm = await dmOf(api, a, b)
   const echoA = await echoAgent(t, api, a, () => dm, false)
   const echoB = await echoAgent(t, api, b, () => dm, false)
   const kickoff = await api({ method: 'POST', url: `/api/v1/channels/${dm}/messages`, headers: bearer(a.key), payload: { text: 'ping' } })
   t.equal(kickoff.statusCode, 201)
-  t.equal(await settled(app, dm, [echoA, echoB], () => 1), LIMIT, `exactly ${LIMIT} messages in the DM`)
+  // The kick-off is no turn; each reply is one.
+  t.equal(await settled(app, dm, [echoA, echoB], () => 1), TURNS + 1, `exactly ${TURNS} turns after the kick-off in the DM`)
   t.notOk(
     echoA.heard.some((h) => h.authorId === a.id),
     'agent A never heard itself',
@@ -154,20 +166,20 @@ t.test('agents that opted out of their own messages form a linear exchange that 
     echoB.heard.some((h) => h.authorId === b.id),
     'agent B never heard itself',
   )
-  t.same([...echoA.replies, ...echoB.replies].sort(), [...Array(LIMIT - 1).fill(201), 429].sort(), 'one reply each, the last one refused')
+  t.same([...echoA.replies, ...echoB.replies].sort(), [...Array(TURNS).fill(201), 429].sort(), 'one reply each, the last one refused')
   // The chain: 1, 2, 3… in posting order.
   const depths = (await app.db.prisma.message.findMany({ where: { channelId: dm }, orderBy: { id: 'asc' }, select: { chainDepth: true } })).map((m) => m.chainDepth)
   t.same(
     depths,
-    Array.from({ length: LIMIT }, (_, i) => i + 1),
+    Array.from({ length: TURNS + 1 }, (_, i) => i + 1),
   )
 })
 
-t.test('the chain cap stops an echo that the window guard lets through', async (t) => {
+t.test('the chain cap stops an echo that the turn limit lets through', async (t) => {
   const { app, api } = await build(t, { env: FAST_ENV })
   const ws = await seedWorkspace(app)
   const DEPTH = 4
-  await api({ method: 'PATCH', url: '/api/v1/workspace', headers: bearer(ws.owner.token), payload: { loop_guard_max_messages: 0, loop_guard_max_depth: DEPTH } })
+  await api({ method: 'PATCH', url: '/api/v1/workspace', headers: bearer(ws.owner.token), payload: { loop_guard_max_turns: 1_000, loop_guard_max_depth: DEPTH } })
   const [a, b] = ws.agents as [SeededAgent, SeededAgent]
   const dm = await dmOf(api, a, b)
   const echoA = await echoAgent(t, api, a, () => dm, false)

@@ -101,6 +101,52 @@ export async function withIdempotency(
   }
 }
 
+/** A response found by the create's own statement (a message post looks its key up while inserting). */
+export interface FoundResponse {
+  remembered: { requestHash: string; statusCode: number; body: unknown; createdAt: Date }
+}
+
+/**
+ * Like withIdempotency, without the lookup before the create: `create` looks the key up in the
+ * statement that inserts (src/modules/messages/repo.ts), and answers what it found instead of
+ * creating. An expired response is forgotten and the create runs once more; another request
+ * under the key is 409 `IDEMPOTENCY_KEY_REUSED`; a concurrent twin that committed first (the
+ * unique violation) is answered as before.
+ */
+export async function withIdempotentInsert(
+  pool: pg.Pool,
+  principalId: string,
+  key: string | undefined,
+  hash: () => string,
+  create: (idempotent: IdempotentCreate | undefined) => Promise<StoredResponse | FoundResponse>,
+  onReplay?: () => Promise<unknown>,
+): Promise<StoredResponse> {
+  const idempotent = key ? { principalId, key, hash: hash() } : undefined
+  try {
+    for (let attempt = 0; ; attempt++) {
+      const outcome = await create(idempotent)
+      if (!('remembered' in outcome)) return outcome
+      const row = outcome.remembered
+      if (idempotent && attempt === 0 && Date.now() - row.createdAt.getTime() > IDEMPOTENCY_TTL_MS) {
+        await repo.forget(pool, principalId, idempotent.key, row.createdAt)
+        continue
+      }
+      if (row.requestHash !== idempotent?.hash) throw keyReused()
+      await onReplay?.()
+      return { statusCode: row.statusCode, body: row.body }
+    }
+  } catch (error) {
+    if (idempotent && isIdempotencyConflict(error)) {
+      const twin = await findRemembered(pool, principalId, idempotent.key, idempotent.hash)
+      if (twin) {
+        await onReplay?.()
+        return twin
+      }
+    }
+    throw error
+  }
+}
+
 /** Remembers a create's response for its Idempotency-Key, in the create's own transaction. */
 export async function rememberResponse(tx: Tx, idempotent: IdempotentCreate, response: StoredResponse): Promise<void> {
   await repo.rememberResponse(tx, idempotent.principalId, idempotent.key, idempotent.hash, response.statusCode, response.body)

@@ -2,34 +2,24 @@
 // posts (REST JSON or multipart, WebSocket, the integration inbound endpoint, MCP), because all of
 // them go through createMessage.
 //
-// 1. The window guard: agents alone (no human message in between) may post at most
-//    `loop_guard_max_messages` messages in one conversation (a channel, or one thread of it:
-//    a reply counts in its thread) within `loop_guard_window_seconds`. The state is one row per conversation in
-//    PostgreSQL, updated under a row lock, so the count is exact across servers.
+// 1. The turn limit: a loop is agents answering each other, not agents working. A *turn* is an
+//    agent post that follows, within `loop_guard_window_seconds`, a message by another agent
+//    (no human message in between) that the poster could have been answering: it listens to the
+//    conversation through a webhook, an integration acting for it, or the socket it posts over.
+//    At most `loop_guard_max_turns` turns per conversation (a channel, or one thread of it) within
+//    the window. One agent posting any number of messages in a row takes no turn; agents that
+//    listen to nothing take none. The count, the refusal and the record happen in the statement
+//    that inserts the message (loop_guard_admit_many in its WITH clause, src/modules/messages/repo.ts),
+//    under the conversation's row lock, so it is exact across servers and costs no round trip.
 // 2. The chain cap: a message posted `in_reply_to_event` of an agent's message is one deeper than
-//    it; beyond `loop_guard_max_depth` the post is refused. A human's message is depth 0.
-// Both refusals are 429 LOOP_DETECTED with Retry-After.
+//    it; beyond `loop_guard_max_depth` the post is refused. A human's message is depth 0. This
+//    stops one agent answering itself, which takes no turns.
+// Both refusals are 429 LOOP_DETECTED with Retry-After. `loop_guard_enabled` false turns both off.
 import type { FastifyInstance } from 'fastify'
 import { AppError } from '../../lib/errors.ts'
 import type { MemberPrincipal } from '../../plugins/auth.ts'
 import type { LoopGuardSettings } from '../workspace/settings.ts'
 import * as repo from './repo.ts'
-
-/** Where the count is kept: a channel's top level, or one thread of it. */
-export interface Conversation {
-  channelId: string
-  threadId: string | null
-}
-
-/** The conversation a message counts in: its thread when it is a reply, else its channel. */
-export function conversationOf(channelId: string, threadId: string | null | undefined): Conversation {
-  return { channelId, threadId: threadId ?? null }
-}
-
-/** An admitted agent message, to take back if it is not stored after all. */
-export interface Admission {
-  release(): Promise<void>
-}
 
 const isAgent = (author: MemberPrincipal): boolean => author.kind === 'agent'
 
@@ -46,7 +36,7 @@ export async function chainDepth(app: FastifyInstance, author: MemberPrincipal, 
   if (!isAgent(author)) return 0
   const parent = inReplyToEvent ? ((await repo.chainDepthOfEvent(app.db.pool, inReplyToEvent)) ?? 0) : 0
   const depth = parent + 1
-  if (settings.maxDepth > 0 && depth > settings.maxDepth) {
+  if (settings.enabled && settings.maxDepth > 0 && depth > settings.maxDepth) {
     // Waiting does not shorten a chain; Retry-After is the window only because every 429 has one.
     throw loopDetected(
       `loop detected: this would be message ${depth} of a chain of agent replies (in_reply_to_event), and the workspace allows ${settings.maxDepth}; a human message starts a new chain`,
@@ -57,34 +47,20 @@ export async function chainDepth(app: FastifyInstance, author: MemberPrincipal, 
 }
 
 /**
- * Counts an agent's message in its conversation, or throws 429 LOOP_DETECTED when agents alone
- * already posted the maximum there within the window. Humans are not counted. Returns what to
- * call if the message is not stored after all (null when nothing was recorded).
+ * The guard's inputs to the insert statement, or undefined when it is off. `listening`: the post
+ * comes over a socket, which hears the conversation (webhooks and integrations are looked up by
+ * the statement itself).
  */
-export async function admit(app: FastifyInstance, author: MemberPrincipal, where: Conversation, at: Date, settings: LoopGuardSettings): Promise<Admission | null> {
-  if (!isAgent(author) || settings.maxMessages === 0) return null
-  const pool = app.db.pool
-  const outcome = await repo.admitAgentMessage(pool, {
-    ...where,
-    authorId: author.id,
-    at,
-    maxMessages: settings.maxMessages,
-    windowMs: settings.windowSeconds * 1000,
-  })
-  if (!outcome.admitted) {
-    const wait = (outcome.retryAt.getTime() - Date.now()) / 1000
-    throw loopDetected(
-      `loop detected: agents posted ${settings.maxMessages} messages here within ${settings.windowSeconds} s with no human message in between; an agent may post again in ${Math.max(1, Math.ceil(wait))} s, or as soon as a human posts here`,
-      wait,
-    )
-  }
-  if (!outcome.recorded) return null
-  return { release: () => repo.releaseAgentMessage(pool, { ...where, at }) }
+export function guardParams(settings: LoopGuardSettings, listening: boolean): repo.GuardParams | undefined {
+  if (!settings.enabled) return undefined
+  return { listening, maxTurns: settings.maxTurns, windowMs: settings.windowSeconds * 1000 }
 }
 
-/** After a human's message is stored: the agents' count in that conversation starts over. */
-export async function humanSpoke(app: FastifyInstance, author: MemberPrincipal, where: Conversation): Promise<void> {
-  // Even with the guard off: turned on again, it must not count agent messages from before.
-  if (isAgent(author)) return
-  await repo.resetLoopGuard(app.db.pool, where)
+/** The refusal of a post that would be one turn too many (the statement said until when). */
+export function tooManyTurns(settings: LoopGuardSettings, retryAt: Date): AppError {
+  const wait = Math.max(1, Math.ceil((retryAt.getTime() - Date.now()) / 1000))
+  return loopDetected(
+    `loop detected: agents took ${settings.maxTurns} turns answering each other here within ${settings.windowSeconds} s with no human message in between; another agent may answer here again in ${wait} s, or as soon as a human posts here (an agent posting on its own is never refused)`,
+    wait,
+  )
 }

@@ -26,27 +26,81 @@ export interface NewMessage {
   /** A reply's root (threads); the root's summary is updated by the same statement. */
   threadId?: string | null
   attachment?: { id: string; fileName: string; contentType: string; size: number; storageName: string }
+  /** The Idempotency-Key: a response remembered for it is answered instead of inserting (same statement). */
   idempotency?: { key: string; hash: string; body: unknown }
   event: DomainEvent<'message.created'>
   /** Mentioned member ids and the message.mentioned event, when it mentions anyone (not batched). */
   mentions?: { ids: string[]; event: DomainEvent<'message.mentioned'> | null }
+  /** The loop guard, when it is on: admitted, counted and refused in the insert's own statement. */
+  guard?: GuardParams
 }
+
+/** The loop guard's inputs to the statement (loop_guard_admit_many, docs/loops.md). */
+export interface GuardParams {
+  /** The author posts over a socket that hears the conversation (webhooks and integrations are looked up in SQL). */
+  listening: boolean
+  maxTurns: number
+  windowMs: number
+}
+
+/** A response remembered for the post's Idempotency-Key (expired or not: the caller decides). */
+export interface RememberedResponse {
+  requestHash: string
+  statusCode: number
+  body: unknown
+  createdAt: Date
+}
+
+/**
+ * What the statement did with a message: stored, refused by the loop guard (until when the next
+ * turn is admitted), answered by a remembered response, or not stored (not a member, or the
+ * thread's root is gone).
+ */
+export type InsertResult = { kind: 'inserted' } | { kind: 'absent' } | { kind: 'refused'; retryAt: Date } | { kind: 'remembered'; remembered: RememberedResponse }
 
 const sqlCache = new Map<string, string>()
 
-function insertSql(withAttachment: boolean, withIdempotency: boolean, withMentions = 0, withThread = false): string {
-  const cacheKey = `${withAttachment}:${withIdempotency}:${withMentions}:${withThread}`
+// Whether an author could hear a conversation, besides the socket it posts over (`socket`): an
+// active webhook of its own, or an active integration acting for it, subscribed to messages.
+const listensSql = (author: string, socket: string): string => `(${socket}
+      OR EXISTS (SELECT 1 FROM webhooks w WHERE w.agent_id = ${author} AND w.active AND 'message.created' = ANY(w.events))
+      OR EXISTS (SELECT 1 FROM integrations n WHERE n.active AND 'message.created' = ANY(n.events)
+                   AND (n.all_agents OR EXISTS (SELECT 1 FROM integration_agents ia WHERE ia.integration_id = n.id AND ia.agent_id = ${author}))))`
+
+// The loop guard's call for one message: $2 its channel, `thread` its root (or null), $3/$4 its
+// author, $7 its time; `g` the first of the guard's parameters (listening, turns, window).
+const admitOne = (thread: string, g: number): string =>
+  `loop_guard_admit_many(ARRAY[$2]::uuid[], ARRAY[${thread}]::uuid[], ARRAY[$3]::uuid[], ARRAY[$4::actor_type = 'AGENT'],
+     ARRAY[EXISTS (SELECT 1 FROM channel_members WHERE channel_id = $2 AND member_id = $3)],
+     ARRAY[$4::actor_type = 'AGENT' AND ${listensSql('$3::uuid', `$${g}::boolean`)}], ARRAY[$7]::timestamptz[], $${g + 1}::int, $${g + 2}::int)`
+
+function insertSql(withAttachment: boolean, withIdempotency: boolean, withMentions = 0, withThread = false, withGuard = false): string {
+  const cacheKey = `${withAttachment}:${withIdempotency}:${withMentions}:${withThread}:${withGuard}`
   let sql = sqlCache.get(cacheKey)
   if (sql) return sql
   // $1..$9 message, $10..$14 outbox, $15..$19 attachment, $20..$22 idempotency, then mentions:
-  // the ids, and (withMentions 2) the message.mentioned outbox row; then the thread's root.
+  // the ids, and (withMentions 2) the message.mentioned outbox row; then the thread's root; then
+  // the guard's three.
   const m = 15 + (withAttachment ? 5 : 0) + (withIdempotency ? 3 : 0)
   const root = m + (withMentions ? 1 : 0) + (withMentions === 2 ? 5 : 0)
+  const g = root + (withThread ? 1 : 0)
+  const n = withAttachment ? 20 : 15
+  // The message goes in only if no response is remembered for its key and the guard admits it.
+  const gates = [withIdempotency ? 'NOT EXISTS (SELECT 1 FROM prior)' : '', withGuard ? 'EXISTS (SELECT 1 FROM adm WHERE next IS NULL)' : ''].filter(Boolean)
+  const gate = gates.map((c) => ` AND ${c}`).join('')
+  const ctes: string[] = []
+  if (withIdempotency) ctes.push(`prior AS (SELECT request_hash, status_code, response_body, created_at FROM idempotency_keys WHERE principal_id = $3 AND key = $${n})`)
+  if (withGuard) {
+    // A replay is not a post, and a reply whose root is gone is not counted.
+    const conds = [withIdempotency ? 'NOT EXISTS (SELECT 1 FROM prior)' : '', withThread ? `EXISTS (SELECT 1 FROM messages r WHERE r.id = $${root}::uuid AND r.channel_id = $2 AND r.thread_id IS NULL)` : ''].filter(Boolean)
+    ctes.push(`adm AS (SELECT * FROM ${admitOne(withThread ? `$${root}::uuid` : 'NULL::uuid', g)}${conds.length ? ` WHERE ${conds.join(' AND ')}` : ''})`)
+  }
+  if (withThread) ctes.push(rootSummaryCte(root, gate))
   const parts = [
-    `WITH ${withThread ? rootSummaryCte(root) : ''}msg AS (
+    `WITH ${ctes.map((c) => `${c}, `).join('')}msg AS (
        INSERT INTO messages (id, channel_id, author_id, author_type, author_name, text, created_at, in_reply_to_event, chain_depth${withMentions ? ', mentions' : ''}${withThread ? ', thread_id' : ''})
        SELECT $1, $2, $3, $4::actor_type, $5, $6, $7, $8::uuid, $9::int${withMentions ? `, $${m}::uuid[]` : ''}${withThread ? ', (SELECT id FROM root)' : ''}
-        WHERE ${withThread ? 'EXISTS (SELECT 1 FROM root)' : 'EXISTS (SELECT 1 FROM channel_members WHERE channel_id = $2 AND member_id = $3)'}
+        WHERE ${withThread ? 'EXISTS (SELECT 1 FROM root)' : `EXISTS (SELECT 1 FROM channel_members WHERE channel_id = $2 AND member_id = $3)${gate}`}
        RETURNING id
      ), ob AS (
        INSERT INTO outbox_events (event_id, type, channel_id, payload, occurred_at)
@@ -62,7 +116,6 @@ function insertSql(withAttachment: boolean, withIdempotency: boolean, withMentio
      )`)
   }
   if (withIdempotency) {
-    const n = withAttachment ? 20 : 15
     parts.push(`, idem AS (
        INSERT INTO idempotency_keys (principal_id, key, request_hash, status_code, response_body, created_at)
        SELECT $3, $${n}, $${n + 1}, 201, $${n + 2}::jsonb, $7 FROM msg
@@ -76,7 +129,11 @@ function insertSql(withAttachment: boolean, withIdempotency: boolean, withMentio
        RETURNING 1
      )`)
   }
-  parts.push(' SELECT count(*)::int AS inserted FROM msg')
+  const prior = (column: string, type: string) => (withIdempotency ? `(SELECT ${column} FROM prior)` : `NULL::${type}`)
+  parts.push(
+    ` SELECT (SELECT count(*)::int FROM msg) AS inserted, ${withGuard ? '(SELECT next FROM adm)' : 'NULL::timestamptz'} AS next,
+             ${prior('request_hash', 'text')} AS request_hash, ${prior('status_code', 'int')} AS status_code, ${prior('response_body', 'jsonb')} AS response_body, ${prior('created_at', 'timestamptz')} AS remembered_at`,
+  )
   sql = parts.join('')
   sqlCache.set(cacheKey, sql)
   return sql
@@ -87,10 +144,10 @@ function insertSql(withAttachment: boolean, withIdempotency: boolean, withMentio
  * The root's summary, updated under its row lock by the statement that inserts a reply:
  * reply_count, last_reply_at, recent_replier_ids (the author first, then the previous ones
  * without it, three at most). The reply is inserted only if the root was updated: it exists, is
- * in this channel, is not itself a reply, and the author is a member; a root deleted meanwhile
- * inserts nothing.
+ * in this channel, is not itself a reply, the author is a member, and `gate` holds (no remembered
+ * response, the guard admits it); a root deleted meanwhile inserts nothing.
  */
-function rootSummaryCte(param: number): string {
+function rootSummaryCte(param: number, gate = ''): string {
   return `root AS (
        UPDATE messages r
           SET reply_count = r.reply_count + 1,
@@ -100,22 +157,47 @@ function rootSummaryCte(param: number): string {
                   SELECT x, min(o) AS o FROM unnest(ARRAY[$3::uuid] || r.recent_replier_ids) WITH ORDINALITY AS u(x, o)
                    GROUP BY x ORDER BY min(o) LIMIT 3) s)
         WHERE r.id = $${param}::uuid AND r.channel_id = $2 AND r.thread_id IS NULL
-          AND EXISTS (SELECT 1 FROM channel_members WHERE channel_id = $2 AND member_id = $3)
+          AND EXISTS (SELECT 1 FROM channel_members WHERE channel_id = $2 AND member_id = $3)${gate}
        RETURNING r.id
-     ), `
+     )`
 }
 // ---- end threads ----
 
-// Many plain messages (no file, no Idempotency-Key) in one statement: each row is inserted, with
-// its outbox event, only if its author is a member of its channel. Returns the ids inserted.
-const INSERT_MANY_SQL = `
+// Many messages without a file, mentions or thread in one statement: each row is inserted, with
+// its outbox event (and its remembered response when it has an Idempotency-Key), only if its
+// author is a member of its channel, no response is remembered for its key, and (guard on) the
+// loop guard admits it. Answers one row per input row.
+function insertManySql(withGuard: boolean): string {
+  return `
   WITH input AS (
     SELECT * FROM unnest($1::uuid[], $2::uuid[], $3::uuid[], $4::actor_type[], $5::text[], $6::text[], $7::timestamptz[],
-                         $8::uuid[], $9::int[], $10::uuid[], $11::text[], $12::jsonb[], $13::timestamptz[])
+                         $8::uuid[], $9::int[], $10::uuid[], $11::text[], $12::jsonb[], $13::timestamptz[],
+                         $14::text[], $15::text[], $16::jsonb[], $17::boolean[])
       WITH ORDINALITY AS t(id, channel_id, author_id, author_type, author_name, text, created_at, in_reply_to_event, chain_depth,
-                           event_id, type, payload, occurred_at, ord)
-  ), ok AS (
-    SELECT * FROM input i WHERE EXISTS (SELECT 1 FROM channel_members m WHERE m.channel_id = i.channel_id AND m.member_id = i.author_id)
+                           event_id, type, payload, occurred_at, idem_key, idem_hash, idem_body, listening, ord)
+  ), prior AS (
+    -- LIMIT 1 keeps each lookup a probe of the primary key (no hash join over the table).
+    SELECT i.ord, k.request_hash, k.status_code, k.response_body, k.created_at
+      FROM input i CROSS JOIN LATERAL (
+        SELECT request_hash, status_code, response_body, created_at FROM idempotency_keys
+         WHERE principal_id = i.author_id AND key = i.idem_key LIMIT 1) k
+     WHERE i.idem_key IS NOT NULL
+  ), fresh AS (
+    SELECT * FROM input i WHERE NOT EXISTS (SELECT 1 FROM prior p WHERE p.ord = i.ord)
+  )${
+    withGuard
+      ? `, f AS (
+    SELECT array_agg(ord ORDER BY ord) AS o, array_agg(channel_id ORDER BY ord) AS c, array_agg(NULL::uuid ORDER BY ord) AS t,
+           array_agg(author_id ORDER BY ord) AS a, array_agg(author_type = 'AGENT' ORDER BY ord) AS g,
+           array_agg(listening ORDER BY ord) AS l, array_agg(created_at ORDER BY ord) AS at
+      FROM fresh
+  ), adm AS (
+    SELECT f.o[x.ord] AS ord, x.next FROM f, loop_guard_admit_many(f.c, f.t, f.a, f.g, f.l, f.at, $18::int, $19::int) x
+  )`
+      : ''
+  }, ok AS (
+    SELECT i.* FROM fresh i${withGuard ? ' JOIN adm a ON a.ord = i.ord AND a.next IS NULL' : ''}
+     WHERE EXISTS (SELECT 1 FROM channel_members m WHERE m.channel_id = i.channel_id AND m.member_id = i.author_id)
   ), msg AS (
     INSERT INTO messages (id, channel_id, author_id, author_type, author_name, text, created_at, in_reply_to_event, chain_depth)
     SELECT id, channel_id, author_id, author_type, author_name, text, created_at, in_reply_to_event, chain_depth FROM ok ORDER BY ord
@@ -124,34 +206,84 @@ const INSERT_MANY_SQL = `
     INSERT INTO outbox_events (event_id, type, channel_id, payload, occurred_at)
     SELECT event_id, type, channel_id, payload, occurred_at FROM ok ORDER BY ord
     RETURNING 1
+  ), idem AS (
+    INSERT INTO idempotency_keys (principal_id, key, request_hash, status_code, response_body, created_at)
+    SELECT author_id, idem_key, idem_hash, 201, idem_body, created_at FROM ok WHERE idem_key IS NOT NULL
+    RETURNING 1
   )
-  SELECT id::text FROM msg`
+  SELECT i.ord::int AS ord, (m.id IS NOT NULL) AS inserted, ${withGuard ? 'a.next' : 'NULL::timestamptz AS next'},
+         p.request_hash, p.status_code, p.response_body, p.created_at AS remembered_at
+    FROM input i LEFT JOIN msg m ON m.id = i.id LEFT JOIN prior p ON p.ord = i.ord${withGuard ? ' LEFT JOIN adm a ON a.ord = i.ord' : ''}`
+}
+const INSERT_MANY_SQL = { plain: insertManySql(false), guarded: insertManySql(true) }
 
-type InsertOutcome = { inserted: boolean } | { error: unknown }
+interface ResultRow {
+  inserted: boolean | number
+  /** pg answers -Infinity (a number) for '-infinity'. */
+  next: Date | number | null
+  request_hash: string | null
+  status_code: number | null
+  response_body: unknown
+  remembered_at: Date | null
+}
 
-async function insertPlainMessages(pool: pg.Pool, rows: NewMessage[]): Promise<InsertOutcome[]> {
+function resultOf(r: ResultRow): InsertResult {
+  if (r.request_hash !== null && r.remembered_at) {
+    return { kind: 'remembered', remembered: { requestHash: r.request_hash, statusCode: r.status_code!, body: r.response_body, createdAt: r.remembered_at } }
+  }
+  if (r.inserted === true || r.inserted === 1) return { kind: 'inserted' }
+  // '-infinity': not a member (the post answers for itself); a time: refused until then.
+  if (r.next instanceof Date && Number.isFinite(r.next.getTime())) return { kind: 'refused', retryAt: r.next }
+  return { kind: 'absent' }
+}
+
+type InsertOutcome = { result: InsertResult } | { error: unknown }
+
+const guardKey = (m: NewMessage): string => (m.guard ? `${m.guard.maxTurns}/${m.guard.windowMs}` : 'off')
+
+async function insertBatch(pool: pg.Pool, rows: NewMessage[]): Promise<InsertOutcome[]> {
   const one = (m: NewMessage): Promise<InsertOutcome> =>
     insertOne(pool, m).then(
-      (inserted) => ({ inserted }),
+      (result) => ({ result }),
       (error: unknown) => ({ error }),
     )
   if (rows.length === 1) return [await one(rows[0]!)]
-  const columns: unknown[][] = Array.from({ length: 13 }, () => [])
+  // One statement per guard setting: the same for every row but for the seconds after a change.
+  const groups = new Map<string, number[]>()
+  rows.forEach((m, i) => groups.set(guardKey(m), [...(groups.get(guardKey(m)) ?? []), i]))
+  const outcomes: InsertOutcome[] = new Array(rows.length)
+  for (const indexes of groups.values()) {
+    const group = indexes.map((i) => rows[i]!)
+    const answers = group.length === 1 ? [await one(group[0]!)] : await insertMany(pool, group, one)
+    answers.forEach((a, k) => (outcomes[indexes[k]!] = a))
+  }
+  return outcomes
+}
+
+async function insertMany(pool: pg.Pool, rows: NewMessage[], one: (m: NewMessage) => Promise<InsertOutcome>): Promise<InsertOutcome[]> {
+  const columns: unknown[][] = Array.from({ length: 17 }, () => [])
   for (const m of rows) {
     const [eventId, type, , payload, occurredAt] = outboxRow(m.event)
-    const values = [m.id, m.channelId, m.authorId, m.authorType, m.authorName, m.text, m.createdAt, m.inReplyToEvent, m.chainDepth, eventId, type, payload, occurredAt]
+    const idem = m.idempotency
+    const values = [m.id, m.channelId, m.authorId, m.authorType, m.authorName, m.text, m.createdAt, m.inReplyToEvent, m.chainDepth, eventId, type, payload, occurredAt, idem?.key ?? null, idem?.hash ?? null, idem ? JSON.stringify(idem.body) : null, m.guard?.listening ?? false]
     values.forEach((v, i) => columns[i]!.push(v))
   }
+  const guard = rows[0]!.guard
   try {
-    const { rows: inserted } = await pool.query<{ id: string }>({ name: 'post-messages-batch', text: INSERT_MANY_SQL, values: columns })
-    const ids = new Set(inserted.map((r) => r.id))
-    return rows.map((m) => ({ inserted: ids.has(m.id) }))
+    const { rows: results } = await pool.query<ResultRow & { ord: number }>({
+      name: guard ? 'post-messages-batch-guarded' : 'post-messages-batch',
+      text: guard ? INSERT_MANY_SQL.guarded : INSERT_MANY_SQL.plain,
+      values: guard ? [...columns, guard.maxTurns, guard.windowMs] : columns,
+    })
+    const outcomes: InsertOutcome[] = new Array(rows.length)
+    for (const r of results) outcomes[r.ord - 1] = { result: resultOf(r) }
+    return outcomes
   } catch (error) {
     // PostgreSQL not answering: that is every post's answer. Retrying each would turn a batch
     // whose outcome is unknown (src/db/commit-guard.ts) into 503s that say nothing was stored.
     if (isDatabaseOutage(error)) return rows.map(() => ({ error }))
-    // One bad row (its channel deleted meanwhile) fails the whole statement: retry them one by
-    // one so that each request gets its own answer.
+    // One bad row (its channel deleted meanwhile, two posts with one Idempotency-Key) fails the
+    // whole statement, admissions included: retry them one by one so that each gets its own answer.
     return Promise.all(rows.map(one))
   }
 }
@@ -160,25 +292,25 @@ const batchers = new WeakMap<pg.Pool, Batcher<NewMessage, InsertOutcome>>()
 
 /**
  * Inserts the message (with its attachment, idempotent response and outbox event) if the author
- * is a member of the channel. Returns false when the author is not a member (nothing stored).
- * Plain messages go through a group commit (src/lib/batcher.ts): concurrent posts share one
- * statement.
+ * is a member of the channel, no response is remembered for its Idempotency-Key, and the loop
+ * guard admits it, all in one statement. Messages without a file, mentions or thread go through
+ * a group commit (src/lib/batcher.ts): concurrent posts share one statement.
  */
-export async function insertMessage(app: FastifyInstance, m: NewMessage): Promise<boolean> {
+export async function insertMessage(app: FastifyInstance, m: NewMessage): Promise<InsertResult> {
   const pool = app.db.pool
   // A reply updates its root's row in the same statement: it goes alone (docs/decisions.md, Threads).
-  if (m.attachment || m.idempotency || m.mentions || m.threadId) return insertOne(pool, m)
+  if (m.attachment || m.mentions || m.threadId) return insertOne(pool, m)
   let batcher = batchers.get(pool)
   if (!batcher) {
-    batcher = new Batcher((rows) => insertPlainMessages(pool, rows), { maxInFlight: 1, maxBatch: 200 })
+    batcher = new Batcher((rows) => insertBatch(pool, rows), { maxInFlight: 1, maxBatch: 200 })
     batchers.set(pool, batcher)
   }
   const outcome = await batcher.submit(m)
   if ('error' in outcome) throw outcome.error
-  return outcome.inserted
+  return outcome.result
 }
 
-async function insertOne(pool: pg.Pool, m: NewMessage): Promise<boolean> {
+async function insertOne(pool: pg.Pool, m: NewMessage): Promise<InsertResult> {
   const values: unknown[] = [m.id, m.channelId, m.authorId, m.authorType, m.authorName, m.text, m.createdAt, m.inReplyToEvent, m.chainDepth, ...outboxRow(m.event)]
   if (m.attachment) values.push(m.attachment.id, m.attachment.fileName, m.attachment.contentType, m.attachment.size, m.attachment.storageName)
   if (m.idempotency) values.push(m.idempotency.key, m.idempotency.hash, JSON.stringify(m.idempotency.body))
@@ -189,12 +321,13 @@ async function insertOne(pool: pg.Pool, m: NewMessage): Promise<boolean> {
   const withIdempotency = Boolean(m.idempotency)
   const withThread = Boolean(m.threadId)
   if (withThread) values.push(m.threadId)
-  const { rows } = await pool.query<{ inserted: number }>({
-    name: `post-message-${withAttachment}-${withIdempotency}-${withMentions}${withThread ? '-reply' : ''}`,
-    text: insertSql(withAttachment, withIdempotency, withMentions, withThread),
+  if (m.guard) values.push(m.guard.listening, m.guard.maxTurns, m.guard.windowMs)
+  const { rows } = await pool.query<ResultRow>({
+    name: `post-message-${withAttachment}-${withIdempotency}-${withMentions}${withThread ? '-reply' : ''}${m.guard ? '-guarded' : ''}`,
+    text: insertSql(withAttachment, withIdempotency, withMentions, withThread, Boolean(m.guard)),
     values,
   })
-  return rows[0]!.inserted === 1
+  return resultOf(rows[0]!)
 }
 
 const withAttachment = { attachment: { select: { id: true, fileName: true, contentType: true, size: true, storageName: true } } } as const
@@ -458,81 +591,6 @@ export async function removeMessage(tx: Prisma.TransactionClient, m: { id: strin
 
 /** The nil UUID stands for "the channel itself, not a thread" in loop_guards.thread_id. */
 export const NO_THREAD = '00000000-0000-0000-0000-000000000000'
-
-export interface LoopGuardAdmission {
-  channelId: string
-  threadId: string | null
-  authorId: string
-  at: Date
-  maxMessages: number
-  windowMs: number
-}
-
-export type LoopGuardOutcome = { admitted: true; recorded: boolean } | { admitted: false; retryAt: Date }
-
-/**
- * Admits agent messages into their conversations (loop_guard_admit_many,
- * prisma/migrations/…_loop_guard_batched), many per statement: concurrent posts to one busy
- * channel take its row lock once per batch instead of once each. An admitted message has its
- * time recorded; an author who is not a member is admitted with nothing recorded (the post then
- * answers for itself); a refusal says when the next agent message will be admitted.
- */
-export function admitAgentMessage(pool: pg.Pool, g: LoopGuardAdmission): Promise<LoopGuardOutcome> {
-  let batcher = admissionBatchers.get(pool)
-  if (!batcher) {
-    // Batches run concurrently (other conversations need not wait); the function locks each
-    // conversation's row in one order, so two batches never deadlock.
-    batcher = new Batcher((items) => admitMany(pool, items), { maxInFlight: 4, maxBatch: 200 })
-    admissionBatchers.set(pool, batcher)
-  }
-  return batcher.submit(g)
-}
-
-const admissionBatchers = new WeakMap<pg.Pool, Batcher<LoopGuardAdmission, LoopGuardOutcome>>()
-
-async function admitMany(pool: pg.Pool, items: LoopGuardAdmission[]): Promise<LoopGuardOutcome[]> {
-  // One statement per (max, window): the settings are the same for every item but for the few
-  // seconds after a change.
-  const groups = new Map<string, number[]>()
-  items.forEach((item, i) => {
-    const key = `${item.maxMessages}/${item.windowMs}`
-    groups.set(key, [...(groups.get(key) ?? []), i])
-  })
-  const outcomes: LoopGuardOutcome[] = new Array(items.length)
-  for (const indexes of groups.values()) {
-    const group = indexes.map((i) => items[i]!)
-    const { rows } = await pool.query<{ ord: number; next: Date | null; member: boolean }>({
-      name: 'loop-guard-admit-many',
-      text: `SELECT ord, next, next IS NULL OR next <> '-infinity'::timestamptz AS member
-               FROM loop_guard_admit_many($1::uuid[], $2::uuid[], $3::uuid[], $4::timestamptz[], $5::int, $6::int)`,
-      values: [group.map((g) => g.channelId), group.map((g) => g.threadId ?? NO_THREAD), group.map((g) => g.authorId), group.map((g) => g.at), group[0]!.maxMessages, group[0]!.windowMs],
-    })
-    for (const { ord, next, member } of rows) {
-      outcomes[indexes[ord - 1]!] = next === null ? { admitted: true, recorded: true } : !member ? { admitted: true, recorded: false } : { admitted: false, retryAt: next }
-    }
-  }
-  return outcomes
-}
-
-/** Takes back one admission whose message was not stored after all. */
-export async function releaseAgentMessage(pool: pg.Pool, g: { channelId: string; threadId: string | null; at: Date }): Promise<void> {
-  await pool.query({
-    name: 'loop-guard-release',
-    text: `UPDATE loop_guards
-              SET stamps = stamps[:array_position(stamps, $3::timestamptz) - 1] || stamps[array_position(stamps, $3::timestamptz) + 1:]
-            WHERE channel_id = $1 AND thread_id = $2 AND $3::timestamptz = ANY(stamps)`,
-    values: [g.channelId, g.threadId ?? NO_THREAD, g.at],
-  })
-}
-
-/** A human spoke: the agents' count in that conversation starts over. */
-export async function resetLoopGuard(pool: pg.Pool, g: { channelId: string; threadId: string | null }): Promise<void> {
-  await pool.query({
-    name: 'loop-guard-reset',
-    text: `UPDATE loop_guards SET stamps = '{}' WHERE channel_id = $1 AND thread_id = $2 AND cardinality(stamps) > 0`,
-    values: [g.channelId, g.threadId ?? NO_THREAD],
-  })
-}
 
 /**
  * The chain depth of the message an event is about: a message's own id is the id of its

@@ -9,13 +9,12 @@ import { uuidv7 } from '../../lib/ids.ts'
 import type { MemberPrincipal } from '../../plugins/auth.ts'
 import { assertCanPost, isAdmin, isObserver, joinsOnPost, readableChannel } from '../channels/access.ts'
 import { joinOnPost } from '../channels/service.ts'
-import { requestHash, withIdempotency, type StoredResponse } from '../idempotency/service.ts'
+import { requestHash, withIdempotentInsert, type StoredResponse } from '../idempotency/service.ts'
 import type { ListMentionsInput, MentionPage } from '../mentions/schemas.ts'
 import { mentionsForEdit, mentionsForPost } from '../mentions/service.ts'
-import { loopGuardSettings, type LoopGuardSettings } from '../workspace/settings.ts'
+import { loopGuardSettings } from '../workspace/settings.ts'
 import { openFile, removeFiles } from './files.ts'
 import * as loopGuard from './loop-guard.ts'
-import type { Admission, Conversation } from './loop-guard.ts'
 import * as repo from './repo.ts'
 import { withReactions } from '../reactions/service.ts'
 import type { SearchEngine } from './search-engine.ts'
@@ -59,17 +58,17 @@ export async function createMessage(
   app: FastifyInstance,
   author: MemberPrincipal,
   channelId: string,
-  input: { text: string; file?: UploadedFile; idempotencyKey?: string; inReplyToEvent?: string; mentions?: string[]; threadId?: string },
+  input: { text: string; file?: UploadedFile; idempotencyKey?: string; inReplyToEvent?: string; mentions?: string[]; threadId?: string; overSocket?: boolean },
 ): Promise<StoredResponse> {
   const { text, file, idempotencyKey, inReplyToEvent } = input
   const threadId = input.threadId?.toLowerCase()
-  let admission = null as Admission | null // (set in the callback below: not narrowed to null)
   let stored = false
   try {
     validateText(app, text, Boolean(file))
     const postHashOf = (): string => postHash(channelId, text, file, inReplyToEvent, input.mentions, threadId)
     const dropFile = file ? () => removeFiles(app.config.uploadDir, [file.storageName]) : undefined
-    const response = await withIdempotency(
+    // The key is looked up by the statement that inserts (no round trip of its own).
+    const response = await withIdempotentInsert(
       app.db.pool,
       author.id,
       idempotencyKey,
@@ -79,13 +78,11 @@ export async function createMessage(
         if (isObserver(author)) assertCanPost(author, await readableChannel(app, author, channelId))
         if (threadId) await assertThreadRoot(app, author, channelId, threadId)
 
-        // Loop protection (docs/loops.md): the chain cap, then the window guard, for agents.
-        const conversation: Conversation = loopGuard.conversationOf(channelId, threadId)
+        // Loop protection (docs/loops.md): the chain cap here; the turn limit in the insert.
         const guard = await loopGuardSettings(app)
         const chainDepth = await loopGuard.chainDepth(app, author, inReplyToEvent, guard)
         const id = uuidv7()
         const createdAt = new Date()
-        admission = await admitOrExplain(app, author, conversation, createdAt, guard)
         const mentioned = await mentionsForPost(app, channelId, author.id, text, input.mentions)
 
         const attachment = file ? { id: uuidv7(), fileName: file.fileName, contentType: file.contentType, size: file.size, storageName: file.storageName } : undefined
@@ -126,27 +123,29 @@ export async function createMessage(
           idempotency: idempotent ? { key: idempotent.key, hash: idempotent.hash, body: dto } : undefined,
           event,
           mentions: mentioned.ids.length ? { ids: mentioned.ids, event: mentionEvent } : undefined,
+          guard: loopGuard.guardParams(guard, input.overSocket === true || listensHere(app, author)),
         }
-        let inserted: boolean
+        let result: repo.InsertResult
         try {
-          inserted = await repo.insertMessage(app, row)
-          if (!inserted) {
+          result = await repo.insertMessage(app, row)
+          if (result.kind === 'absent') {
             // Not a member: 404 if the channel is invisible to the caller, 403 if it can see it,
             // and the owner joins a regular channel on its first post there.
             const access = await readableChannel(app, author, channelId)
             assertCanPost(author, access)
             if (joinsOnPost(author, access)) await joinOnPost(app, author, channelId)
-            inserted = await repo.insertMessage(app, row)
+            result = await repo.insertMessage(app, row)
           }
         } catch (error) {
-          // (A concurrent twin with the same key committed first: withIdempotency answers as it did.)
+          // (A concurrent twin with the same key committed first: withIdempotentInsert answers as it did.)
           if ((error as { code?: string }).code === '23503') throw notFound('channel') // deleted meanwhile
           throw error
         }
-        if (!inserted) throw notFound(threadId ? 'thread root message' : 'channel') // removed or deleted in between
+        if (result.kind === 'remembered') return { remembered: result.remembered }
+        if (result.kind === 'refused') throw loopGuard.tooManyTurns(guard, result.retryAt)
+        if (result.kind === 'absent') throw notFound(threadId ? 'thread root message' : 'channel') // removed or deleted in between
         stored = true
         app.events.publish(mentionEvent ? [event, mentionEvent] : [event])
-        await loopGuard.humanSpoke(app, author, conversation).catch((err: unknown) => app.log.warn({ err }, 'could not reset the loop guard'))
         return { statusCode: 201, body: dto }
       },
       dropFile,
@@ -156,9 +155,12 @@ export async function createMessage(
   } catch (error) {
     if (file) await removeFiles(app.config.uploadDir, [file.storageName]).catch(() => {})
     throw error
-  } finally {
-    if (admission && !stored) await admission.release().catch((err: unknown) => app.log.warn({ err }, 'could not release a loop guard admission'))
   }
+}
+
+/** An agent with a socket open on this server hears its channels (the loop guard's turns). */
+function listensHere(app: FastifyInstance, author: MemberPrincipal): boolean {
+  return author.kind === 'agent' && app.hasDecorator('realtime') && app.realtime.presence.here(author.id)
 }
 
 /**
@@ -182,20 +184,6 @@ function postHash(channelId: string, text: string, file: UploadedFile | undefine
     return requestHash('POST /channels/:id/messages', channelId, text, fileRef, inReplyToEvent ?? null, extras)
   }
   return inReplyToEvent === undefined ? requestHash('POST /channels/:id/messages', channelId, text, fileRef) : requestHash('POST /channels/:id/messages', channelId, text, fileRef, inReplyToEvent)
-}
-
-/**
- * The window guard's admission. A refusal is only told to a member who may post here: anyone
- * else gets the answer the post itself would give (404 or 403), so the guard reveals nothing
- * about channels one cannot see.
- */
-async function admitOrExplain(app: FastifyInstance, author: MemberPrincipal, where: Conversation, at: Date, guard: LoopGuardSettings): Promise<Admission | null> {
-  try {
-    return await loopGuard.admit(app, author, where, at, guard)
-  } catch (error) {
-    if (error instanceof AppError && error.code === 'LOOP_DETECTED') assertCanPost(author, await readableChannel(app, author, where.channelId))
-    throw error
-  }
 }
 
 export async function listMessages(app: FastifyInstance, principal: MemberPrincipal, channelId: string, query: ListMessagesQueryInput & { threads?: 'all' | 'roots' }): Promise<MessagePage> {

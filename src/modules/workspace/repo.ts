@@ -26,7 +26,8 @@ export async function readRateLimitSetting(db: Db): Promise<number | null> {
 export interface InstanceSettingsPatch {
   rateLimitPerMinute?: number | null
   registrationMode?: string
-  loopGuardMaxMessages?: number
+  loopGuardEnabled?: boolean
+  loopGuardMaxTurns?: number
   loopGuardWindowSeconds?: number
   loopGuardMaxDepth?: number
 }
@@ -37,7 +38,7 @@ export function updateInstance(db: Db, id: string, data: InstanceSettingsPatch) 
 
 export function readLoopGuardSettings(db: Db) {
   return db.instance.findFirst({
-    select: { loopGuardMaxMessages: true, loopGuardWindowSeconds: true, loopGuardMaxDepth: true },
+    select: { loopGuardEnabled: true, loopGuardMaxTurns: true, loopGuardWindowSeconds: true, loopGuardMaxDepth: true },
     orderBy: { bootstrappedAt: 'asc' },
   })
 }

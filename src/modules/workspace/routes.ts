@@ -32,7 +32,7 @@ export default async function workspaceRoutes(fastify: FastifyInstance): Promise
         tags: ['system'],
         summary: 'Change workspace settings (workspace owner only)',
         description:
-          'Sets the per-workspace API rate limit, the self-registration mode (`registration_mode`) and the loop guard (`loop_guard_max_messages`, `loop_guard_window_seconds`, `loop_guard_max_depth`; docs/loops.md); give at least one. A value out of range is a 400 and changes nothing. Settings apply without a restart (on other servers within 5 s). This route is never rate-limited for the owner, so a limit can always be lifted.',
+          'Sets the per-workspace API rate limit, the self-registration mode (`registration_mode`) and the loop guard (`loop_guard_enabled`, `loop_guard_max_turns`, `loop_guard_window_seconds`, `loop_guard_max_depth`; docs/loops.md; the old `loop_guard_max_messages` answers a 400 naming its replacement); give at least one. A value out of range is a 400 and changes nothing. Settings apply without a restart (on other servers within 5 s). This route is never rate-limited for the owner, so a limit can always be lifted.',
         body: WorkspacePatchSchema,
         response: { 200: WorkspaceSchema, ...errors(400, 404) },
       },

@@ -5,21 +5,28 @@ import { nullable } from '../accounts/rules.ts'
 export const MAX_RATE_LIMIT_PER_MINUTE = 1_000_000
 
 /**
- * Bounds of the loop guard settings (docs/loops.md). The defaults (20 messages, 60 s, depth 20)
+ * Bounds of the loop guard settings (docs/loops.md). The defaults (on, 20 turns, 60 s, depth 20)
  * are the columns' defaults (prisma/schema.prisma); no `default` keyword here, or the validator
  * would fill it into every PATCH and reset the settings it does not mention.
  */
 export const LOOP_GUARD_BOUNDS = {
-  maxMessages: { minimum: 0, maximum: 1_000 },
+  maxTurns: { minimum: 1, maximum: 1_000 },
   windowSeconds: { minimum: 1, maximum: 86_400 },
   maxDepth: { minimum: 0, maximum: 10_000 },
 } as const
 
+/** The answer to a PATCH that still names the setting the turn limit replaced (issue 28). */
+export const LOOP_GUARD_MAX_MESSAGES_RENAMED =
+  "'loop_guard_max_messages' was replaced by 'loop_guard_max_turns' (the guard now counts turns: changes of author between agents that answer each other, not messages) and 'loop_guard_enabled' (on/off); see docs/loops.md"
+
 const LoopGuardFields = {
-  loop_guard_max_messages: Type.Integer({
-    ...LOOP_GUARD_BOUNDS.maxMessages,
+  loop_guard_enabled: Type.Boolean({
+    description: 'Loop protection on (the default) or off: the turn limit and the chain cap (`loop_guard_max_depth`) together.',
+  }),
+  loop_guard_max_turns: Type.Integer({
+    ...LOOP_GUARD_BOUNDS.maxTurns,
     description:
-      'Loop guard: how many messages agents alone (no human message in between) may post in one channel or thread within `loop_guard_window_seconds`; the next agent post there answers 429 `LOOP_DETECTED` with `Retry-After` until a human speaks there or the window has room. 0 turns the guard off. Default 20.',
+      'Loop guard: how many turns agents may take in one channel or thread within `loop_guard_window_seconds` with no human message in between. A turn is an agent post that follows, within the window, a message by another agent that the poster could have been answering (it listens through a webhook, an integration or a socket). One agent posting any number of messages in a row takes no turn. The post that would be one turn too many answers 429 `LOOP_DETECTED` with `Retry-After`. Default 20.',
   }),
   loop_guard_window_seconds: Type.Integer({
     ...LOOP_GUARD_BOUNDS.windowSeconds,
@@ -28,7 +35,7 @@ const LoopGuardFields = {
   loop_guard_max_depth: Type.Integer({
     ...LOOP_GUARD_BOUNDS.maxDepth,
     description:
-      'Loop guard: the longest chain of agent messages each posted in reply to the previous one (`in_reply_to_event`); an agent post that would be deeper answers 429 `LOOP_DETECTED`. A human message starts over at 0. 0 turns the cap off. Default 20.',
+      'Loop guard: the longest chain of agent messages each posted in reply to the previous one (`in_reply_to_event`), one agent answering itself included; an agent post that would be deeper answers 429 `LOOP_DETECTED`. A human message starts over at 0. 0 turns the cap off. Default 20.',
   }),
 }
 
@@ -65,7 +72,11 @@ export const WorkspacePatchSchema = Type.Object(
       ),
     ),
     registration_mode: Type.Optional(RegistrationModeField),
-    loop_guard_max_messages: Type.Optional(LoopGuardFields.loop_guard_max_messages),
+    loop_guard_enabled: Type.Optional(LoopGuardFields.loop_guard_enabled),
+    loop_guard_max_turns: Type.Optional(LoopGuardFields.loop_guard_max_turns),
+    loop_guard_max_messages: Type.Optional(
+      Type.Unknown({ deprecated: true, description: 'Replaced by `loop_guard_max_turns` and `loop_guard_enabled`; naming it answers 400 `VALIDATION_ERROR` saying so.' }),
+    ),
     loop_guard_window_seconds: Type.Optional(LoopGuardFields.loop_guard_window_seconds),
     loop_guard_max_depth: Type.Optional(LoopGuardFields.loop_guard_max_depth),
   },

@@ -2,10 +2,10 @@
 // within the settings caches' lifetime on the others (src/plugins/rate-limit.ts, settings.ts).
 import type { FastifyInstance } from 'fastify'
 import type { Db, Prisma } from '../../db/client.ts'
-import { notFound } from '../../lib/errors.ts'
+import { badRequest, notFound } from '../../lib/errors.ts'
 import { createInstance, findInstance, lockWorkspace, readRateLimitSetting, updateInstance, type InstanceSettingsPatch } from './repo.ts'
 import { forgetLoopGuardSettings } from './settings.ts'
-import type { RegistrationMode, WorkspaceDto, WorkspacePatch } from './schemas.ts'
+import { LOOP_GUARD_MAX_MESSAGES_RENAMED, type RegistrationMode, type WorkspaceDto, type WorkspacePatch } from './schemas.ts'
 
 export async function getWorkspace(app: FastifyInstance): Promise<WorkspaceDto> {
   const instance = await findInstance(app.db.prisma)
@@ -16,7 +16,8 @@ export async function getWorkspace(app: FastifyInstance): Promise<WorkspaceDto> 
     rate_limit_per_minute: instance.rateLimitPerMinute,
     effective_rate_limit_per_minute: instance.rateLimitPerMinute ?? app.config.rateLimitPerMinute,
     registration_mode: instance.registrationMode as RegistrationMode,
-    loop_guard_max_messages: instance.loopGuardMaxMessages,
+    loop_guard_enabled: instance.loopGuardEnabled,
+    loop_guard_max_turns: instance.loopGuardMaxTurns,
     loop_guard_window_seconds: instance.loopGuardWindowSeconds,
     loop_guard_max_depth: instance.loopGuardMaxDepth,
   }
@@ -28,7 +29,9 @@ export async function updateWorkspace(app: FastifyInstance, patch: WorkspacePatc
   const data: InstanceSettingsPatch = {}
   if (patch.rate_limit_per_minute !== undefined) data.rateLimitPerMinute = patch.rate_limit_per_minute
   if (patch.registration_mode !== undefined) data.registrationMode = patch.registration_mode
-  if (patch.loop_guard_max_messages !== undefined) data.loopGuardMaxMessages = patch.loop_guard_max_messages
+  if (patch.loop_guard_max_messages !== undefined) throw badRequest(LOOP_GUARD_MAX_MESSAGES_RENAMED)
+  if (patch.loop_guard_enabled !== undefined) data.loopGuardEnabled = patch.loop_guard_enabled
+  if (patch.loop_guard_max_turns !== undefined) data.loopGuardMaxTurns = patch.loop_guard_max_turns
   if (patch.loop_guard_window_seconds !== undefined) data.loopGuardWindowSeconds = patch.loop_guard_window_seconds
   if (patch.loop_guard_max_depth !== undefined) data.loopGuardMaxDepth = patch.loop_guard_max_depth
   await updateInstance(app.db.prisma, instance.id, data)

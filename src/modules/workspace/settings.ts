@@ -6,15 +6,17 @@ import { SETTINGS_TTL_MS } from '../../plugins/rate-limit.ts'
 import { readLoopGuardSettings } from './repo.ts'
 
 export interface LoopGuardSettings {
-  /** Agent messages allowed in one conversation within the window with no human message (0 = off). */
-  maxMessages: number
+  /** Loop protection on (the turn limit and the chain cap) or off. */
+  enabled: boolean
+  /** Turns allowed in one conversation within the window with no human message. */
+  maxTurns: number
   windowSeconds: number
-  /** Longest agent chain (0 = off). */
+  /** Longest agent chain (0 = no cap). */
   maxDepth: number
 }
 
 /** Before bootstrap there is no instance row; these are its columns' defaults. */
-export const LOOP_GUARD_DEFAULTS: LoopGuardSettings = { maxMessages: 20, windowSeconds: 60, maxDepth: 20 }
+export const LOOP_GUARD_DEFAULTS: LoopGuardSettings = { enabled: true, maxTurns: 20, windowSeconds: 60, maxDepth: 20 }
 
 interface Cache {
   value?: LoopGuardSettings
@@ -36,7 +38,7 @@ export async function loopGuardSettings(app: FastifyInstance): Promise<LoopGuard
   if (cache.value && cache.until > Date.now()) return cache.value
   cache.loading ??= readLoopGuardSettings(app.db.prisma)
     .then((row) => {
-      const value = row ? { maxMessages: row.loopGuardMaxMessages, windowSeconds: row.loopGuardWindowSeconds, maxDepth: row.loopGuardMaxDepth } : LOOP_GUARD_DEFAULTS
+      const value = row ? { enabled: row.loopGuardEnabled, maxTurns: row.loopGuardMaxTurns, windowSeconds: row.loopGuardWindowSeconds, maxDepth: row.loopGuardMaxDepth } : LOOP_GUARD_DEFAULTS
       cache.value = value
       cache.until = Date.now() + SETTINGS_TTL_MS
       return value

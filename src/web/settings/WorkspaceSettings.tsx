@@ -1,4 +1,5 @@
-// Workspace-wide settings: the API rate limit and who may sign up, plus the instance's identity.
+// Workspace-wide settings: the API rate limit, who may sign up and the loop guard, plus the
+// instance's identity.
 import { useId, useState, type FormEvent } from 'react'
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query'
 import { api, unwrap } from '../api/client.ts'
@@ -10,6 +11,14 @@ import { LoadFailed, Loading } from './QueryState.tsx'
 const fetchWorkspace = () => unwrap(api.GET('/api/v1/workspace'))
 type Workspace = Awaited<ReturnType<typeof fetchWorkspace>>
 type Mode = Workspace['registration_mode']
+type WorkspacePatch = {
+  rate_limit_per_minute?: number | null
+  registration_mode?: Mode
+  loop_guard_enabled?: boolean
+  loop_guard_max_turns?: number
+  loop_guard_window_seconds?: number
+  loop_guard_max_depth?: number
+}
 
 const MAX_RATE = 1_000_000
 const number = new Intl.NumberFormat()
@@ -19,7 +28,7 @@ const describeLimit = (perMinute: number) => (perMinute === 0 ? 'no limit' : `${
 function useSaveWorkspace() {
   const queryClient = useQueryClient()
   return useMutation({
-    mutationFn: (body: { rate_limit_per_minute?: number | null; registration_mode?: Mode }) => unwrap(api.PATCH('/api/v1/workspace', { body })),
+    mutationFn: (body: WorkspacePatch) => unwrap(api.PATCH('/api/v1/workspace', { body })),
     onSuccess: (workspace) => queryClient.setQueryData(['workspace'], workspace),
   })
 }
@@ -149,13 +158,121 @@ function Registration({ workspace }: { workspace: Workspace }) {
   )
 }
 
+// The loop guard's numbers: bounds as the API has them (src/modules/workspace/schemas.ts).
+const GUARD_FIELDS = [
+  {
+    key: 'loop_guard_max_turns',
+    label: 'Turns',
+    min: 1,
+    max: 1_000,
+    help: 'How many times agents may answer each other (a change of author between agents that hear the conversation) within the window before the next answer is refused; an agent posting on its own is never counted.',
+  },
+  {
+    key: 'loop_guard_window_seconds',
+    label: 'Window (seconds)',
+    min: 1,
+    max: 86_400,
+    help: 'The sliding time span the turns are counted in; a human message in the conversation starts the count over.',
+  },
+  {
+    key: 'loop_guard_max_depth',
+    label: 'Longest reply chain',
+    min: 0,
+    max: 10_000,
+    help: 'How many agent messages may follow each other as replies (in_reply_to_event), one agent answering itself included; 0 means no cap.',
+  },
+] as const
+type GuardKey = (typeof GUARD_FIELDS)[number]['key']
+
+function LoopGuard({ workspace }: { workspace: Workspace }) {
+  const [enabled, setEnabled] = useState(workspace.loop_guard_enabled)
+  const [values, setValues] = useState<Record<GuardKey, string>>({
+    loop_guard_max_turns: String(workspace.loop_guard_max_turns),
+    loop_guard_window_seconds: String(workspace.loop_guard_window_seconds),
+    loop_guard_max_depth: String(workspace.loop_guard_max_depth),
+  })
+  const [saved, setSaved] = useState(false)
+  const save = useSaveWorkspace()
+  const valid = (f: (typeof GUARD_FIELDS)[number]) => /^\d+$/.test(values[f.key].trim()) && Number(values[f.key]) >= f.min && Number(values[f.key]) <= f.max
+  const allValid = GUARD_FIELDS.every(valid)
+  const submit = (event: FormEvent) => {
+    event.preventDefault()
+    setSaved(false)
+    if (!allValid) return
+    save.mutate(
+      {
+        loop_guard_enabled: enabled,
+        loop_guard_max_turns: Number(values.loop_guard_max_turns),
+        loop_guard_window_seconds: Number(values.loop_guard_window_seconds),
+        loop_guard_max_depth: Number(values.loop_guard_max_depth),
+      },
+      { onSuccess: () => setSaved(true) },
+    )
+  }
+  return (
+    <form className="card stack" onSubmit={submit} aria-labelledby="loops-title">
+      <div>
+        <h3 id="loops-title">Loop guard</h3>
+        <p className="small">
+          Stops agents that keep answering each other (two bots whose webhooks reply to every message of the other) without slowing agents that simply post a lot. A refused post gets “loop
+          detected” and is not stored.
+        </p>
+      </div>
+      <label className="check">
+        <input
+          type="checkbox"
+          checked={enabled}
+          aria-describedby="loops-enabled-help"
+          onChange={(e) => {
+            setEnabled(e.target.checked)
+            setSaved(false)
+          }}
+        />
+        <span>
+          <strong>Stop loops between agents</strong>
+          <span id="loops-enabled-help" className="muted small block">
+            Turns the turn limit and the reply-chain cap on or off together; off, agents are never refused for looping.
+          </span>
+        </span>
+      </label>
+      {GUARD_FIELDS.map((f) => (
+        <div key={f.key} className="field narrow">
+          <label>
+            {f.label}
+            <input
+              type="number"
+              inputMode="numeric"
+              min={f.min}
+              max={f.max}
+              step={1}
+              value={values[f.key]}
+              disabled={!enabled}
+              aria-invalid={!valid(f)}
+              aria-describedby={`${f.key}-help`}
+              onChange={(e) => {
+                setValues({ ...values, [f.key]: e.target.value })
+                setSaved(false)
+              }}
+            />
+          </label>
+          <p id={`${f.key}-help`} className={valid(f) ? 'hint' : 'hint error-note'}>
+            {f.help} A whole number from {number.format(f.min)} to {number.format(f.max)}.
+          </p>
+        </div>
+      ))}
+      <ErrorNote error={save.error} sentences={{ VALIDATION_ERROR: 'Each number must be a whole number within the range shown under it.' }} />
+      <SaveRow label="Save loop guard" pending={save.isPending} disabled={!allValid} saved={saved} />
+    </form>
+  )
+}
+
 export function WorkspaceSettings() {
   const workspace = useQuery({ queryKey: ['workspace'], queryFn: fetchWorkspace })
   return (
     <div className="settings-section">
       <div className="section-intro">
         <h2>Workspace</h2>
-        <p className="muted">Limits and sign-up rules that apply to everyone in this workspace.</p>
+        <p className="muted">Limits, sign-up rules and the loop guard that apply to everyone in this workspace.</p>
       </div>
       {workspace.isPending && <Loading what="the workspace settings" />}
       {workspace.isError && <LoadFailed what="the workspace settings" error={workspace.error} retry={() => void workspace.refetch()} />}
@@ -163,6 +280,7 @@ export function WorkspaceSettings() {
         <>
           <RateLimit workspace={workspace.data} />
           <Registration workspace={workspace.data} />
+          <LoopGuard workspace={workspace.data} />
           <section className="card stack" aria-labelledby="about-title">
             <h3 id="about-title">About this workspace</h3>
             <dl className="facts small">
