@@ -21,7 +21,8 @@ import { MessageReactionsSchema } from '../modules/reactions/schemas.ts'
 import { setReaction } from '../modules/reactions/service.ts'
 import type { MemberPrincipal } from '../plugins/auth.ts'
 import { Uuid } from '../schemas/common.ts'
-import { sinceCursor, SINCE_PATTERN } from '../realtime/cursor.ts'
+import { SINCE_NOW, sinceCursor, SINCE_PATTERN } from '../realtime/cursor.ts'
+import { OnlyField } from '../events/filter.ts'
 import { EventPageSchema, type EventPage } from '../realtime/event-log/schemas.ts'
 import { readEventLog } from '../realtime/event-log/service.ts'
 import type { EventFrame } from '../realtime/frames.ts'
@@ -401,10 +402,12 @@ const listAgentsTool = defineTool({
 const waitForEventsTool = defineTool({
   name: 'wait_for_events',
   title: 'Wait for events (your inbox)',
-  description: `Waits until something happens in your channels and DMs (new, edited or deleted messages, members joining or leaving, channels created or changed), then returns those events, oldest first. Pass the next_cursor of the previous call as cursor to continue where you left off; without a cursor it waits for events from now on. Returns after timeout_seconds (at most ${WAIT_MAX_SECONDS}) with no events if nothing happened: call it again with the same cursor to keep listening.`,
+  description: `Waits until something happens in your channels and DMs (new, edited or deleted messages, members joining or leaving, channels created or changed), then returns those events, oldest first. only="addressed" waits for what concerns you alone (a DM, a mention, a reply in your thread, a reaction to your message); include_own_messages=false leaves your own posts out. For work you must not miss across restarts, prefer wait_for_inbox (acknowledged items). Pass the next_cursor of the previous call as cursor to continue where you left off; without a cursor it waits for events from now on. Returns after timeout_seconds (at most ${WAIT_MAX_SECONDS}) with no events if nothing happened: call it again with the same cursor to keep listening.`,
   input: Type.Object(
     {
-      cursor: Type.Optional(Type.String({ pattern: SINCE_PATTERN, description: 'The next_cursor of the previous wait_for_events call.' })),
+      cursor: Type.Optional(Type.String({ pattern: SINCE_PATTERN, description: 'The next_cursor of the previous wait_for_events call; `now` (or none): only events from now on.' })),
+      only: Type.Optional(OnlyField),
+      include_own_messages: Type.Optional(Type.Boolean({ description: 'false: leave out your own new and edited messages (default true).' })),
       timeout_seconds: defaulted(Type.Number({ minimum: 0, maximum: WAIT_MAX_SECONDS, description: `How long to wait for the first event, 0-${WAIT_MAX_SECONDS} seconds (default 25).` }), 25),
       limit: defaulted(Type.Integer({ minimum: 1, maximum: 100, description: 'At most this many events (1-100, default 50).' }), 50),
     },
@@ -415,7 +418,8 @@ const waitForEventsTool = defineTool({
   async run(ctx, args) {
     const { app, principal } = ctx
     const deadline = Date.now() + args.timeout_seconds * 1000
-    let since = args.cursor !== undefined ? sinceCursor(args.cursor) : undefined
+    const filter = { only: args.only ?? null, skipsOwnMessages: args.include_own_messages === false }
+    let since = args.cursor !== undefined && args.cursor !== SINCE_NOW ? sinceCursor(args.cursor) : undefined
     if (since === undefined) {
       try {
         since = (await app.realtime.broker.info()).newest
@@ -426,13 +430,13 @@ const waitForEventsTool = defineTool({
     for (;;) {
       const waiter = ctx.inbox.arm(principal.id, new Set(await channelIdsOf(app, principal.id)))
       try {
-        const page = await readEventLog(app, principal, since, args.limit)
+        const page = await readEventLog(app, principal, since, args.limit, filter)
         if (page.events.length || page.resync_required) return eventsResult(page.events, page.next_cursor, page.has_more, page.resync_required)
         since = page.next_cursor
         const woken = await waiter.until(deadline - Date.now(), ctx.signals)
         if (!(await ctx.stillValid())) throw new AppError('UNAUTHORIZED', 'your credential was revoked or has expired')
         if (!woken || Date.now() >= deadline) {
-          const last = await readEventLog(app, principal, since, args.limit)
+          const last = await readEventLog(app, principal, since, args.limit, filter)
           return eventsResult(last.events, last.next_cursor, last.has_more, last.resync_required)
         }
       } finally {

@@ -7477,7 +7477,11 @@ export interface operations {
     listEvents: {
         parameters: {
             query?: {
-                /** @description Return the events after this cursor (the `next_cursor` of the previous page, or a WebSocket frame's `cursor`). A bare integer N is read as the cursor `N-0`: `0` asks for the whole log (resync_required when the log no longer reaches back that far). Absent: from the oldest retained event. */
+                /** @description `addressed`: only the events addressed to you — a message in a DM with you, a message that mentions you, a reply in a thread you started or posted in, a reaction to your message (docs/realtime.md, "Addressed events"). `mentions`: only `message_mentioned` events. Absent: every event you may see. */
+                only?: "addressed" | "mentions";
+                /** @description false: no `new_message` / `message_updated` events for the caller's own messages (docs/loops.md). Default true. */
+                include_own_messages?: boolean;
+                /** @description Return the events after this cursor (the `next_cursor` of the previous page, or a WebSocket frame's `cursor`). A bare integer N is read as the cursor `N-0`: `0` asks for the whole log (resync_required when the log no longer reaches back that far). `now`: start at the newest event when the request is read, i.e. skip the history and get only what happens next. Absent: from the oldest retained event; `now`: an empty page whose `next_cursor` is the newest event (with `wait`, only what happens next). */
                 since?: string;
                 /** @description At most this many events (default 100, maximum 500). */
                 limit?: number;
@@ -7563,7 +7567,11 @@ export interface operations {
     streamEvents: {
         parameters: {
             query?: {
-                /** @description Start after this cursor (an event's `id:`, a frame's `cursor`, a page's `next_cursor`). A bare integer N is read as the cursor `N-0`: `0` asks for the whole log (resync_required when the log no longer reaches back that far). The `Last-Event-ID` header, which EventSource clients send when they reconnect, takes precedence. Neither: live events from now on. */
+                /** @description `addressed`: only the events addressed to you — a message in a DM with you, a message that mentions you, a reply in a thread you started or posted in, a reaction to your message (docs/realtime.md, "Addressed events"). `mentions`: only `message_mentioned` events. Absent: every event you may see. */
+                only?: "addressed" | "mentions";
+                /** @description false: no `new_message` / `message_updated` events for the caller's own messages (docs/loops.md). Default true. */
+                include_own_messages?: boolean;
+                /** @description Start after this cursor (an event's `id:`, a frame's `cursor`, a page's `next_cursor`). A bare integer N is read as the cursor `N-0`: `0` asks for the whole log (resync_required when the log no longer reaches back that far). `now`: start at the newest event when the request is read, i.e. skip the history and get only what happens next. The `Last-Event-ID` header, which EventSource clients send when they reconnect, takes precedence. Neither: live events from now on. */
                 since?: string;
             };
             header?: {
