@@ -36,6 +36,8 @@ import eventRoutes from './realtime/event-log/routes.ts'
 import webhookRoutes from './modules/webhooks/routes.ts'
 import integrationRoutes from './modules/integrations/routes.ts'
 import mentionRoutes from './modules/mentions/routes.ts'
+import inboxBell from './modules/inbox/bell.ts'
+import inboxRoutes from './modules/inbox/routes.ts'
 import realtime from './realtime/plugin.ts'
 import httpEvents from './realtime/http-events.ts'
 import workers from './workers/plugin.ts'
@@ -114,6 +116,7 @@ export async function buildApp(config: AppConfig, options: BuildOptions = {}): P
   await app.register(openapiPlugin)
   // Event streams and long polls (the hub is looked up per request); they end when a stop begins.
   await app.register(httpEvents)
+  await app.register(inboxBell)
 
   await app.register(healthRoutes)
   await app.register(
@@ -132,6 +135,7 @@ export async function buildApp(config: AppConfig, options: BuildOptions = {}): P
       await api.register(eventRoutes)
       await api.register(webhookRoutes)
       await api.register(mentionRoutes)
+      await api.register(inboxRoutes)
       await api.register(integrationRoutes)
     },
     { prefix: '/api/v1' },

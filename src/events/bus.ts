@@ -6,7 +6,7 @@ import type { FastifyBaseLogger } from 'fastify'
 import { uuidv7 } from '../lib/ids.ts'
 import type { Prisma, PrismaClient } from '../db/client.ts'
 import { insertOutboxEvents } from './repo.ts'
-import type { ChannelIdOf, DomainEvent, DomainEventType, EventPayload } from './types.ts'
+import type { Addressed, ChannelIdOf, DomainEvent, DomainEventType, EventPayload } from './types.ts'
 
 export type EventHandler = (events: DomainEvent[]) => void | Promise<void>
 /** Records an event of the catalog (src/events/catalog.ts): its payload is checked against it. */
@@ -25,7 +25,8 @@ export function outboxRow(event: DomainEvent): [string, string, string | null, s
 }
 
 function outboxPayload(event: DomainEvent): Record<string, unknown> {
-  return event.audience ? { ...event.payload, __audience: event.audience } : event.payload
+  if (!event.audience && !event.addressed) return event.payload
+  return { ...event.payload, ...(event.audience ? { __audience: event.audience } : {}), ...(event.addressed ? { __addressed: event.addressed } : {}) }
 }
 
 /** An outbox_events row as raw queries select it (`id::text, event_id::text, type, …`). */
@@ -43,8 +44,9 @@ export interface OutboxRow {
  * `outboxRow`, from payloads the compiler checked against the catalog: they are not parsed again.
  */
 export function eventFromOutbox(row: OutboxRow): DomainEvent {
-  const { __audience, ...payload } = row.payload as Record<string, unknown> & { __audience?: unknown }
+  const { __audience, __addressed, ...payload } = row.payload as Record<string, unknown> & { __audience?: unknown; __addressed?: unknown }
   const audience = Array.isArray(__audience) ? __audience.filter((x): x is string => typeof x === 'string') : undefined
+  const addressed = __addressed && typeof __addressed === 'object' ? (__addressed as Addressed) : undefined
   return {
     id: row.event_id,
     type: row.type,
@@ -52,6 +54,7 @@ export function eventFromOutbox(row: OutboxRow): DomainEvent {
     occurredAt: row.occurred_at.toISOString(),
     payload,
     ...(audience ? { audience } : {}),
+    ...(addressed ? { addressed } : {}),
   } as DomainEvent
 }
 

@@ -30,7 +30,19 @@ interface EventOf<T extends DomainEventType> {
    * the members of a channel that was just deleted or a member who was just removed.
    */
   audience?: string[]
+  /**
+   * The members this event is addressed to, each with why (docs/realtime.md, "Addressed events"):
+   * computed once when the event is emitted, read by every filter (`only=addressed`), by webhook
+   * and integration planning and by the inbox. Never the event's own author.
+   */
+  addressed?: Addressed
 }
+
+/** Why an event concerns a member: it mentions them, it is in a DM with them, it replies in a thread they took part in, or reacts to their message. */
+export type AddressKind = 'mention' | 'dm' | 'thread_reply' | 'reaction'
+export const ADDRESS_KINDS: readonly AddressKind[] = ['mention', 'dm', 'thread_reply', 'reaction']
+/** member id → why the event concerns that member. */
+export type Addressed = Record<string, AddressKind>
 
 /** A domain event; without a type argument, the union of all (narrow it on `type`). */
 export type DomainEvent<T extends DomainEventType = DomainEventType> = T extends DomainEventType ? EventOf<T> : never

@@ -11,7 +11,7 @@ import { AppError, badRequest, notFound } from '../lib/errors.ts'
 import * as channels from '../modules/channels/service.ts'
 import * as messages from '../modules/messages/service.ts'
 import { readEventLog } from '../realtime/event-log/service.ts'
-import { sinceCursor, SINCE_PATTERN } from '../realtime/cursor.ts'
+import { SINCE_NOW, sinceCursor, SINCE_PATTERN } from '../realtime/cursor.ts'
 import type { McpCaller } from './caller.ts'
 import { bounded, fitting, MAX_MESSAGE_CHARS, messageLine } from './format.ts'
 import type { Inbox } from './inbox.ts'
@@ -243,7 +243,8 @@ async function summarizeChannel(app: FastifyInstance, caller: McpCaller, args: R
 
 async function catchUp(app: FastifyInstance, caller: McpCaller, args: Record<string, string>): Promise<PromptResult> {
   if (!args.since || !new RegExp(SINCE_PATTERN).test(args.since)) throw badRequest("'since' must be a cursor returned by wait_for_events")
-  const page = await readEventLog(app, caller.principal, sinceCursor(args.since), 100)
+  const since = args.since === SINCE_NOW ? (await app.realtime.broker.info()).newest : sinceCursor(args.since)
+  const page = await readEventLog(app, caller.principal, since, 100)
   const posts = page.events.filter((e) => e.type === 'new_message' || e.type === 'message_updated')
   const keep = fitting(posts, (e) => ('message' in e ? Math.min(e.message.text.length, MAX_MESSAGE_CHARS) : 0) + 200)
   const lines = posts.slice(0, keep).map((e) => ('message' in e ? `in ${e.channel_id}: ${messageLine(bounded(e.message))}` : ''))

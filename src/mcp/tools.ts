@@ -17,15 +17,18 @@ import { DmSchema, type DmDto } from '../modules/dm/schemas.ts'
 import { openDm } from '../modules/dm/service.ts'
 import { MessageSchema, SearchHitSchema, type MessageDto } from '../modules/messages/schemas.ts'
 import * as messages from '../modules/messages/service.ts'
+import { ACK_IDS_MAX, AckResultSchema, InboxCountsSchema, InboxPageSchema, type InboxCounts, type InboxItem, type InboxPage } from '../modules/inbox/schemas.ts'
+import { acknowledgeInbox, inboxCounts, readInbox, waitForInbox } from '../modules/inbox/service.ts'
 import { MessageReactionsSchema } from '../modules/reactions/schemas.ts'
 import { setReaction } from '../modules/reactions/service.ts'
 import type { MemberPrincipal } from '../plugins/auth.ts'
 import { Uuid } from '../schemas/common.ts'
-import { sinceCursor, SINCE_PATTERN } from '../realtime/cursor.ts'
+import { SINCE_NOW, sinceCursor, SINCE_PATTERN } from '../realtime/cursor.ts'
+import { OnlyField } from '../events/filter.ts'
 import { EventPageSchema, type EventPage } from '../realtime/event-log/schemas.ts'
 import { readEventLog } from '../realtime/event-log/service.ts'
 import type { EventFrame } from '../realtime/frames.ts'
-import { bounded, boundedEvent, eventLine, eventSize, fitting, MAX_MESSAGE_CHARS, messageLine } from './format.ts'
+import { bounded, boundedEvent, eventLine, eventSize, fitting, MAX_MESSAGE_CHARS, messageLine, type McpMessage } from './format.ts'
 import { storeFile } from './files.ts'
 import { defaulted, defineTool, type Tool, type ToolOutput } from './tool.ts'
 
@@ -401,10 +404,12 @@ const listAgentsTool = defineTool({
 const waitForEventsTool = defineTool({
   name: 'wait_for_events',
   title: 'Wait for events (your inbox)',
-  description: `Waits until something happens in your channels and DMs (new, edited or deleted messages, members joining or leaving, channels created or changed), then returns those events, oldest first. Pass the next_cursor of the previous call as cursor to continue where you left off; without a cursor it waits for events from now on. Returns after timeout_seconds (at most ${WAIT_MAX_SECONDS}) with no events if nothing happened: call it again with the same cursor to keep listening.`,
+  description: `Waits until something happens in your channels and DMs (new, edited or deleted messages, members joining or leaving, channels created or changed), then returns those events, oldest first. only="addressed" waits for what concerns you alone (a DM, a mention, a reply in your thread, a reaction to your message); include_own_messages=false leaves your own posts out. For work you must not miss across restarts, prefer wait_for_inbox (acknowledged items). Pass the next_cursor of the previous call as cursor to continue where you left off; without a cursor it waits for events from now on. Returns after timeout_seconds (at most ${WAIT_MAX_SECONDS}) with no events if nothing happened: call it again with the same cursor to keep listening.`,
   input: Type.Object(
     {
-      cursor: Type.Optional(Type.String({ pattern: SINCE_PATTERN, description: 'The next_cursor of the previous wait_for_events call.' })),
+      cursor: Type.Optional(Type.String({ pattern: SINCE_PATTERN, description: 'The next_cursor of the previous wait_for_events call; `now` (or none): only events from now on.' })),
+      only: Type.Optional(OnlyField),
+      include_own_messages: Type.Optional(Type.Boolean({ description: 'false: leave out your own new and edited messages (default true).' })),
       timeout_seconds: defaulted(Type.Number({ minimum: 0, maximum: WAIT_MAX_SECONDS, description: `How long to wait for the first event, 0-${WAIT_MAX_SECONDS} seconds (default 25).` }), 25),
       limit: defaulted(Type.Integer({ minimum: 1, maximum: 100, description: 'At most this many events (1-100, default 50).' }), 50),
     },
@@ -415,7 +420,8 @@ const waitForEventsTool = defineTool({
   async run(ctx, args) {
     const { app, principal } = ctx
     const deadline = Date.now() + args.timeout_seconds * 1000
-    let since = args.cursor !== undefined ? sinceCursor(args.cursor) : undefined
+    const filter = { only: args.only ?? null, skipsOwnMessages: args.include_own_messages === false }
+    let since = args.cursor !== undefined && args.cursor !== SINCE_NOW ? sinceCursor(args.cursor) : undefined
     if (since === undefined) {
       try {
         since = (await app.realtime.broker.info()).newest
@@ -426,13 +432,13 @@ const waitForEventsTool = defineTool({
     for (;;) {
       const waiter = ctx.inbox.arm(principal.id, new Set(await channelIdsOf(app, principal.id)))
       try {
-        const page = await readEventLog(app, principal, since, args.limit)
+        const page = await readEventLog(app, principal, since, args.limit, filter)
         if (page.events.length || page.resync_required) return eventsResult(page.events, page.next_cursor, page.has_more, page.resync_required)
         since = page.next_cursor
         const woken = await waiter.until(deadline - Date.now(), ctx.signals)
         if (!(await ctx.stillValid())) throw new AppError('UNAUTHORIZED', 'your credential was revoked or has expired')
         if (!woken || Date.now() >= deadline) {
-          const last = await readEventLog(app, principal, since, args.limit)
+          const last = await readEventLog(app, principal, since, args.limit, filter)
           return eventsResult(last.events, last.next_cursor, last.has_more, last.resync_required)
         }
       } finally {
@@ -458,6 +464,110 @@ function eventsResult(all: EventFrame[], nextCursor: string, hasMore: boolean, r
     structured: { events, next_cursor: cursor, has_more: more, resync_required: resync },
   }
 }
+
+// ---- the inbox (docs/realtime.md, "The inbox"; docs/mcp.md) ----
+
+const INBOX_MCP_MAX = 50
+
+function countsLine(c: InboxCounts): string {
+  if (!c.total) return 'Inbox: nothing unacknowledged.'
+  const kinds = Object.entries(c.by_kind)
+    .filter(([, n]) => n > 0)
+    .map(([k, n]) => `${k} ${n}`)
+    .join(', ')
+  const where = c.by_channel.map((ch) => `${ch.type === 'dm' ? 'DM' : '#'}${ch.name} (${ch.channel_id}) ${ch.count}`).join(', ')
+  return `Inbox: ${c.total} unacknowledged (${kinds}); by channel: ${where}.`
+}
+
+function itemLine(i: InboxItem & { message: McpMessage | null }): string {
+  const head = `item ${i.id} [${i.kind}] in ${i.channel_id}`
+  if (i.message) return `${head}: ${messageLine(i.message)}`
+  const r = i.reaction!
+  return `${head}: ${r.member_name} (${r.member_type}, ${r.member_id}) reacted ${r.emoji} on your msg ${r.message_id}`
+}
+
+/** A page as MCP answers it: texts cut, the page cut to the budget (the cursor then says where it stopped). */
+function inboxResult(page: InboxPage, intro = ''): ToolOutput<InboxPage> {
+  const keep = fitting(page.items, (i) => 200 + (i.message ? Math.min(i.message.text.length, MAX_MESSAGE_CHARS) : 0))
+  const items = page.items.slice(0, keep).map((i) => (i.message ? { ...i, message: bounded(i.message) } : i))
+  const cut = keep < page.items.length
+  const structured = { counts: page.counts, items, next_cursor: items.at(-1)?.id ?? null, has_more: page.has_more || cut }
+  const lines = items.map(itemLine)
+  const tail = items.length
+    ? `\nWhen handled: ack_inbox with up_to=${structured.next_cursor}${structured.has_more ? `; more items follow: read_inbox with after=${structured.next_cursor}` : ''}.`
+    : ''
+  return { text: `${intro}${countsLine(page.counts)}${lines.length ? `\n${lines.join('\n')}` : ''}${tail}`, structured }
+}
+
+const InboxLimit = defaulted(Type.Integer({ minimum: 1, maximum: INBOX_MCP_MAX, description: `At most this many items (1-${INBOX_MCP_MAX}, default 20).` }), 20)
+
+const checkInboxTool = defineTool({
+  name: 'check_inbox',
+  title: 'Check your inbox (counts only)',
+  description:
+    'The cheapest call: how many items addressed to you are waiting (mentions, DMs, replies in your threads, reactions to your messages), by kind and by channel, without reading any. Then read_inbox, or wait_for_inbox when nothing is waiting.',
+  input: Type.Object({}, { additionalProperties: false }),
+  output: Type.Object({ counts: InboxCountsSchema }, { additionalProperties: false }),
+  annotations: { readOnlyHint: true, openWorldHint: false },
+  async run(ctx) {
+    const counts = await inboxCounts(ctx.app, ctx.principal)
+    return { text: countsLine(counts), structured: { counts } }
+  },
+})
+
+const readInboxTool = defineTool({
+  name: 'read_inbox',
+  title: 'Read your inbox',
+  description:
+    'What is addressed to you and not yet acknowledged, oldest first, with the counts first: messages that mention you, messages in your DMs, replies in threads you started or posted in, reactions to your messages. Items stay until you acknowledge them with ack_inbox (they survive restarts). after=<item id> reads the next page without acknowledging.',
+  input: Type.Object({ limit: InboxLimit, after: Type.Optional({ ...Uuid, description: 'The next_cursor of the previous read_inbox: the page after it.' }) }, { additionalProperties: false }),
+  output: InboxPageSchema,
+  annotations: { readOnlyHint: true, openWorldHint: false },
+  async run(ctx, args) {
+    return inboxResult(await readInbox(ctx.app, ctx.principal, { limit: args.limit, ...(args.after ? { after: args.after.toLowerCase() } : {}) }))
+  },
+})
+
+const waitForInboxTool = defineTool({
+  name: 'wait_for_inbox',
+  title: 'Wait for your inbox',
+  description: `Returns at once when items addressed to you are waiting; otherwise waits (at most timeout_seconds, up to ${WAIT_MAX_SECONDS}) until one arrives, then returns everything that accumulated, counts first. Nothing from your own posts or from conversations that do not concern you wakes it. Acknowledge what you handled with ack_inbox, or the same items come back.`,
+  input: Type.Object(
+    {
+      timeout_seconds: defaulted(Type.Number({ minimum: 0, maximum: WAIT_MAX_SECONDS, description: `How long to wait, 0-${WAIT_MAX_SECONDS} seconds (default 25).` }), 25),
+      limit: InboxLimit,
+    },
+    { additionalProperties: false },
+  ),
+  output: InboxPageSchema,
+  annotations: { readOnlyHint: true, openWorldHint: false },
+  async run(ctx, args) {
+    const page = await waitForInbox(ctx.app, ctx.principal, { limit: args.limit }, args.timeout_seconds * 1000, AbortSignal.any(ctx.signals))
+    if (!page.items.length && !(await ctx.stillValid())) throw new AppError('UNAUTHORIZED', 'your credential was revoked or has expired')
+    return inboxResult(page, page.items.length ? '' : 'Nothing arrived. ')
+  },
+})
+
+const ackInboxTool = defineTool({
+  name: 'ack_inbox',
+  title: 'Acknowledge inbox items',
+  description:
+    'Records that you handled inbox items, so they never come back (also after a restart): up_to=<item id> acknowledges every item up to and including it (the next_cursor of read_inbox or wait_for_inbox), ids=[...] acknowledges those. Give one of the two. Answers the counts left.',
+  input: Type.Object(
+    {
+      up_to: Type.Optional({ ...Uuid, description: 'Acknowledge every item up to and including this one.' }),
+      ids: Type.Optional(Type.Array(Uuid, { minItems: 1, maxItems: ACK_IDS_MAX, uniqueItems: true, description: `These items (at most ${ACK_IDS_MAX}).` })),
+    },
+    { additionalProperties: false },
+  ),
+  output: AckResultSchema,
+  annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: true, openWorldHint: false },
+  async run(ctx, args) {
+    if ((args.up_to === undefined) === (args.ids === undefined)) throw badRequest('give either up_to or ids (one of the two)')
+    const result = await acknowledgeInbox(ctx.app, ctx.principal, args.up_to !== undefined ? { up_to: args.up_to.toLowerCase() } : { ids: args.ids!.map((id) => id.toLowerCase()) })
+    return { text: `Acknowledged ${result.acknowledged} item(s). ${countsLine(result.counts)}`, structured: result }
+  },
+})
 
 const reactTool = defineTool({
   name: 'react',
@@ -497,5 +607,9 @@ export const TOOLS: Tool[] = [
   listMembersTool,
   listAgentsTool,
   waitForEventsTool,
+  checkInboxTool,
+  readInboxTool,
+  waitForInboxTool,
+  ackInboxTool,
   markReadTool,
 ]

@@ -37,7 +37,7 @@ export function asyncApiDocument(catalog: EventCatalog = EVENTS): Record<string,
       title: 'Agent Messaging Service — real-time gateway',
       version: API_VERSION,
       description:
-        'WebSocket at `/ws`. Authenticate with `?token=<API key or JWT>` (URL-encoded) or `Authorization: Bearer …`; a bad or missing credential is refused at the upgrade with HTTP 401. Add `since=<cursor>` to receive the events missed since that cursor before live events, `include_own_messages=false` to receive no frames for your own messages (docs/loops.md), and `only=mentions` to receive only the messages that mention you. Other query parameters are ignored. All frames are JSON text. Full guide with a reference client: docs/realtime.md. The same event log over REST: `GET /api/v1/events` (openapi.json).',
+        'WebSocket at `/ws`. Authenticate with `?token=<API key or JWT>` (URL-encoded) or `Authorization: Bearer …`; a bad or missing credential is refused at the upgrade with HTTP 401. Add `since=<cursor>` to receive the events missed since that cursor before live events, `include_own_messages=false` to receive no frames for your own messages (docs/loops.md), and `only=addressed` (what concerns you: DMs, mentions, replies in your threads, reactions to your messages) or `only=mentions` to receive only those; `since=now` skips the history. Other query parameters are ignored. All frames are JSON text. Full guide with a reference client: docs/realtime.md. The same event log over REST: `GET /api/v1/events` (openapi.json).',
     },
     servers: {
       local: {
@@ -68,8 +68,9 @@ export function asyncApiDocument(catalog: EventCatalog = EVENTS): Record<string,
                 },
                 only: {
                   type: 'string',
-                  enum: ['mentions'],
-                  description: '`mentions`: only `message_mentioned` frames (messages that mention you), live or replayed; control frames as usual (docs/realtime.md).',
+                  enum: ['addressed', 'mentions'],
+                  description:
+                    '`addressed`: only the events addressed to you (a message in a DM with you, a message that mentions you, a reply in a thread you started or posted in, a reaction to your message); `mentions`: only `message_mentioned` frames. Live or replayed; control frames as usual (docs/realtime.md, "Filters").',
                 },
               },
               additionalProperties: true,

@@ -2,6 +2,7 @@
 // opened with), the bound on its send queue, its per-second frame budget and its keep-alive.
 import type { Socket } from 'node:net'
 import type { WebSocket } from 'ws'
+import type { Only } from '../events/filter.ts'
 import type { MemberPrincipal } from '../plugins/auth.ts'
 import type { LogEntry } from './broker.ts'
 import type { Cursor } from './cursor.ts'
@@ -58,8 +59,8 @@ export class Connection implements Client {
   floor: Cursor | null = null
   /** `include_own_messages=false` on /ws: no frames for the member's own messages (docs/loops.md). */
   skipsOwnMessages = false
-  /** `only=mentions` on /ws: only message_mentioned frames (docs/realtime.md, "Mentions only"). */
-  onlyMentions = false
+  /** `only=addressed|mentions` on /ws (src/events/filter.ts). */
+  only: Only | null = null
   /** WebSockets take typing, status and presence signals (src/realtime/signals.ts). */
   readonly signals = true
   /** One typing signal per channel every TYPING_INTERVAL_MS; extras are dropped. */

@@ -7,13 +7,26 @@ export type Cursor = string
 export const CURSOR_PATTERN = '^[0-9]{1,16}-[0-9]{1,16}$'
 
 /**
- * What a client may send as `since`: a cursor, or a bare millisecond count N meaning `N-0` (so
- * `since=0` asks for everything and gets resync_required when the log no longer reaches back).
+ * What a client may send as `since`: a cursor, a bare millisecond count N meaning `N-0` (so
+ * `since=0` asks for everything and gets resync_required when the log no longer reaches back), or
+ * `now`: the newest cursor of the log when the request is read (only what happens next).
  */
-export const SINCE_PATTERN = '^[0-9]{1,16}(-[0-9]{1,16})?$'
+export const SINCE_PATTERN = '^(now|[0-9]{1,16}(-[0-9]{1,16})?)$'
 
-/** The cursor of a `since` value that matched SINCE_PATTERN. */
+/** `since=now`: start at the log's newest cursor. */
+export const SINCE_NOW = 'now'
+
+/** The cursor of a `since` value that matched SINCE_PATTERN, other than `now` (see resolveSince). */
 export const sinceCursor = (since: string): Cursor => (since.includes('-') ? since : `${since}-0`)
+
+/**
+ * The cursor a `since` value stands for: `now` is the log's newest cursor (read only then), absent
+ * stays absent (each reader has its own default).
+ */
+export async function resolveSince(since: string | undefined, newest: () => Promise<Cursor>): Promise<Cursor | undefined> {
+  if (since === undefined) return undefined
+  return since === SINCE_NOW ? newest() : sinceCursor(since)
+}
 
 /** The cursor before every event: reading after it reads the whole log. */
 export const ORIGIN: Cursor = '0-0'

@@ -22,11 +22,12 @@ export const CursorSchema = Type.String({
 /** `since` as clients send it (WebSocket upgrade, GET /api/v1/events); `description` is set where used. */
 export const SinceSchema = Type.String({
   pattern: SINCE_PATTERN,
-  examples: ['1764000000000-0', '0'],
+  examples: ['1764000000000-0', '0', 'now'],
 })
 
 /** How both places describe the bare-integer form of `since`. */
-export const SINCE_INTEGER_NOTE = 'A bare integer N is read as the cursor `N-0`: `0` asks for the whole log (resync_required when the log no longer reaches back that far).'
+export const SINCE_INTEGER_NOTE =
+  'A bare integer N is read as the cursor `N-0`: `0` asks for the whole log (resync_required when the log no longer reaches back that far). `now`: start at the newest event when the request is read, i.e. skip the history and get only what happens next.'
 
 const ActorType = Type.Union([Type.Literal('AGENT'), Type.Literal('HUMAN')])
 

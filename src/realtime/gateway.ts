@@ -7,13 +7,14 @@ import type { ServerResponse } from 'node:http'
 import type { Socket } from 'node:net'
 import type { FastifyInstance, FastifyRequest } from 'fastify'
 import { Type } from 'typebox'
+import { OnlyField, type Only } from '../events/filter.ts'
 import { unauthorized } from '../lib/errors.ts'
 import { withTimeout } from '../lib/timeout.ts'
 import { approvalPending, bearer, type MemberPrincipal } from '../plugins/auth.ts'
 import type { Broker } from './broker.ts'
 import { CLOSE_GOING_AWAY, CLOSE_TRY_AGAIN_LATER, Connection, type Credential } from './connection.ts'
 import { scheduleCredentialChecks } from './credential-check.ts'
-import { compareCursors, sinceCursor, type Cursor } from './cursor.ts'
+import { compareCursors, SINCE_NOW, sinceCursor, type Cursor } from './cursor.ts'
 import { SINCE_INTEGER_NOTE, SinceSchema, toEventFrame } from './frames.ts'
 import type { Hub } from './hub.ts'
 import { inboundFrames, sendJson } from './inbound.ts'
@@ -31,7 +32,7 @@ const WsQuery = Type.Object({
   token: Type.Optional(Type.String()),
   since: Type.Optional({ ...SinceSchema, description: `Resume after this cursor. ${SINCE_INTEGER_NOTE}` }),
   include_own_messages: Type.Optional(Type.Boolean({ description: "false: no new_message / message_updated frames for the caller's own messages (docs/loops.md)." })),
-  only: Type.Optional(Type.Literal('mentions', { description: '`mentions`: only message_mentioned frames, i.e. the messages that mention the caller (docs/realtime.md).' })),
+  only: Type.Optional(OnlyField),
 })
 
 const credentials = new WeakMap<FastifyRequest, Credential>()
@@ -130,7 +131,7 @@ export async function gateway(app: FastifyInstance, { broker, hub, signals, pres
   }
   const presenceFailed = (error: unknown): void => app.log.warn({ err: error }, 'could not record presence')
 
-  app.get<{ Querystring: { token?: string; since?: string; include_own_messages?: boolean; only?: 'mentions' } }>(
+  app.get<{ Querystring: { token?: string; since?: string; include_own_messages?: boolean; only?: Only } }>(
     '/ws',
     {
       websocket: true,
@@ -142,7 +143,8 @@ export async function gateway(app: FastifyInstance, { broker, hub, signals, pres
     (socket, request) => {
       const credential = credentials.get(request)!
       credentials.delete(request)
-      const since = request.query.since === undefined ? undefined : sinceCursor(request.query.since)
+      // since=now: no catch-up, live from the newest event (the `ready` frame carries its cursor).
+      const since = request.query.since === undefined || request.query.since === SINCE_NOW ? undefined : sinceCursor(request.query.since)
       // @fastify/websocket's error listener keeps the request and reply alive for the socket's
       // whole life (a few KB per idle connection); ours keeps nothing.
       socket.removeAllListeners('error')
@@ -157,7 +159,7 @@ export async function gateway(app: FastifyInstance, { broker, hub, signals, pres
       }
       const conn = new Connection(socket, tcp, credential, limits, (c) => app.log.warn({ memberId: c.memberId }, 'websocket client too slow; disconnected'))
       conn.skipsOwnMessages = request.query.include_own_messages === false
-      conn.onlyMentions = request.query.only === 'mentions'
+      conn.only = request.query.only ?? null
       connections.add(conn)
       socket.on('message', (data, isBinary) => onFrame(conn, data, isBinary))
       let counted = false

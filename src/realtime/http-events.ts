@@ -13,6 +13,7 @@ import type { OutgoingHttpHeaders } from 'node:http'
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import fp from 'fastify-plugin'
 import { Gauge } from 'prom-client'
+import type { EventFilter } from '../events/filter.ts'
 import { AppError } from '../lib/errors.ts'
 import { withTimeout } from '../lib/timeout.ts'
 import { bearer, type MemberPrincipal } from '../plugins/auth.ts'
@@ -34,9 +35,9 @@ export interface EventStreams {
   /** The caller of an authenticated request, as the re-check needs it. */
   credentialOf(request: FastifyRequest): HeldCredential
   /** Answers the request with an event stream (the reply is hijacked once the head is sent). */
-  stream(request: FastifyRequest, reply: FastifyReply, since: Cursor | undefined): Promise<void>
-  /** Registers a long poll with the hub; `release` it when the request answers. */
-  park(credential: HeldCredential): Promise<LongPoll>
+  stream(request: FastifyRequest, reply: FastifyReply, since: Cursor | undefined, filter?: EventFilter): Promise<void>
+  /** Registers a long poll with the hub (woken only by events that pass `filter`); `release` it when the request answers. */
+  park(credential: HeldCredential, filter?: EventFilter): Promise<LongPoll>
   release(poll: LongPoll): void
   /** True once the server is shutting down. */
   readonly stopping: boolean
@@ -108,13 +109,13 @@ async function httpEventsPlugin(app: FastifyInstance): Promise<void> {
     }
   }
 
-  async function stream(request: FastifyRequest, reply: FastifyReply, since: Cursor | undefined): Promise<void> {
+  async function stream(request: FastifyRequest, reply: FastifyReply, since: Cursor | undefined, filter: EventFilter = {}): Promise<void> {
     if (stopping) throw shuttingDown()
     const credential = credentialOf(request)
     const memberId = credential.principal.id
     streamSlots.take(memberId)
     const { hub, broker } = app.realtime
-    const stream = new EventStream(credential, reply.raw, config.wsMaxBufferedBytes, () => request.log.warn({ memberId }, 'event stream client too slow; disconnected'))
+    const stream = new EventStream(credential, reply.raw, config.wsMaxBufferedBytes, () => request.log.warn({ memberId }, 'event stream client too slow; disconnected'), filter)
     streams.add(stream)
     let released = false
     const release = (): void => {
@@ -148,11 +149,11 @@ async function httpEventsPlugin(app: FastifyInstance): Promise<void> {
     }
   }
 
-  async function park(credential: HeldCredential): Promise<LongPoll> {
+  async function park(credential: HeldCredential, filter: EventFilter = {}): Promise<LongPoll> {
     if (stopping) throw shuttingDown()
     const memberId = credential.principal.id
     pollSlots.take(memberId)
-    const poll = new LongPoll(credential, app.realtime.hub)
+    const poll = new LongPoll(credential, app.realtime.hub, filter)
     polls.add(poll)
     try {
       await subscribe(poll.subscriber)

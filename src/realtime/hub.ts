@@ -5,13 +5,14 @@
 // channel.deleted events themselves (which arrive in log order, before any later message of the
 // channel). Each entry is encoded once and the same buffer is sent to every recipient.
 import type { FastifyBaseLogger } from 'fastify'
+import { filteredOut, type EventFilter } from '../events/filter.ts'
 import type { DomainEvent } from '../events/types.ts'
 import type { LogEntry } from './broker.ts'
 import { compareCursors, type Cursor } from './cursor.ts'
 import { isClientEvent, toEventFrame } from './frames.ts'
 
 /** One socket, as the hub sees it. */
-export interface Client {
+export interface Client extends EventFilter {
   readonly memberId: string
   /** Sends an encoded frame (the socket enforces its own send-queue bound). */
   send(frame: Buffer): void
@@ -19,10 +20,6 @@ export interface Client {
   pending: LogEntry[] | null
   /** Entries at or below this cursor were already sent (replay) or predate the connection. */
   floor: Cursor | null
-  /** Opted out of the member's own messages (`include_own_messages=false`; docs/loops.md). */
-  readonly skipsOwnMessages?: boolean
-  /** Asked for mentions only (`only=mentions`): message_mentioned frames and nothing else. */
-  readonly onlyMentions?: boolean
   /** Takes ephemeral signals (typing, status, presence): WebSockets do, SSE and long polls do not. */
   readonly signals?: boolean
 }
@@ -32,17 +29,8 @@ function addressedTo(memberId: string, event: DomainEvent): boolean {
   return event.type !== 'message.mentioned' || event.payload.mentioned_ids.includes(memberId)
 }
 
-/** Whether this socket asked to leave this event out (its own messages, or all but its mentions). */
-function optedOut(client: Client, event: DomainEvent): boolean {
-  if (client.onlyMentions && event.type !== 'message.mentioned') return true
-  return Boolean(client.skipsOwnMessages && ownMessage(client.memberId, event))
-}
-
-/** A new or edited message written by this member. */
-function ownMessage(memberId: string, event: DomainEvent): boolean {
-  if (event.type !== 'message.created' && event.type !== 'message.updated') return false
-  return (event.payload.message as { author_id?: unknown } | undefined)?.author_id === memberId
-}
+/** Whether this client's filter (`only`, `include_own_messages`; src/events/filter.ts) leaves the event out. */
+const optedOut = (client: Client, event: DomainEvent): boolean => filteredOut(client, client.memberId, event)
 
 interface MemberState {
   clients: Set<Client>

@@ -1,6 +1,7 @@
 // A parked long poll (GET /api/v1/events?wait=): a hub subscriber that only remembers the newest
 // cursor the hub delivered to it and wakes its request. The request then reads the log itself
 // (src/realtime/event-log/service.ts), so the page it answers follows the REST reader's rules.
+import type { EventFilter } from '../events/filter.ts'
 import { compareCursors, type Cursor } from './cursor.ts'
 import type { Hub } from './hub.ts'
 import type { HeldCredential } from './http-events.ts'
@@ -23,11 +24,16 @@ export class LongPoll {
   constructor(
     readonly credential: HeldCredential,
     private readonly hub: Hub,
+    filter: EventFilter = {},
   ) {
-    this.subscriber = new Subscriber(credential.principal.id, (frame) => {
-      if (this.latest === null || compareCursors(frame.cursor, this.latest) > 0) this.latest = frame.cursor
-      if (this.after !== null && compareCursors(frame.cursor, this.after) > 0) this.settle?.('event')
-    })
+    this.subscriber = new Subscriber(
+      credential.principal.id,
+      (frame) => {
+        if (this.latest === null || compareCursors(frame.cursor, this.latest) > 0) this.latest = frame.cursor
+        if (this.after !== null && compareCursors(frame.cursor, this.after) > 0) this.settle?.('event')
+      },
+      filter,
+    )
   }
 
   /** Live from `after`: entries the hub buffered since registration that are later are delivered now. */

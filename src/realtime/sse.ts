@@ -11,6 +11,7 @@
 // always a single line. The catch-up follows the gateway's order: registered with the hub
 // (buffering) before the history is read, so nothing is lost or repeated at the hand-over.
 import type { ServerResponse } from 'node:http'
+import type { EventFilter } from '../events/filter.ts'
 import type { Broker, LogInfo } from './broker.ts'
 import { compareCursors, type Cursor } from './cursor.ts'
 import { replayVisible } from './history.ts'
@@ -48,8 +49,9 @@ export class EventStream {
     readonly res: ServerResponse,
     private readonly maxBufferedBytes: number,
     private readonly onOverflow: (stream: EventStream) => void,
+    filter: EventFilter = {},
   ) {
-    this.subscriber = new Subscriber(credential.principal.id, (frame, raw) => this.write(sseOf(frame, raw)))
+    this.subscriber = new Subscriber(credential.principal.id, (frame, raw) => this.write(sseOf(frame, raw)), filter)
     res.once('close', () => {
       this.closed = true
     })
@@ -115,7 +117,7 @@ export async function startStream(stream: EventStream, broker: Broker, hub: Hub,
     if (compareCursors(since, info.floor) < 0 || compareCursors(since, info.newest) > 0) {
       stream.frame({ type: 'resync_required', cursor, error: 'the cursor is older than the retained event history; reload state over REST and continue from this cursor' })
     } else {
-      ;({ cursor, replayed } = await replayVisible(broker, hub, stream.subscriber.memberId, since, async (frame) => {
+      ;({ cursor, replayed } = await replayVisible(broker, hub, stream.subscriber, since, async (frame) => {
         await stream.drained()
         if (stream.open) stream.frame(frame)
         return stream.open

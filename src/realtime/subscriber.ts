@@ -3,6 +3,7 @@
 // sockets, so it gets the same frames, chosen by the same membership check at delivery, from the
 // same broker subscription — there is no second fan-out path. The hub hands every recipient the
 // same encoded buffer; its cursor and type are read once per buffer, not once per subscriber.
+import type { EventFilter, Only } from '../events/filter.ts'
 import type { LogEntry } from './broker.ts'
 import type { Cursor } from './cursor.ts'
 import type { Client } from './hub.ts'
@@ -31,11 +32,17 @@ export function deliveredFrame(frame: Buffer): DeliveredFrame {
 export class Subscriber implements Client {
   pending: LogEntry[] | null = null
   floor: Cursor | null = null
+  readonly only: Only | null
+  readonly skipsOwnMessages: boolean
 
   constructor(
     readonly memberId: string,
     private readonly onFrame: (frame: DeliveredFrame, raw: Buffer) => void,
-  ) {}
+    filter: EventFilter = {},
+  ) {
+    this.only = filter.only ?? null
+    this.skipsOwnMessages = filter.skipsOwnMessages ?? false
+  }
 
   send(frame: Buffer): void {
     this.onFrame(deliveredFrame(frame), frame)

@@ -915,6 +915,48 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/inbox": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The caller’s inbox: addressed items not yet acknowledged, counts first
+         * @description What concerns the caller (agent or human) and was not acknowledged yet: messages that mention it, messages in its DMs, replies in threads it started or posted in, reactions to its messages — in the channels it belongs to now, oldest first. `counts` (total, by kind, by channel) comes before the items, so a client can decide how much to read. Items stay until acknowledged with `POST /api/v1/inbox/ack`, on every instance and across restarts; `after` pages on without acknowledging.
+         *
+         *     With `wait` (seconds, at most 30) this is a **long poll**: when nothing is unacknowledged the request is held and answered as soon as at least one item is, with everything that accumulated meanwhile; at the deadline, with an empty page. See docs/realtime.md, "The inbox".
+         */
+        get: operations["readInbox"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/inbox/ack": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Acknowledge inbox items: they never come back
+         * @description `{"up_to": <item id>}` acknowledges every item up to and including that one (pass the `next_cursor` of the page you handled); `{"ids": [...]}` acknowledges those items. Acknowledged items never return, on any instance, after any restart. Ids that are not the caller’s, or already acknowledged, are ignored. Anything else (both fields, neither, a malformed id) answers 400 and acknowledges nothing. Answers the counts after the acknowledgement. A webhook’s 2xx is its own acknowledgement; this is for clients that pull.
+         */
+        post: operations["acknowledgeInbox"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/integrations": {
         parameters: {
             query?: never;
@@ -8265,7 +8307,11 @@ export interface operations {
     listEvents: {
         parameters: {
             query?: {
-                /** @description Return the events after this cursor (the `next_cursor` of the previous page, or a WebSocket frame's `cursor`). A bare integer N is read as the cursor `N-0`: `0` asks for the whole log (resync_required when the log no longer reaches back that far). Absent: from the oldest retained event. */
+                /** @description `addressed`: only the events addressed to you — a message in a DM with you, a message that mentions you, a reply in a thread you started or posted in, a reaction to your message (docs/realtime.md, "Addressed events"). `mentions`: only `message_mentioned` events. Absent: every event you may see. */
+                only?: "addressed" | "mentions";
+                /** @description false: no `new_message` / `message_updated` events for the caller's own messages (docs/loops.md). Default true. */
+                include_own_messages?: boolean;
+                /** @description Return the events after this cursor (the `next_cursor` of the previous page, or a WebSocket frame's `cursor`). A bare integer N is read as the cursor `N-0`: `0` asks for the whole log (resync_required when the log no longer reaches back that far). `now`: start at the newest event when the request is read, i.e. skip the history and get only what happens next. Absent: from the oldest retained event; `now`: an empty page whose `next_cursor` is the newest event (with `wait`, only what happens next). */
                 since?: string;
                 /** @description At most this many events (default 100, maximum 500). */
                 limit?: number;
@@ -8353,7 +8399,11 @@ export interface operations {
     streamEvents: {
         parameters: {
             query?: {
-                /** @description Start after this cursor (an event's `id:`, a frame's `cursor`, a page's `next_cursor`). A bare integer N is read as the cursor `N-0`: `0` asks for the whole log (resync_required when the log no longer reaches back that far). The `Last-Event-ID` header, which EventSource clients send when they reconnect, takes precedence. Neither: live events from now on. */
+                /** @description `addressed`: only the events addressed to you — a message in a DM with you, a message that mentions you, a reply in a thread you started or posted in, a reaction to your message (docs/realtime.md, "Addressed events"). `mentions`: only `message_mentioned` events. Absent: every event you may see. */
+                only?: "addressed" | "mentions";
+                /** @description false: no `new_message` / `message_updated` events for the caller's own messages (docs/loops.md). Default true. */
+                include_own_messages?: boolean;
+                /** @description Start after this cursor (an event's `id:`, a frame's `cursor`, a page's `next_cursor`). A bare integer N is read as the cursor `N-0`: `0` asks for the whole log (resync_required when the log no longer reaches back that far). `now`: start at the newest event when the request is read, i.e. skip the history and get only what happens next. The `Last-Event-ID` header, which EventSource clients send when they reconnect, takes precedence. Neither: live events from now on. */
                 since?: string;
             };
             header?: {
@@ -9384,6 +9434,341 @@ export interface operations {
                 headers: {
                     /** @description Seconds to wait before retrying. */
                     "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    readInbox: {
+        parameters: {
+            query?: {
+                /** @description At most this many items (default 20, at most 100). */
+                limit?: number;
+                /** @description Only items after this one (a `next_cursor`): the next page, without acknowledging this one. */
+                after?: string;
+                /**
+                 * @description Long polling: when no item is unacknowledged, hold the request up to this many seconds (at most 30) and answer as soon as one is, with every item that accumulated meanwhile (up to `limit`). Absent or 0: answer at once.
+                 * @example 25
+                 */
+                wait?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The caller’s inbox: addressed items not yet acknowledged, counts first: done. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description What is waiting, before any item: enough to decide how much to read. */
+                        counts: {
+                            /** @description Unacknowledged items, in the channels and DMs you belong to now. */
+                            total: number;
+                            by_kind: {
+                                mention: number;
+                                dm: number;
+                                thread_reply: number;
+                                reaction: number;
+                            };
+                            /** @description The channels with unacknowledged items, most first (at most 50). */
+                            by_channel: {
+                                /** Format: uuid */
+                                channel_id: string;
+                                name: string;
+                                type: "channel" | "dm";
+                                count: number;
+                            }[];
+                        };
+                        /** @description Unacknowledged items, oldest first. */
+                        items: {
+                            /**
+                             * Format: uuid
+                             * @description The item id, also its cursor: `after` pages past it, `up_to` acknowledges up to it.
+                             */
+                            id: string;
+                            /** @description Why the item is yours: a message that `mention`s you, a message in a `dm` with you, a `thread_reply` in a thread you started or posted in, a `reaction` to your message. */
+                            kind: "mention" | "dm" | "thread_reply" | "reaction";
+                            /** Format: uuid */
+                            event_id: string;
+                            /** @description The event, as the event log names it (`message_mentioned`: an edit that mentions you for the first time). */
+                            event_type: "new_message" | "message_mentioned" | "reaction_added";
+                            /** Format: uuid */
+                            channel_id: string;
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601 UTC timestamp.
+                             */
+                            occurred_at: string;
+                            /** @description The message, as it was when the event happened (null for a reaction). */
+                            message: {
+                                /**
+                                 * Format: uuid
+                                 * @description UUIDv7; ids sort in posting order and serve as pagination cursors.
+                                 */
+                                id: string;
+                                /** Format: uuid */
+                                channel_id: string;
+                                /**
+                                 * Format: uuid
+                                 * @description Id of the author user or agent.
+                                 */
+                                author_id: string;
+                                /** @description The author's display name when the message was posted. */
+                                author_name: string;
+                                /** @description `AGENT` or `HUMAN`. */
+                                author_type: "AGENT" | "HUMAN";
+                                text: string;
+                                /**
+                                 * Format: date-time
+                                 * @description ISO 8601 UTC timestamp.
+                                 */
+                                created_at: string;
+                                /** @description When the text was last edited; null if never. */
+                                edited_at: string | null;
+                                /** @description The event the poster said it was reacting to (`in_reply_to_event` when posting), as given; null if none. docs/loops.md. */
+                                in_reply_to_event: string | null;
+                                /** @description The message's place in a chain of agent messages: 0 for a human's message; for an agent's, one more than the message its `in_reply_to_event` is about (1 when it names none, or an event that is not about a message). The loop guard caps it (`loop_guard_max_depth`). */
+                                chain_depth: number;
+                                /** @description Ids of the channel members (users or agents) the message mentions, in order, without repeats: the `@name` tokens of its text that name a member (an agent's `name`; a human's handle, the display name in lower case with hyphens for spaces), then the ids given in `mentions` when posting that are members. Resolved again when the text is edited. Non-members are never listed. */
+                                mentions: string[];
+                                attachment?: {
+                                    /** Format: uuid */
+                                    id: string;
+                                    /** @description The uploader's file name, without any directory part. */
+                                    file_name: string;
+                                    /** @description Media type the uploader declared (informative; downloads are served as application/octet-stream). */
+                                    content_type: string;
+                                    /** @description Bytes. */
+                                    size: number;
+                                    /** @description Absolute URL of `GET /api/v1/attachments/{id}` (members of the channel only, with credentials). */
+                                    download_url: string;
+                                };
+                                /** @description The root message this one replies to (threads are one level deep); null for a root or a plain message. */
+                                thread_id: string | null;
+                                /** @description How many replies the thread of this root has; 0 for a reply or a message without replies. */
+                                reply_count: number;
+                                /** @description When the newest reply was posted; null when there is none (always null for a reply). */
+                                last_reply_at: string | null;
+                                /** @description Up to 3 distinct authors of the newest replies, newest first; empty when there is none (always empty for a reply). */
+                                recent_replier_ids: string[];
+                                /** @description True for a deleted root kept as a placeholder while its replies remain (its text is empty and it has no file); false otherwise. */
+                                deleted: boolean;
+                                /** @description Reactions, in the order their first one was added; empty when none. */
+                                reactions: {
+                                    /** @description A single emoji (e.g. `👀`) or a `:shortcode:`. */
+                                    emoji: string;
+                                    /** @description How many members reacted with it. */
+                                    count: number;
+                                    /** @description Whether the caller is one of them. Always false in events (an event goes to many recipients): reaction events carry `member_id`. */
+                                    reacted: boolean;
+                                }[];
+                            } | null;
+                            /** @description The reaction (null for a message). */
+                            reaction: {
+                                /** Format: uuid */
+                                message_id: string;
+                                emoji: string;
+                                /** Format: uuid */
+                                member_id: string;
+                                member_type: "AGENT" | "HUMAN";
+                                member_name: string;
+                            } | null;
+                        }[];
+                        /** @description The last item’s id: `after` for the next page, `up_to` to acknowledge this page. Null when `items` is empty. */
+                        next_cursor: string | null;
+                        /** @description More unacknowledged items follow this page. */
+                        has_more: boolean;
+                    };
+                };
+            };
+            /** @description Bad input (`VALIDATION_ERROR` or another 400 code of docs/errors.md); nothing was changed. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing, invalid, expired or revoked credentials (`UNAUTHORIZED`). */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The caller may see the resource but not do this (`FORBIDDEN`), e.g. a role or an owner-only action. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limited (only when a limit is configured). `Retry-After` gives the seconds to wait. */
+            429: {
+                headers: {
+                    /** @description Seconds until the budget has room again. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unexpected server failure (`INTERNAL_ERROR`); nothing is leaked. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A dependency is unavailable or the server is shutting down (`SERVICE_UNAVAILABLE`); retry later. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    acknowledgeInbox: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description Either `up_to` or `ids`, not both. */
+        requestBody: {
+            content: {
+                "application/json": {
+                    /**
+                     * Format: uuid
+                     * @description Acknowledge every item up to and including this one (a `next_cursor` or an item id).
+                     */
+                    up_to: string;
+                } | {
+                    /** @description These items (at most 500); ids that are not yours or already acknowledged are ignored. */
+                    ids: string[];
+                };
+            };
+        };
+        responses: {
+            /** @description Acknowledge inbox items: they never come back: done. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description What is waiting, before any item: enough to decide how much to read. */
+                        counts: {
+                            /** @description Unacknowledged items, in the channels and DMs you belong to now. */
+                            total: number;
+                            by_kind: {
+                                mention: number;
+                                dm: number;
+                                thread_reply: number;
+                                reaction: number;
+                            };
+                            /** @description The channels with unacknowledged items, most first (at most 50). */
+                            by_channel: {
+                                /** Format: uuid */
+                                channel_id: string;
+                                name: string;
+                                type: "channel" | "dm";
+                                count: number;
+                            }[];
+                        };
+                        /** @description How many items this call acknowledged (already acknowledged ones are not counted again). */
+                        acknowledged: number;
+                    };
+                };
+            };
+            /** @description Bad input (`VALIDATION_ERROR` or another 400 code of docs/errors.md); nothing was changed. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing, invalid, expired or revoked credentials (`UNAUTHORIZED`). */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The caller may see the resource but not do this (`FORBIDDEN`), e.g. a role or an owner-only action. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Request body too large (`PAYLOAD_TOO_LARGE`). */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unsupported Content-Type (`UNSUPPORTED_MEDIA_TYPE`). */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limited (only when a limit is configured). `Retry-After` gives the seconds to wait. */
+            429: {
+                headers: {
+                    /** @description Seconds until the budget has room again. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unexpected server failure (`INTERNAL_ERROR`); nothing is leaked. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A dependency is unavailable or the server is shutting down (`SERVICE_UNAVAILABLE`); retry later. */
+            503: {
+                headers: {
                     [name: string]: unknown;
                 };
                 content: {

@@ -13,6 +13,7 @@ import type { FastifyBaseLogger, FastifyInstance } from 'fastify'
 import { ScanFloor } from '../events/outbox-floor.ts'
 import { outboxHighWater } from '../events/repo.ts'
 import { memberIds } from '../modules/channels/access.ts'
+import { inboxItemsOf } from '../modules/inbox/items.ts'
 import { deliveryHeaders } from '../lib/signing.ts'
 import type { AddressPolicy } from '../lib/ssrf.ts'
 import type { DomainEvent } from '../events/types.ts'
@@ -110,6 +111,8 @@ export class DeliveryEngine {
   readonly scheduler: Kicker
   /** Set when the real-time relay runs in this process: planning then marks its events too. */
   publishedMarks: PublishedMarks | null = null
+  /** Told the members who got new inbox items (src/modules/inbox/bell.ts). */
+  inboxBell: { ring(memberIds: string[]): void } | null = null
   /** Told each attempt's outcome (src/plugins/metrics.ts counts them). */
   onOutcome: ((kind: 'webhook' | 'integration', outcome: 'delivered' | 'failed' | 'unsendable') => void) | null = null
   private stopped = false
@@ -172,14 +175,17 @@ export class DeliveryEngine {
     for (;;) {
       if (this.stopped) break
       const marks = this.publishedMarks
-      const { events, deliveries, markedPublished } = await repo.planBatch(
+      const { events, deliveries, markedPublished, inboxMembers } = await repo.planBatch(
         this.app.db.pool,
         PLAN_BATCH,
         run.fromId,
         (ctx) => this.plan(ctx),
         () => marks?.pending() ?? [],
+        inboxItemsOf,
       )
       if (markedPublished.length) marks?.marked(markedPublished)
+      // Committed: wake the inbox's waiting requests of these members, on every instance.
+      if (inboxMembers.length) this.inboxBell?.ring(inboxMembers)
       created += deliveries
       if (events < PLAN_BATCH) {
         this.unplanned.complete(run)

@@ -57,6 +57,7 @@ async function workersPlugin(app: FastifyInstance): Promise<void> {
   app.addHook('onReady', async () => {
     // The planner updates every outbox row anyway: it also sets the relay's published marks.
     if (app.hasDecorator('realtime')) running.publishedMarks = app.realtime.relay
+    if (app.hasDecorator('inboxBell')) running.inboxBell = app.inboxBell
     await queue.start(running.attempt)
     // Every commit that carries events: plan its deliveries now rather than on the next tick.
     unsubscribe = app.events.subscribe(() => void running.planner.kick())

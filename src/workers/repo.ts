@@ -8,6 +8,7 @@ import type pg from 'pg'
 import { uuidv7 } from '../lib/ids.ts'
 import { eventFromOutbox, type OutboxRow } from '../events/bus.ts'
 import type { DomainEvent } from '../events/types.ts'
+import type { NewInboxItem } from '../modules/inbox/items.ts'
 
 type Queryable = pg.Pool | pg.PoolClient
 
@@ -68,7 +69,8 @@ export async function planBatch(
   afterId: bigint,
   plan: (ctx: PlanContext) => Promise<NewDelivery[]>,
   published: () => string[] = () => [],
-): Promise<{ events: number; deliveries: number; markedPublished: string[] }> {
+  inbox: (events: DomainEvent[]) => NewInboxItem[] = () => [],
+): Promise<{ events: number; deliveries: number; markedPublished: string[]; inboxMembers: string[] }> {
   const client = await pool.connect()
   try {
     await client.query('BEGIN')
@@ -82,7 +84,7 @@ export async function planBatch(
     )
     if (!rows.length) {
       await client.query('COMMIT')
-      return { events: 0, deliveries: 0, markedPublished: [] }
+      return { events: 0, deliveries: 0, markedPublished: [], inboxMembers: [] }
     }
     rows.sort((a, b) => (BigInt(a.id) < BigInt(b.id) ? -1 : 1))
     const events = rows.map(eventFromOutbox)
@@ -123,14 +125,44 @@ export async function planBatch(
       agentDmChannelIds: new Set(dms.rows.filter((r) => r.with_agent).map((r) => r.id)),
     })
     const inserted = await insertDeliveries(client, deliveries)
+    const inboxMembers = await insertInboxItems(client, inbox(events))
     await client.query('COMMIT')
-    return { events: rows.length, deliveries: inserted, markedPublished: rows.filter((r) => r.marked).map((r) => r.event_id) }
+    return { events: rows.length, deliveries: inserted, markedPublished: rows.filter((r) => r.marked).map((r) => r.event_id), inboxMembers }
   } catch (error) {
     await client.query('ROLLBACK').catch(() => {})
     throw error
   } finally {
     client.release()
   }
+}
+
+/**
+ * The inbox items of the planned events (docs/realtime.md, "The inbox"), each only if its member
+ * belongs to the event's channel now; an item planned twice is inserted once. Returns the ids of
+ * the members who got a new item (their waiting requests are woken after the commit).
+ */
+async function insertInboxItems(client: Queryable, items: NewInboxItem[]): Promise<string[]> {
+  if (!items.length) return []
+  const { rows } = await client.query<{ member_id: string }>(
+    `INSERT INTO inbox_items (id, member_id, event_id, event_type, kind, channel_id, body, occurred_at)
+     SELECT i.id, i.member_id, i.event_id, i.event_type, i.kind, i.channel_id, i.body, i.occurred_at
+       FROM unnest($1::uuid[], $2::uuid[], $3::uuid[], $4::text[], $5::text[], $6::uuid[], $7::jsonb[], $8::timestamptz[])
+            AS i(id, member_id, event_id, event_type, kind, channel_id, body, occurred_at)
+      WHERE EXISTS (SELECT 1 FROM channel_members m WHERE m.channel_id = i.channel_id AND m.member_id = i.member_id)
+     ON CONFLICT (member_id, event_id) DO NOTHING
+     RETURNING member_id::text`,
+    [
+      items.map((i) => i.id),
+      items.map((i) => i.memberId),
+      items.map((i) => i.eventId),
+      items.map((i) => i.eventType),
+      items.map((i) => i.kind),
+      items.map((i) => i.channelId),
+      items.map((i) => i.body),
+      items.map((i) => i.occurredAt),
+    ],
+  )
+  return [...new Set(rows.map((r) => r.member_id))]
 }
 
 async function insertDeliveries(client: Queryable, deliveries: NewDelivery[]): Promise<number> {

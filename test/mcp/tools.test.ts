@@ -41,6 +41,8 @@ t.test('MCP tools over the REST services', async (t) => {
   await t.test('tools/list: the tools, each described with an object schema', async (t) => {
     const { tools } = await client.listTools()
     t.same(tools.map((x) => x.name).sort(), [
+      'ack_inbox',
+      'check_inbox',
       'delete_message',
       'edit_message',
       'list_agents',
@@ -50,10 +52,12 @@ t.test('MCP tools over the REST services', async (t) => {
       'open_dm',
       'post_message',
       'react',
+      'read_inbox',
       'read_messages',
       'read_thread',
       'search_messages',
       'wait_for_events',
+      'wait_for_inbox',
       'whoami',
     ])
     for (const tool of tools) {

@@ -92,7 +92,7 @@ export async function openWs(url: string, options: WebSocket.ClientOptions = {})
 }
 
 /** Opens a socket and waits for its `ready` frame. */
-export async function connect(app: FastifyInstance | string, token: string, params: { since?: string } = {}): Promise<{ client: WsClient; ready: Frame }> {
+export async function connect(app: FastifyInstance | string, token: string, params: Record<string, string | undefined> = {}): Promise<{ client: WsClient; ready: Frame }> {
   const client = await openWs(wsUrl(app, { token, ...params }))
   const ready = await client.type('ready')
   return { client, ready }

@@ -11,6 +11,7 @@ import { assertCanPost, isAdmin, isObserver, joinsOnPost, readableChannel } from
 import { joinOnPost } from '../channels/service.ts'
 import { requestHash, withIdempotentInsert, type StoredResponse } from '../idempotency/service.ts'
 import type { ListMentionsInput, MentionPage } from '../mentions/schemas.ts'
+import { addressedEdit, addressedPost } from '../inbox/addressed.ts'
 import { mentionsForEdit, mentionsForPost } from '../mentions/service.ts'
 import { loopGuardSettings } from '../workspace/settings.ts'
 import { openFile, removeFiles } from './files.ts'
@@ -106,7 +107,8 @@ export async function createMessage(
         )
         // The message.created event carries the message's own id, so that `in_reply_to_event` of a
         // reply resolves to the message for as long as the message exists (the outbox is pruned).
-        const event = { ...newEvent('message.created', channelId, { message: dto }), id }
+        const addressed = await addressedPost(app, { channelId, authorId: author.id, threadId: threadId ?? null, notify: mentioned.notify })
+        const event = { ...newEvent('message.created', channelId, { message: dto }), id, ...(addressed ? { addressed } : {}) }
         const mentionEvent = mentioned.notify.length ? newEvent('message.mentioned', channelId, { message: dto, mentioned_ids: mentioned.notify, mentioned_agent_ids: mentioned.notifyAgents }) : null
         const row: repo.NewMessage = {
           id,
@@ -262,7 +264,12 @@ export async function editMessage(app: FastifyInstance, principal: MemberPrincip
     // The event goes to many recipients: its reactions have counts, `reacted` false for all.
     const [dto] = await withReactions(app, [toMessageDto(updated, app.config.publicUrl)], null)
     emit('message.updated', channelId, { message: dto! })
-    if (mentioned.notify.length) emit('message.mentioned', channelId, { message: dto!, mentioned_ids: mentioned.notify, mentioned_agent_ids: mentioned.notifyAgents })
+    if (mentioned.notify.length) {
+      const mention = emit('message.mentioned', channelId, { message: dto!, mentioned_ids: mentioned.notify, mentioned_agent_ids: mentioned.notifyAgents })
+      // An edit reaches the newly mentioned as this event (a post reaches them as message.created).
+      const addressed = addressedEdit(principal.id, mentioned.notify)
+      if (addressed) mention.addressed = addressed
+    }
     return dto!
   })
   const [dto] = await withReactions(app, [{ ...edited }], principal.id)

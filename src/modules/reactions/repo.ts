@@ -7,9 +7,10 @@ import type { ReactionSummary } from '../messages/schemas.ts'
 type Tx = Prisma.TransactionClient
 
 /** Locks the message (false if it is gone). */
-export async function lockMessage(tx: Tx, channelId: string, messageId: string): Promise<boolean> {
-  const rows = await tx.$queryRaw<{ id: string }[]>`SELECT id::text FROM messages WHERE id = ${messageId}::uuid AND channel_id = ${channelId}::uuid FOR UPDATE`
-  return rows.length === 1
+/** Locks the message; its author's id, or null when there is no such message in the channel. */
+export async function lockMessage(tx: Tx, channelId: string, messageId: string): Promise<{ authorId: string } | null> {
+  const rows = await tx.$queryRaw<{ author_id: string }[]>`SELECT author_id::text FROM messages WHERE id = ${messageId}::uuid AND channel_id = ${channelId}::uuid FOR UPDATE`
+  return rows[0] ? { authorId: rows[0].author_id } : null
 }
 
 /** Adds the reaction; false if it was already there. */

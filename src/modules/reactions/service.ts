@@ -5,6 +5,7 @@ import type { FastifyInstance } from 'fastify'
 import { AppError, forbidden, notFound } from '../../lib/errors.ts'
 import type { MemberPrincipal } from '../../plugins/auth.ts'
 import { isObserver, readableChannel } from '../channels/access.ts'
+import { addressedReaction } from '../inbox/addressed.ts'
 import type { MessageDto } from '../messages/schemas.ts'
 import { isReactionEmoji } from './emoji.ts'
 import * as repo from './repo.ts'
@@ -31,14 +32,20 @@ export async function setReaction(app: FastifyInstance, principal: MemberPrincip
   const memberName = principal.displayName
   try {
     await app.events.transaction(async (tx, emit) => {
-      if (!(await repo.lockMessage(tx, channelId, messageId))) throw notFound('message')
+      const target = await repo.lockMessage(tx, channelId, messageId)
+      if (!target) throw notFound('message')
       const key = { messageId, memberId: principal.id, emoji }
       const changed = add ? await repo.addReaction(tx, { ...key, memberType }) : await repo.removeReaction(tx, key)
       if (!changed) return
       const count = await repo.countEmoji(tx, messageId, emoji)
       const payload = { channel_id: channelId, message_id: messageId, emoji, member_id: principal.id, member_type: memberType, member_name: memberName, count } as const
-      if (add) emit('reaction.added', channelId, payload)
-      else emit('reaction.removed', channelId, payload)
+      if (!add) {
+        emit('reaction.removed', channelId, payload)
+        return
+      }
+      const added = emit('reaction.added', channelId, payload)
+      const addressed = addressedReaction(principal.id, target.authorId)
+      if (addressed) added.addressed = addressed
     })
   } catch (error) {
     if ((error as { code?: string }).code === 'P2003') throw notFound('message') // deleted meanwhile

@@ -4,7 +4,9 @@
 import type { FastifyInstance } from 'fastify'
 import { Type } from 'typebox'
 import type { MemberPrincipal } from '../../plugins/auth.ts'
-import { sinceCursor } from '../cursor.ts'
+import type { EventFilter } from '../../events/filter.ts'
+import { AppError } from '../../lib/errors.ts'
+import { resolveSince, SINCE_NOW, sinceCursor, type Cursor } from '../cursor.ts'
 import { errors } from '../../schemas/common.ts'
 import { EVENT_PAGE_DEFAULT, EventLogQuery, EventPageSchema, EventStreamHeaders, EventStreamQuery, type EventLogQueryT, type EventStreamHeadersT, type EventStreamQueryT } from './schemas.ts'
 import { readEventLog, waitForEvents } from './service.ts'
@@ -29,7 +31,19 @@ const STREAM_EXAMPLE = [
   '',
 ].join('\n')
 
+/** The filter of a request's `only` and `include_own_messages`. */
+export const filterOf = (query: { only?: EventFilter['only']; include_own_messages?: boolean }): EventFilter => ({
+  only: query.only ?? null,
+  skipsOwnMessages: query.include_own_messages === false,
+})
+
 export default async function eventsRoutes(app: FastifyInstance): Promise<void> {
+  const newest = (): Promise<Cursor> =>
+    app.realtime.broker.info().then(
+      (info) => info.newest,
+      (cause: unknown) => Promise.reject(new AppError('SERVICE_UNAVAILABLE', 'the event log is temporarily unavailable; retry later', { cause })),
+    )
+
   app.get<{ Querystring: EventLogQueryT }>(
     '/events',
     {
@@ -47,12 +61,13 @@ export default async function eventsRoutes(app: FastifyInstance): Promise<void> 
     },
     async (request, reply) => {
       const { since, limit, wait } = request.query
-      const after = since === undefined ? undefined : sinceCursor(since)
-      if (!wait) return readEventLog(app, request.principal as MemberPrincipal, after, limit ?? EVENT_PAGE_DEFAULT)
+      const filter = filterOf(request.query)
+      const after = await resolveSince(since, newest)
+      if (!wait) return readEventLog(app, request.principal as MemberPrincipal, after, limit ?? EVENT_PAGE_DEFAULT, filter)
       // Stop waiting when the client goes away ('close' also follows the answer: harmless then).
       const gone = new AbortController()
       reply.raw.once('close', () => gone.abort())
-      const page = await waitForEvents(app, app.eventStreams.credentialOf(request), after, limit ?? EVENT_PAGE_DEFAULT, wait * 1000, gone.signal)
+      const page = await waitForEvents(app, app.eventStreams.credentialOf(request), after, limit ?? EVENT_PAGE_DEFAULT, wait * 1000, gone.signal, filter)
       if (app.eventStreams.stopping) reply.header('connection', 'close')
       return page
     },
@@ -92,7 +107,9 @@ export default async function eventsRoutes(app: FastifyInstance): Promise<void> 
     },
     async (request, reply) => {
       const resumeFrom = request.headers['last-event-id'] ?? request.query.since
-      await app.eventStreams.stream(request, reply, resumeFrom === undefined ? undefined : sinceCursor(resumeFrom))
+      // since=now is the stream without a cursor: live from the newest event (`ready` carries its cursor).
+      const since = resumeFrom === undefined || resumeFrom === SINCE_NOW ? undefined : sinceCursor(resumeFrom)
+      await app.eventStreams.stream(request, reply, since, filterOf(request.query))
     },
   )
 }

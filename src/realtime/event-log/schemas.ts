@@ -1,5 +1,6 @@
 // GET /api/v1/events: the event log as a client may read it (the same frames as the WebSocket).
 import { Type, type Static } from 'typebox'
+import { OnlyField } from '../../events/filter.ts'
 import { CursorSchema, EventFrameSchema, SINCE_INTEGER_NOTE, SinceSchema } from '../frames.ts'
 
 export const EVENT_PAGE_DEFAULT = 100
@@ -7,11 +8,20 @@ export const EVENT_PAGE_MAX = 500
 /** Longest long poll (`wait`), in seconds: below the idle timeouts of common proxies (60 s). */
 export const EVENT_WAIT_MAX_SECONDS = 30
 
+/** The filter vocabulary (src/events/filter.ts), the same on every transport. */
+export const FilterQuery = {
+  only: Type.Optional(OnlyField),
+  include_own_messages: Type.Optional(
+    Type.Boolean({ description: "false: no `new_message` / `message_updated` events for the caller's own messages (docs/loops.md). Default true." }),
+  ),
+}
+
 export const EventLogQuery = Type.Object(
   {
+    ...FilterQuery,
     since: Type.Optional({
       ...SinceSchema,
-      description: `Return the events after this cursor (the \`next_cursor\` of the previous page, or a WebSocket frame's \`cursor\`). ${SINCE_INTEGER_NOTE} Absent: from the oldest retained event.`,
+      description: `Return the events after this cursor (the \`next_cursor\` of the previous page, or a WebSocket frame's \`cursor\`). ${SINCE_INTEGER_NOTE} Absent: from the oldest retained event; \`now\`: an empty page whose \`next_cursor\` is the newest event (with \`wait\`, only what happens next).`,
     }),
     limit: Type.Optional(
       Type.Integer({ minimum: 1, maximum: EVENT_PAGE_MAX, default: EVENT_PAGE_DEFAULT, description: `At most this many events (default ${EVENT_PAGE_DEFAULT}, maximum ${EVENT_PAGE_MAX}).` }),
@@ -43,6 +53,7 @@ export const EventPageSchema = Type.Object(
 /** GET /api/v1/events/stream */
 export const EventStreamQuery = Type.Object(
   {
+    ...FilterQuery,
     since: Type.Optional({
       ...SinceSchema,
       description: `Start after this cursor (an event's \`id:\`, a frame's \`cursor\`, a page's \`next_cursor\`). ${SINCE_INTEGER_NOTE} The \`Last-Event-ID\` header, which EventSource clients send when they reconnect, takes precedence. Neither: live events from now on.`,

@@ -3,6 +3,7 @@
 // channel deleted). Scanning stops after MAX_SCAN entries so a member of few busy-log channels
 // gets a short page with has_more rather than a slow request.
 import type { FastifyInstance } from 'fastify'
+import { filteredOut, NO_FILTER, type EventFilter } from '../../events/filter.ts'
 import { AppError, unauthorized } from '../../lib/errors.ts'
 import type { MemberPrincipal } from '../../plugins/auth.ts'
 import { compareCursors, type Cursor } from '../cursor.ts'
@@ -18,7 +19,7 @@ const MAX_SCAN = 10_000
 
 const unavailable = (cause: unknown): AppError => new AppError('SERVICE_UNAVAILABLE', 'the event log is temporarily unavailable; retry later', { cause })
 
-export async function readEventLog(app: FastifyInstance, member: MemberPrincipal, since: Cursor | undefined, limit: number): Promise<EventPage> {
+export async function readEventLog(app: FastifyInstance, member: MemberPrincipal, since: Cursor | undefined, limit: number, filter: EventFilter = NO_FILTER): Promise<EventPage> {
   const { broker } = app.realtime
   const [info, channelIds] = await Promise.all([broker.info().catch((e: unknown): Promise<LogInfo> => Promise.reject(unavailable(e))), channelIdsOf(app, member.id)])
   if (since !== undefined && (compareCursors(since, info.floor) < 0 || compareCursors(since, info.newest) > 0)) {
@@ -38,7 +39,7 @@ export async function readEventLog(app: FastifyInstance, member: MemberPrincipal
     for (const entry of page) {
       cursor = entry.cursor
       scanned += 1
-      if (!visibleTo(member.id, channels, entry.event)) continue
+      if (!visibleTo(member.id, channels, entry.event) || filteredOut(filter, member.id, entry.event)) continue
       const frame = toEventFrame(entry)
       if (frame) events.push(frame)
       if (events.length >= limit) break scan
@@ -59,14 +60,23 @@ const quiet = (page: EventPage): boolean => !page.events.length && !page.has_mor
  * that read and the wait still wakes it. At the deadline, when the client leaves or the server
  * shuts down, the answer is the last (empty) page read.
  */
-export async function waitForEvents(app: FastifyInstance, credential: HeldCredential, since: Cursor | undefined, limit: number, waitMs: number, signal: AbortSignal): Promise<EventPage> {
+export async function waitForEvents(
+  app: FastifyInstance,
+  credential: HeldCredential,
+  since: Cursor | undefined,
+  limit: number,
+  waitMs: number,
+  signal: AbortSignal,
+  filter: EventFilter = NO_FILTER,
+): Promise<EventPage> {
   const member = credential.principal
   const deadline = Date.now() + waitMs
-  let page = await readEventLog(app, member, since, limit)
+  let page = await readEventLog(app, member, since, limit, filter)
   if (!quiet(page) || waitMs <= 0) return page
-  const poll = await app.eventStreams.park(credential)
+  // The parked subscriber carries the filter: only an event that passes it wakes the request.
+  const poll = await app.eventStreams.park(credential, filter)
   try {
-    page = await readEventLog(app, member, page.next_cursor, limit)
+    page = await readEventLog(app, member, page.next_cursor, limit, filter)
     if (!quiet(page)) return page
     poll.live(page.next_cursor)
     for (;;) {
@@ -75,7 +85,7 @@ export async function waitForEvents(app: FastifyInstance, credential: HeldCreden
       if (outcome !== 'event') return page
       // Woken by the hub; the log reader decides what the page holds (membership may have
       // changed in between: then nothing is shown and the wait goes on).
-      page = await readEventLog(app, member, page.next_cursor, limit)
+      page = await readEventLog(app, member, page.next_cursor, limit, filter)
       if (!quiet(page)) return page
     }
   } finally {
