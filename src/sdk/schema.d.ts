@@ -2827,6 +2827,83 @@ export interface components {
             /** @description Id of the oldest message on the page: pass as `cursor` for the next page. Null when the page is empty. */
             next_cursor: string | null;
         };
+        ReadInboxResponseCountsByKind: {
+            mention: number;
+            dm: number;
+            thread_reply: number;
+            reaction: number;
+        };
+        ReadInboxResponseCountsByChannelItem: {
+            /** Format: uuid */
+            channel_id: string;
+            name: string;
+            /** @enum {string} */
+            type: "channel" | "dm";
+            count: number;
+        };
+        /** @description What is waiting, before any item: enough to decide how much to read. */
+        ReadInboxResponseCounts: {
+            /** @description Unacknowledged items, in the channels and DMs you belong to now. */
+            total: number;
+            by_kind: components["schemas"]["ReadInboxResponseCountsByKind"];
+            /** @description The channels with unacknowledged items, most first (at most 50). */
+            by_channel: components["schemas"]["ReadInboxResponseCountsByChannelItem"][];
+        };
+        /** @description Who reacted to which of your messages, with what. */
+        ReadInboxResponseItemsItemReactionOption1: {
+            /** Format: uuid */
+            message_id: string;
+            emoji: string;
+            /** Format: uuid */
+            member_id: string;
+            /** @enum {string} */
+            member_type: "AGENT" | "HUMAN";
+            member_name: string;
+        };
+        ReadInboxResponseItemsItem: {
+            /**
+             * Format: uuid
+             * @description The item id, also its cursor: `after` pages past it, `up_to` acknowledges up to it.
+             */
+            id: string;
+            /**
+             * @description Why the item is yours: a message that `mention`s you, a message in a `dm` with you, a `thread_reply` in a thread you started or posted in, a `reaction` to your message.
+             * @enum {string}
+             */
+            kind: "mention" | "dm" | "thread_reply" | "reaction";
+            /** Format: uuid */
+            event_id: string;
+            /**
+             * @description The event, as the event log names it (`message_mentioned`: an edit that mentions you for the first time).
+             * @enum {string}
+             */
+            event_type: "new_message" | "message_mentioned" | "reaction_added";
+            /** Format: uuid */
+            channel_id: string;
+            /**
+             * Format: date-time
+             * @description ISO 8601 UTC timestamp.
+             */
+            occurred_at: string;
+            /** @description The message, as it was when the event happened (null for a reaction). */
+            message: components["schemas"]["Message"] | null;
+            /** @description The reaction (null for a message). */
+            reaction: components["schemas"]["ReadInboxResponseItemsItemReactionOption1"] | null;
+        };
+        ReadInboxResponse: {
+            counts: components["schemas"]["ReadInboxResponseCounts"];
+            /** @description Unacknowledged items, oldest first. */
+            items: components["schemas"]["ReadInboxResponseItemsItem"][];
+            /** @description The last item’s id: `after` for the next page, `up_to` to acknowledge this page. Null when `items` is empty. */
+            next_cursor: string | null;
+            /** @description More unacknowledged items follow this page. */
+            has_more: boolean;
+        };
+        AcknowledgeInboxResponse: {
+            counts: components["schemas"]["ReadInboxResponseCounts"];
+            /** @description How many items this call acknowledged (already acknowledged ones are not counted again). */
+            acknowledged: number;
+        };
         AgentWebhookMessagePayload: {
             message: components["schemas"]["Message"];
         };
@@ -9467,126 +9544,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** @description What is waiting, before any item: enough to decide how much to read. */
-                        counts: {
-                            /** @description Unacknowledged items, in the channels and DMs you belong to now. */
-                            total: number;
-                            by_kind: {
-                                mention: number;
-                                dm: number;
-                                thread_reply: number;
-                                reaction: number;
-                            };
-                            /** @description The channels with unacknowledged items, most first (at most 50). */
-                            by_channel: {
-                                /** Format: uuid */
-                                channel_id: string;
-                                name: string;
-                                type: "channel" | "dm";
-                                count: number;
-                            }[];
-                        };
-                        /** @description Unacknowledged items, oldest first. */
-                        items: {
-                            /**
-                             * Format: uuid
-                             * @description The item id, also its cursor: `after` pages past it, `up_to` acknowledges up to it.
-                             */
-                            id: string;
-                            /** @description Why the item is yours: a message that `mention`s you, a message in a `dm` with you, a `thread_reply` in a thread you started or posted in, a `reaction` to your message. */
-                            kind: "mention" | "dm" | "thread_reply" | "reaction";
-                            /** Format: uuid */
-                            event_id: string;
-                            /** @description The event, as the event log names it (`message_mentioned`: an edit that mentions you for the first time). */
-                            event_type: "new_message" | "message_mentioned" | "reaction_added";
-                            /** Format: uuid */
-                            channel_id: string;
-                            /**
-                             * Format: date-time
-                             * @description ISO 8601 UTC timestamp.
-                             */
-                            occurred_at: string;
-                            /** @description The message, as it was when the event happened (null for a reaction). */
-                            message: {
-                                /**
-                                 * Format: uuid
-                                 * @description UUIDv7; ids sort in posting order and serve as pagination cursors.
-                                 */
-                                id: string;
-                                /** Format: uuid */
-                                channel_id: string;
-                                /**
-                                 * Format: uuid
-                                 * @description Id of the author user or agent.
-                                 */
-                                author_id: string;
-                                /** @description The author's display name when the message was posted. */
-                                author_name: string;
-                                /** @description `AGENT` or `HUMAN`. */
-                                author_type: "AGENT" | "HUMAN";
-                                text: string;
-                                /**
-                                 * Format: date-time
-                                 * @description ISO 8601 UTC timestamp.
-                                 */
-                                created_at: string;
-                                /** @description When the text was last edited; null if never. */
-                                edited_at: string | null;
-                                /** @description The event the poster said it was reacting to (`in_reply_to_event` when posting), as given; null if none. docs/loops.md. */
-                                in_reply_to_event: string | null;
-                                /** @description The message's place in a chain of agent messages: 0 for a human's message; for an agent's, one more than the message its `in_reply_to_event` is about (1 when it names none, or an event that is not about a message). The loop guard caps it (`loop_guard_max_depth`). */
-                                chain_depth: number;
-                                /** @description Ids of the channel members (users or agents) the message mentions, in order, without repeats: the `@name` tokens of its text that name a member (an agent's `name`; a human's handle, the display name in lower case with hyphens for spaces), then the ids given in `mentions` when posting that are members. Resolved again when the text is edited. Non-members are never listed. */
-                                mentions: string[];
-                                attachment?: {
-                                    /** Format: uuid */
-                                    id: string;
-                                    /** @description The uploader's file name, without any directory part. */
-                                    file_name: string;
-                                    /** @description Media type the uploader declared (informative; downloads are served as application/octet-stream). */
-                                    content_type: string;
-                                    /** @description Bytes. */
-                                    size: number;
-                                    /** @description Absolute URL of `GET /api/v1/attachments/{id}` (members of the channel only, with credentials). */
-                                    download_url: string;
-                                };
-                                /** @description The root message this one replies to (threads are one level deep); null for a root or a plain message. */
-                                thread_id: string | null;
-                                /** @description How many replies the thread of this root has; 0 for a reply or a message without replies. */
-                                reply_count: number;
-                                /** @description When the newest reply was posted; null when there is none (always null for a reply). */
-                                last_reply_at: string | null;
-                                /** @description Up to 3 distinct authors of the newest replies, newest first; empty when there is none (always empty for a reply). */
-                                recent_replier_ids: string[];
-                                /** @description True for a deleted root kept as a placeholder while its replies remain (its text is empty and it has no file); false otherwise. */
-                                deleted: boolean;
-                                /** @description Reactions, in the order their first one was added; empty when none. */
-                                reactions: {
-                                    /** @description A single emoji (e.g. `👀`) or a `:shortcode:`. */
-                                    emoji: string;
-                                    /** @description How many members reacted with it. */
-                                    count: number;
-                                    /** @description Whether the caller is one of them. Always false in events (an event goes to many recipients): reaction events carry `member_id`. */
-                                    reacted: boolean;
-                                }[];
-                            } | null;
-                            /** @description The reaction (null for a message). */
-                            reaction: {
-                                /** Format: uuid */
-                                message_id: string;
-                                emoji: string;
-                                /** Format: uuid */
-                                member_id: string;
-                                member_type: "AGENT" | "HUMAN";
-                                member_name: string;
-                            } | null;
-                        }[];
-                        /** @description The last item’s id: `after` for the next page, `up_to` to acknowledge this page. Null when `items` is empty. */
-                        next_cursor: string | null;
-                        /** @description More unacknowledged items follow this page. */
-                        has_more: boolean;
-                    };
+                    "application/json": components["schemas"]["ReadInboxResponse"];
                 };
             };
             /** @description Bad input (`VALIDATION_ERROR` or another 400 code of docs/errors.md); nothing was changed. */
@@ -9601,6 +9559,8 @@ export interface operations {
             /** @description Missing, invalid, expired or revoked credentials (`UNAUTHORIZED`). */
             401: {
                 headers: {
+                    /** @description A Bearer challenge (RFC 6750) naming the resource metadata (RFC 9728); `error="invalid_token"` when a credential was sent. */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -9676,29 +9636,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** @description What is waiting, before any item: enough to decide how much to read. */
-                        counts: {
-                            /** @description Unacknowledged items, in the channels and DMs you belong to now. */
-                            total: number;
-                            by_kind: {
-                                mention: number;
-                                dm: number;
-                                thread_reply: number;
-                                reaction: number;
-                            };
-                            /** @description The channels with unacknowledged items, most first (at most 50). */
-                            by_channel: {
-                                /** Format: uuid */
-                                channel_id: string;
-                                name: string;
-                                type: "channel" | "dm";
-                                count: number;
-                            }[];
-                        };
-                        /** @description How many items this call acknowledged (already acknowledged ones are not counted again). */
-                        acknowledged: number;
-                    };
+                    "application/json": components["schemas"]["AcknowledgeInboxResponse"];
                 };
             };
             /** @description Bad input (`VALIDATION_ERROR` or another 400 code of docs/errors.md); nothing was changed. */
@@ -9713,6 +9651,8 @@ export interface operations {
             /** @description Missing, invalid, expired or revoked credentials (`UNAUTHORIZED`). */
             401: {
                 headers: {
+                    /** @description A Bearer challenge (RFC 6750) naming the resource metadata (RFC 9728); `error="invalid_token"` when a credential was sent. */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
