@@ -53,10 +53,14 @@ async function seed(url: string): Promise<void> {
       [OWNER, true],
       [MEMBER, false],
     ] as const) {
-      await client.query(
-        `INSERT INTO users (id, email, display_name, password_hash, role, is_owner, status) VALUES ($1, $2, $3, $4, $5, $6, 'active')`,
-        [uuidv7(), email, email.split('@')[0], hash, isOwner ? 'admin' : 'member', isOwner],
-      )
+      await client.query(`INSERT INTO users (id, email, display_name, password_hash, role, is_owner, status) VALUES ($1, $2, $3, $4, $5, $6, 'active')`, [
+        uuidv7(),
+        email,
+        email.split('@')[0],
+        hash,
+        isOwner ? 'admin' : 'member',
+        isOwner,
+      ])
     }
   } finally {
     await client.end()
@@ -168,7 +172,16 @@ async function main(): Promise<void> {
     stop = true
     await Promise.all(loops)
     console.log(row(`${FLOOD} guessing loops`, times, flood))
-    console.log(JSON.stringify({ machine: machine(), flood: FLOOD, memberP50: percentile(times, 50), memberP90: percentile(times, 90), memberMax: times.at(-1), floodPerSecond: Object.fromEntries([...counts].map(([s, n]) => [s, n / seconds])) }))
+    console.log(
+      JSON.stringify({
+        machine: machine(),
+        flood: FLOOD,
+        memberP50: percentile(times, 50),
+        memberP90: percentile(times, 90),
+        memberMax: times.at(-1),
+        floodPerSecond: Object.fromEntries([...counts].map(([s, n]) => [s, n / seconds])),
+      }),
+    )
   } finally {
     if (server) await stopServer(server.proc)
     await rm(dataDir, { recursive: true, force: true })

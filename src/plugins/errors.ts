@@ -2,7 +2,7 @@
 // from the closed list in src/lib/errors.ts. A known path asked with another method is 405 with
 // `Allow`, an unknown path 404. 5xx never leak internals; they are logged with the
 // request id.
-import type { FastifyError, FastifyInstance } from 'fastify'
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import fp from 'fastify-plugin'
 import { AppError, type ErrorCode } from '../lib/errors.ts'
 import { outageError } from '../lib/outage.ts'
@@ -116,6 +116,9 @@ async function errorsPlugin(app: FastifyInstance): Promise<void> {
 
   app.setErrorHandler((error, request, reply) => {
     const appError = toAppError(error)
+    // A QUERY (a method with a body) without Content-Type that no route serves: what matters is
+    // that nothing serves it (405 or 404), not the missing header.
+    if (request.is404 && (error as FastifyError).code === 'FST_ERR_ROUTE_MISSING_CONTENT_TYPE') return unmatched(request, reply)
     if (!appError) {
       request.log.error({ err: error }, 'request failed')
       return reply.code(500).send({ error: 'internal server error', code: 'INTERNAL_ERROR' })
@@ -140,12 +143,12 @@ async function errorsPlugin(app: FastifyInstance): Promise<void> {
         .split('/')
         .map((segment) => (segment.startsWith(':') ? '[^/]+' : segment.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')))
         .join('/')
-      routes.push({ pattern: new RegExp(`^${source}/?$`), methods })
+      routes.push({ pattern: new RegExp(`^${source}$`), methods })
     }
     for (const method of [route.method].flat()) methods.add(method)
   })
 
-  app.setNotFoundHandler((request, reply) => {
+  function unmatched(request: FastifyRequest, reply: FastifyReply): void {
     const path = request.url.split('?')[0] ?? request.url
     const allowed = new Set(routes.filter((r) => r.pattern.test(path)).flatMap((r) => [...r.methods]))
     if (allowed.size > 0 && !allowed.has(request.method)) {
@@ -155,7 +158,8 @@ async function errorsPlugin(app: FastifyInstance): Promise<void> {
       return
     }
     reply.code(404).send({ error: `route ${request.method} ${path} not found`, code: 'NOT_FOUND' })
-  })
+  }
+  app.setNotFoundHandler(unmatched)
 }
 
 export default fp(errorsPlugin, { name: 'errors' })

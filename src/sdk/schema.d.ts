@@ -92,7 +92,7 @@ export interface paths {
         put?: never;
         /**
          * Log in a human user; returns a 24-hour JWT
-         * @description A wrong e-mail and a wrong password give the same 401, after the same work. After `LOGIN_FAILURES_PER_ACCOUNT` failures for one e-mail, or `LOGIN_FAILURES_PER_ADDRESS` from one client address, within `LOGIN_FAILURE_WINDOW_SECONDS`, further attempts answer 429 `RATE_LIMITED` with `Retry-After` (a successful login clears the account's count). 503 `SERVICE_UNAVAILABLE` with `Retry-After` when too many password checks are already queued.
+         * @description A wrong e-mail and a wrong password give the same 401, after the same work. After `LOGIN_FAILURES_PER_ACCOUNT` failures for one e-mail, or `LOGIN_FAILURES_PER_ADDRESS` from one client address, within `LOGIN_FAILURE_WINDOW_SECONDS`, further attempts answer 429 `RATE_LIMITED` with `Retry-After` (a successful login clears the account's count). Password checks are queued fairly per client address and per account: many attempts on one account, or from one address, wait behind other people's logins; beyond half the queue for one account or address (or a full queue), the newest attempts of the busiest caller answer 503 `SERVICE_UNAVAILABLE` with `Retry-After` (after a 1 s pause).
          */
         post: operations["login"];
         delete?: never;

@@ -24,7 +24,10 @@ import { integrationBody, webhookBody } from '../../src/workers/payloads.ts'
 import { messageDto } from '../support/index.ts'
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..')
-const openapi = JSON.parse(await readFile(path.join(root, 'openapi/openapi.json'), 'utf8')) as { webhooks: unknown; components: { schemas: Record<string, { title?: string; anyOf?: { $ref: string }[] }> } }
+const openapi = JSON.parse(await readFile(path.join(root, 'openapi/openapi.json'), 'utf8')) as {
+  webhooks: unknown
+  components: { schemas: Record<string, { title?: string; anyOf?: { $ref: string }[] }> }
+}
 const asyncapi = YAML.parse(await readFile(path.join(root, 'openapi/asyncapi.yaml'), 'utf8')) as unknown
 
 type Json = Record<string, any>

@@ -33,10 +33,20 @@ t.test('Bearer challenges and resource metadata', async (t) => {
   })
 
   await t.test('a wrong password at login is a 401 with a challenge too (no bearer credential sent)', async (t) => {
-    const res = await api({ method: 'POST', url: '/api/v1/auth/login', headers: { 'content-type': 'application/json' }, payload: JSON.stringify({ email: ws.owner.email, password: 'not the password at all' }) })
+    const res = await api({
+      method: 'POST',
+      url: '/api/v1/auth/login',
+      headers: { 'content-type': 'application/json' },
+      payload: JSON.stringify({ email: ws.owner.email, password: 'not the password at all' }),
+    })
     t.equal(res.statusCode, 401)
     t.equal(res.headers['www-authenticate'], CHALLENGE)
-    const good = await api({ method: 'POST', url: '/api/v1/auth/login', headers: { 'content-type': 'application/json' }, payload: JSON.stringify({ email: ws.owner.email, password: FIXTURE_PASSWORD }) })
+    const good = await api({
+      method: 'POST',
+      url: '/api/v1/auth/login',
+      headers: { 'content-type': 'application/json' },
+      payload: JSON.stringify({ email: ws.owner.email, password: FIXTURE_PASSWORD }),
+    })
     t.equal(good.statusCode, 200)
     t.equal(good.headers['www-authenticate'], undefined, 'no challenge on success')
   })

@@ -127,7 +127,12 @@ export default async function messagesRoutes(fastify: FastifyInstance): Promise<
   })
 
   /** Both post routes: the input read from JSON or from the form, then one service call. */
-  async function post(request: FastifyRequest, reply: FastifyReply, channelId: string, input: { text: string; file?: UploadedFile; inReplyToEvent?: string; mentions?: string[]; threadId?: string }): Promise<FastifyReply> {
+  async function post(
+    request: FastifyRequest,
+    reply: FastifyReply,
+    channelId: string,
+    input: { text: string; file?: UploadedFile; inReplyToEvent?: string; mentions?: string[]; threadId?: string },
+  ): Promise<FastifyReply> {
     if ((input.mentions?.length ?? 0) > MAX_EXPLICIT_MENTIONS) throw badRequest(`at most ${MAX_EXPLICIT_MENTIONS} ids in 'mentions'`)
     const result = await messages.createMessage(fastify, member(request), channelId, { ...input, idempotencyKey: idempotencyKeyOf(request) })
     // A replay answers with the remembered status (always the original 201) and body.
