@@ -189,10 +189,12 @@ function insertManySql(withGuard: boolean): string {
       ? `, f AS (
     SELECT array_agg(ord ORDER BY ord) AS o, array_agg(channel_id ORDER BY ord) AS c, array_agg(NULL::uuid ORDER BY ord) AS t,
            array_agg(author_id ORDER BY ord) AS a, array_agg(author_type = 'AGENT' ORDER BY ord) AS g,
-           array_agg(listening ORDER BY ord) AS l, array_agg(created_at ORDER BY ord) AS at
-      FROM fresh
+           array_agg(EXISTS (SELECT 1 FROM channel_members m WHERE m.channel_id = x.channel_id AND m.member_id = x.author_id) ORDER BY ord) AS m,
+           array_agg(author_type = 'AGENT' AND ${listensSql('x.author_id', 'x.listening')} ORDER BY ord) AS l,
+           array_agg(created_at ORDER BY ord) AS at
+      FROM fresh x
   ), adm AS (
-    SELECT f.o[x.ord] AS ord, x.next FROM f, loop_guard_admit_many(f.c, f.t, f.a, f.g, f.l, f.at, $18::int, $19::int) x
+    SELECT f.o[x.ord] AS ord, x.next FROM f, loop_guard_admit_many(f.c, f.t, f.a, f.g, f.m, f.l, f.at, $18::int, $19::int) x
   )`
       : ''
   }, ok AS (
