@@ -197,9 +197,15 @@ function insertManySql(withGuard: boolean): string {
     SELECT f.o[x.ord] AS ord, x.next FROM f, loop_guard_admit_many(f.c, f.t, f.a, f.g, f.m, f.l, f.at, $18::int, $19::int) x
   )`
       : ''
-  }, ok AS (
-    SELECT i.* FROM fresh i${withGuard ? ' JOIN adm a ON a.ord = i.ord AND a.next IS NULL' : ''}
-     WHERE EXISTS (SELECT 1 FROM channel_members m WHERE m.channel_id = i.channel_id AND m.member_id = i.author_id)
+  }, ok AS (${
+    // The guard admits members only (a non-member's row answers '-infinity').
+    withGuard
+      ? `
+    SELECT i.* FROM fresh i JOIN adm a ON a.ord = i.ord AND a.next IS NULL`
+      : `
+    SELECT i.* FROM fresh i
+     WHERE EXISTS (SELECT 1 FROM channel_members m WHERE m.channel_id = i.channel_id AND m.member_id = i.author_id)`
+  }
   ), msg AS (
     INSERT INTO messages (id, channel_id, author_id, author_type, author_name, text, created_at, in_reply_to_event, chain_depth)
     SELECT id, channel_id, author_id, author_type, author_name, text, created_at, in_reply_to_event, chain_depth FROM ok ORDER BY ord
