@@ -595,10 +595,7 @@ export async function removeMessage(tx: Prisma.TransactionClient, m: { id: strin
   return { kind: 'deleted', rootRemoved: false }
 }
 
-// ---- the loop guard (src/modules/messages/loop-guard.ts) ----
-
-/** The nil UUID stands for "the channel itself, not a thread" in loop_guards.thread_id. */
-export const NO_THREAD = '00000000-0000-0000-0000-000000000000'
+// ---- the chain cap (src/modules/messages/loop-guard.ts; the turn limit is in the insert above) ----
 
 /**
  * The chain depth of the message an event is about: a message's own id is the id of its
