@@ -1,6 +1,7 @@
 // Messages and their attachments. Posting is the hot path: one raw SQL statement inserts the
 // message, its attachment, the remembered idempotent response and the outbox event atomically
-// (docs/decisions.md, Conversations). Reads and edits go through Prisma.
+// (docs/decisions.md, Conversations), and in the same statement looks the Idempotency-Key up and
+// runs the loop guard's admission (docs/loops.md). Reads and edits go through Prisma.
 import type { FastifyInstance } from 'fastify'
 import type pg from 'pg'
 import type { Prisma, PrismaClient } from '../../db/client.ts'
