@@ -12,8 +12,10 @@
 //   3. idempotent  — plain JSON with a fresh `Idempotency-Key` per post, guard off: the key is
 //                    looked up and remembered by the same batched INSERT.
 //   4. idempotent, guard on — both: the default configuration of an agent that sends keys.
-// The four phases run in BENCH_ROUNDS rounds (default 3), one after the other in each, so that
-// the drift of a shared machine's load falls on all of them alike; each line adds up its rounds.
+// The guard phases go to a second server whose database has the guard on (the first has it off),
+// so that the four phases can alternate in short slices: BENCH_ROUNDS rounds (default 8) of
+// BENCH_SECONDS each, one phase after the other in each round, so that the drift of a shared
+// machine's load falls on all of them alike; each line adds up its rounds.
 // Then the ratios to plain: issue 28 asks guard on >= 0.95x and idempotent >= 0.90x.
 // Then, without HTTP, the two ways of storing a message with its outbox event, in this process
 // against the same database (why the hot path is raw SQL; docs/decisions.md, Conversations):
@@ -21,11 +23,11 @@
 //   5. insert: Prisma      — prisma.$transaction: message.create + outboxEvent.create.
 // Prints messages/s and latency p50/p99/max per phase; the database and data dir are removed.
 // Usage: npx tsx scripts/bench/post-messages.ts
-//   BENCH_DATABASE_URL (default postgresql://postgres@127.0.0.1:5432/postgres), BENCH_SECONDS (5 per round),
+//   BENCH_DATABASE_URL (default postgresql://postgres@127.0.0.1:5432/postgres), BENCH_SECONDS (2 per round), BENCH_ROUNDS (8),
 //   BENCH_CONCURRENCY (16), BENCH_POOL (database pool size of the server, 10).
 import { toMessageDto } from '../../src/modules/messages/schemas.ts'
 import { spawn } from 'node:child_process'
-import { mkdtemp, rm } from 'node:fs/promises'
+import { mkdir, mkdtemp, rm } from 'node:fs/promises'
 import http from 'node:http'
 import os from 'node:os'
 import path from 'node:path'
@@ -35,30 +37,33 @@ import { createDatabase } from '../../src/db/client.ts'
 import { applyMigrations } from '../../src/db/migrate.ts'
 import { newEvent, outboxRow } from '../../src/events/bus.ts'
 import { uuidv7 } from '../../src/lib/ids.ts'
-import { SETTINGS_TTL_MS } from '../../src/plugins/rate-limit.ts'
 import { API_KEY_PREFIX, maskSecret, newSecret, sha256Hex } from '../../src/lib/tokens.ts'
 import { adminQuery as admin, databaseUrl as urlOf, freePort, machine, percentile as pct, startFlags } from './lib.ts'
 
 const ROOT = path.resolve(import.meta.dirname, '../..')
 
-const SECONDS = Number(process.env.BENCH_SECONDS ?? 5)
+const SECONDS = Number(process.env.BENCH_SECONDS ?? 2)
 const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 16)
 const POOL = process.env.BENCH_POOL ?? '10'
 const WARMUP_MS = 2_000
-const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3)
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 8)
 
 const ms = (n: number): number => Math.round(n * 100) / 100
 
 const dbName = `ams_bench_posts_${process.pid}`
 const databaseUrl = urlOf(dbName)
+// The guard phases post to a second server with a database of its own where the guard is on, so
+// that plain and guarded slices can alternate every few seconds without a settings change.
+const guardDbName = `${dbName}_guard`
+const guardDatabaseUrl = urlOf(guardDbName)
 
 /** Owner, CONCURRENCY agents with keys, one channel with all of them as members. */
-async function seed(): Promise<{ keys: string[]; channelId: string; ownChannels: string[] }> {
-  const client = new pg.Client({ connectionString: databaseUrl })
+async function seed(url: string, guard: boolean): Promise<{ keys: string[]; channelId: string; ownChannels: string[] }> {
+  const client = new pg.Client({ connectionString: url })
   await client.connect()
   try {
-    // The loop guard off; the guard phases turn it on.
-    await client.query('INSERT INTO instance (id, loop_guard_enabled) VALUES ($1, false)', [uuidv7()])
+    // The loop guard off, or on at its defaults.
+    await client.query('INSERT INTO instance (id, loop_guard_enabled) VALUES ($1, $2)', [uuidv7(), guard])
     const ownerId = uuidv7()
     await client.query(`INSERT INTO users (id, email, display_name, role, is_owner) VALUES ($1, 'owner@example.com', 'owner', 'admin', true)`, [ownerId])
     const channelId = uuidv7()
@@ -91,18 +96,6 @@ interface Phase {
   loopGuard: boolean
   /** Each client posts in its own channel (16 busy channels) instead of all in one. */
   ownChannels?: boolean
-}
-
-/** Sets the workspace's loop guard and waits until the server's settings cache has expired. */
-async function setLoopGuard(on: boolean): Promise<void> {
-  const client = new pg.Client({ connectionString: databaseUrl })
-  await client.connect()
-  try {
-    await client.query('UPDATE instance SET loop_guard_enabled = $1, loop_guard_max_turns = 20, loop_guard_window_seconds = 60, loop_guard_max_depth = 20', [on])
-  } finally {
-    await client.end()
-  }
-  await sleep(SETTINGS_TTL_MS + 500)
 }
 
 async function runPhase(port: number, channelFor: (client: number) => string, keys: string[], phase: Phase, durationMs: number, record: boolean) {
@@ -216,14 +209,11 @@ async function compareInserts(channelId: string): Promise<{ raw: number; prisma:
   }
 }
 
-await admin(`CREATE DATABASE "${dbName}"`)
-const dataDir = await mkdtemp(path.join(os.tmpdir(), 'ams-bench-'))
-let server: ReturnType<typeof spawn> | undefined
-try {
-  await applyMigrations(databaseUrl)
-  const { keys, channelId, ownChannels } = await seed()
+/** Starts the real server on `url`; resolves once it answers /health. */
+async function startServer(url: string, dataDir: string): Promise<{ port: number; proc: ReturnType<typeof spawn> }> {
+  await mkdir(dataDir, { recursive: true })
   const port = await freePort()
-  server = spawn(process.execPath, [...(process.env.BENCH_CPU_PROF ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_CPU_PROF}`] : []), ...startFlags(ROOT), 'src/server.ts'], {
+  const proc = spawn(process.execPath, [...(process.env.BENCH_CPU_PROF ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_CPU_PROF}`] : []), ...startFlags(ROOT), 'src/server.ts'], {
     cwd: ROOT,
     env: {
       PATH: process.env.PATH ?? '',
@@ -231,7 +221,7 @@ try {
       PORT: String(port),
       LOG_LEVEL: 'warn',
       DATA_DIR: dataDir,
-      DATABASE_URL: databaseUrl,
+      DATABASE_URL: url,
       DATABASE_POOL_SIZE: POOL,
       MIGRATE_ON_START: 'false',
       JWT_SECRET: 'bench-secret-'.padEnd(40, 'x'),
@@ -247,9 +237,23 @@ try {
     if (i > 600) throw new Error('server did not start')
     await sleep(100)
   }
+  return { port, proc }
+}
+
+await admin(`CREATE DATABASE "${dbName}"`)
+await admin(`CREATE DATABASE "${guardDbName}"`)
+const dataDir = await mkdtemp(path.join(os.tmpdir(), 'ams-bench-'))
+const servers: ReturnType<typeof spawn>[] = []
+try {
+  await applyMigrations(databaseUrl)
+  await applyMigrations(guardDatabaseUrl)
+  const { keys, channelId, ownChannels } = await seed(databaseUrl, false)
+  const guardSeed = await seed(guardDatabaseUrl, true)
+  const plainServer = await startServer(databaseUrl, path.join(dataDir, 'plain'))
+  const guardServer = await startServer(guardDatabaseUrl, path.join(dataDir, 'guard'))
+  servers.push(plainServer.proc, guardServer.proc)
 
   const runs: Awaited<ReturnType<typeof runPhase>>[][] = []
-  let guarded = false
   const phases: Phase[] = [
     { name: 'plain', idempotent: false, loopGuard: false },
     { name: 'guard on', idempotent: false, loopGuard: true },
@@ -259,16 +263,18 @@ try {
   ]
   for (let round = 0; round < ROUNDS; round++) {
     for (const [i, phase] of phases.entries()) {
-      if (phase.loopGuard !== guarded) await setLoopGuard((guarded = phase.loopGuard))
-      const channelFor = (client: number): string => (phase.ownChannels ? ownChannels[client]! : channelId)
-      await runPhase(port, channelFor, keys, phase, WARMUP_MS, false)
-      ;(runs[i] ??= []).push(await runPhase(port, channelFor, keys, phase, SECONDS * 1000, true))
+      const target = phase.loopGuard ? { port: guardServer.port, ...guardSeed } : { port: plainServer.port, keys, channelId, ownChannels }
+      const channelFor = (client: number): string => (phase.ownChannels ? target.ownChannels[client]! : target.channelId)
+      await runPhase(target.port, channelFor, target.keys, phase, round === 0 ? WARMUP_MS : WARMUP_MS / 4, false)
+      ;(runs[i] ??= []).push(await runPhase(target.port, channelFor, target.keys, phase, SECONDS * 1000, true))
     }
   }
   const results = runs.map(summary)
-  // The server is idle now; stop it so the insert comparison has the machine to itself.
-  server.kill('SIGTERM')
-  await new Promise((resolve) => server!.once('exit', resolve))
+  // The servers are idle now; stop them so the insert comparison has the machine to itself.
+  for (const proc of servers.splice(0)) {
+    proc.kill('SIGTERM')
+    await new Promise((resolve) => proc.once('exit', resolve))
+  }
   const inserts = await compareInserts(channelId)
   console.log(`\nPOST /api/v1/channels/{id}/messages — ${CONCURRENCY} keep-alive clients, ${ROUNDS} rounds of ${SECONDS} s per phase, server pool ${POOL}`)
   console.log(`machine: ${machine()}, load generator on the same machine\n`)
@@ -280,10 +286,12 @@ try {
   console.log(`\nagainst plain (${rate('plain')}/s): guard on ${ratio('guard on')}×, idempotent ${ratio('idempotent')}×, idempotent + guard on ${ratio('idempotent, guard on')}×`)
   console.log(`\nstoring a message + its outbox event, no HTTP, ${CONCURRENCY} loops: raw CTE ${inserts.raw}/s, Prisma transaction ${inserts.prisma}/s (${(inserts.raw / inserts.prisma).toFixed(1)}×)`)
 } finally {
-  if (server && server.exitCode === null) {
-    server.kill('SIGTERM')
-    await new Promise((resolve) => server!.once('exit', resolve))
+  for (const proc of servers) {
+    if (proc.exitCode !== null) continue
+    proc.kill('SIGTERM')
+    await new Promise((resolve) => proc.once('exit', resolve))
   }
   await rm(dataDir, { recursive: true, force: true })
   await admin(`DROP DATABASE IF EXISTS "${dbName}" WITH (FORCE)`)
+  await admin(`DROP DATABASE IF EXISTS "${guardDbName}" WITH (FORCE)`)
 }

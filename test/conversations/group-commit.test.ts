@@ -9,9 +9,11 @@ import { insertMessage, type NewMessage } from '../../src/modules/messages/repo.
 import { setup } from './fixtures/support.ts'
 import { addMember, bearer, createChannel, messageDto } from '../support/index.ts'
 
-/** Records the largest parameter array sent with each named statement. */
+/** Records the largest parameter array sent with each named statement (and in `calls`, how many were sent). */
+const calls = new Map<string, number>()
 function spyStatements(pool: pg.Pool): Map<string, number> {
   const largest = new Map<string, number>()
+  calls.clear()
   const original = pool.query.bind(pool) as (...args: unknown[]) => unknown
   ;(pool as unknown as { query: (...args: unknown[]) => unknown }).query = (...args: unknown[]) => {
     const config = args[0] as { name?: string; values?: unknown[] }
@@ -19,6 +21,7 @@ function spyStatements(pool: pg.Pool): Map<string, number> {
       const first = config.values?.[0]
       const size = Array.isArray(first) ? first.length : 1
       largest.set(config.name, Math.max(largest.get(config.name) ?? 0, size))
+      calls.set(config.name, (calls.get(config.name) ?? 0) + 1)
     }
     return original(...args)
   }
@@ -57,6 +60,8 @@ t.test('60 concurrent posts: members get 201 once each, non-members 404, a revok
   t.same(events.map((e) => (e.payload.message as { id: string }).id).sort(), created.map((m) => m.id).sort(), 'one message.created per message')
   t.equal(await c.app.db.prisma.outboxEvent.count({ where: { type: 'message.created' } }), 40)
   t.ok((statements.get('post-messages-batch-guarded') ?? 0) > 1, 'several posts shared one INSERT (with the loop guard in it: on by default)')
+  // A shared statement that failed would send its rows again one by one: few went alone.
+  t.ok((calls.get('post-message-false-false-0-guarded') ?? 0) < 20, `few posts went alone (${calls.get('post-message-false-false-0-guarded') ?? 0})`)
   t.ok((statements.get('auth-agent-keys') ?? 0) > 1, 'several requests shared one key lookup')
 
   // A key revoked while its requests queue with others is refused; the others are not affected.
@@ -101,6 +106,7 @@ t.test('idempotent posts share the batched INSERT, which looks their keys up its
   const distinct = await Promise.all(Array.from({ length: 30 }, (_, i) => post(`k-${i}`, `keyed ${i}`)))
   t.same([...new Set(distinct.map((r) => r.statusCode))], [201])
   t.ok((statements.get('post-messages-batch-guarded') ?? 0) > 1, 'keyed posts went out in shared statements')
+  t.ok((calls.get('post-message-false-true-0-guarded') ?? 0) < 15, `few keyed posts went alone (${calls.get('post-message-false-true-0-guarded') ?? 0})`)
   t.notOk(
     [...statements.keys()].some((name) => /idempotency|remembered/i.test(name)),
     'no lookup of its own',

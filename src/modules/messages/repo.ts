@@ -1,6 +1,7 @@
 // Messages and their attachments. Posting is the hot path: one raw SQL statement inserts the
 // message, its attachment, the remembered idempotent response and the outbox event atomically
-// (docs/decisions.md, Conversations). Reads and edits go through Prisma.
+// (docs/decisions.md, Conversations), and in the same statement looks the Idempotency-Key up and
+// runs the loop guard's admission (docs/loops.md). Reads and edits go through Prisma.
 import type { FastifyInstance } from 'fastify'
 import type pg from 'pg'
 import type { Prisma, PrismaClient } from '../../db/client.ts'
@@ -189,15 +190,23 @@ function insertManySql(withGuard: boolean): string {
       ? `, f AS (
     SELECT array_agg(ord ORDER BY ord) AS o, array_agg(channel_id ORDER BY ord) AS c, array_agg(NULL::uuid ORDER BY ord) AS t,
            array_agg(author_id ORDER BY ord) AS a, array_agg(author_type = 'AGENT' ORDER BY ord) AS g,
-           array_agg(listening ORDER BY ord) AS l, array_agg(created_at ORDER BY ord) AS at
-      FROM fresh
+           array_agg(EXISTS (SELECT 1 FROM channel_members m WHERE m.channel_id = x.channel_id AND m.member_id = x.author_id) ORDER BY ord) AS m,
+           array_agg(author_type = 'AGENT' AND ${listensSql('x.author_id', 'x.listening')} ORDER BY ord) AS l,
+           array_agg(created_at ORDER BY ord) AS at
+      FROM fresh x
   ), adm AS (
-    SELECT f.o[x.ord] AS ord, x.next FROM f, loop_guard_admit_many(f.c, f.t, f.a, f.g, f.l, f.at, $18::int, $19::int) x
+    SELECT f.o[x.ord] AS ord, x.next FROM f, loop_guard_admit_many(f.c, f.t, f.a, f.g, f.m, f.l, f.at, $18::int, $19::int) x
   )`
       : ''
-  }, ok AS (
-    SELECT i.* FROM fresh i${withGuard ? ' JOIN adm a ON a.ord = i.ord AND a.next IS NULL' : ''}
-     WHERE EXISTS (SELECT 1 FROM channel_members m WHERE m.channel_id = i.channel_id AND m.member_id = i.author_id)
+  }, ok AS (${
+    // The guard admits members only (a non-member's row answers '-infinity').
+    withGuard
+      ? `
+    SELECT i.* FROM fresh i JOIN adm a ON a.ord = i.ord AND a.next IS NULL`
+      : `
+    SELECT i.* FROM fresh i
+     WHERE EXISTS (SELECT 1 FROM channel_members m WHERE m.channel_id = i.channel_id AND m.member_id = i.author_id)`
+  }
   ), msg AS (
     INSERT INTO messages (id, channel_id, author_id, author_type, author_name, text, created_at, in_reply_to_event, chain_depth)
     SELECT id, channel_id, author_id, author_type, author_name, text, created_at, in_reply_to_event, chain_depth FROM ok ORDER BY ord
@@ -587,10 +596,7 @@ export async function removeMessage(tx: Prisma.TransactionClient, m: { id: strin
   return { kind: 'deleted', rootRemoved: false }
 }
 
-// ---- the loop guard (src/modules/messages/loop-guard.ts) ----
-
-/** The nil UUID stands for "the channel itself, not a thread" in loop_guards.thread_id. */
-export const NO_THREAD = '00000000-0000-0000-0000-000000000000'
+// ---- the chain cap (src/modules/messages/loop-guard.ts; the turn limit is in the insert above) ----
 
 /**
  * The chain depth of the message an event is about: a message's own id is the id of its
