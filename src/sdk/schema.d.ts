@@ -2026,6 +2026,8 @@ export interface components {
             events: string[];
             /** @description Whether `message.created` and `message.updated` deliveries include the agent's own messages: true (the default, the spec's "a new message in any channel the agent belongs to"), or false so that an agent does not hear itself, the first step against echo loops (docs/loops.md). */
             include_own_messages: boolean;
+            /** @description Narrows the subscribed `events`: `addressed` delivers only the events addressed to the agent (a message in a DM with it, a message that mentions it, a reply in a thread it started or posted in, a reaction to its message: subscribe to `message.created`, `message.mentioned` and `reaction.added`); `mentions` only `message.mentioned`; null (the default) every subscribed event. Membership rules apply as always. */
+            only: ("addressed" | "mentions") | null;
             /** @description False when disabled (by the owner, or automatically after failing for a long time: see `disabled_reason`). A disabled endpoint gets no deliveries. */
             active: boolean;
             disabled_at: string | null;
@@ -2059,6 +2061,8 @@ export interface components {
             events: string[];
             /** @description Whether `message.created` and `message.updated` deliveries include the agent's own messages: true (the default, the spec's "a new message in any channel the agent belongs to"), or false so that an agent does not hear itself, the first step against echo loops (docs/loops.md). */
             include_own_messages: boolean;
+            /** @description Narrows the subscribed `events`: `addressed` delivers only the events addressed to the agent (a message in a DM with it, a message that mentions it, a reply in a thread it started or posted in, a reaction to its message: subscribe to `message.created`, `message.mentioned` and `reaction.added`); `mentions` only `message.mentioned`; null (the default) every subscribed event. Membership rules apply as always. */
+            only: ("addressed" | "mentions") | null;
             /** @description False when disabled (by the owner, or automatically after failing for a long time: see `disabled_reason`). A disabled endpoint gets no deliveries. */
             active: boolean;
             disabled_at: string | null;
@@ -2160,6 +2164,8 @@ export interface components {
             all_agents: boolean;
             /** @description Whether `message.created` deliveries include messages authored by the agents this integration acts for (its `agent_ids`; with `all_agents`, every agent): true (the default, the spec's "any message is sent to a channel"), or false so that an integration does not hear its own agents' messages, the first step against echo loops (docs/loops.md). With `all_agents` and false it receives only humans' messages. */
             include_own_messages: boolean;
+            /** @description Narrows the subscribed `events`: `addressed` delivers only the events addressed to an agent it acts for (any agent when `all_agents`): a message in a DM with it, a message that mentions it, a reply in a thread it started or posted in, a reaction to its message; `mentions` only `message.mentioned`; null (the default) every subscribed event. */
+            only: ("addressed" | "mentions") | null;
             /** @description The API key, masked (`svc_int_AbCd…wxyz`). */
             masked_key: string;
             /** @description False when disabled (by the owner, or automatically after failing deliveries for a long time: see `disabled_reason`). Disabled integrations get no deliveries; the inbound endpoint keeps working. */
@@ -2206,6 +2212,8 @@ export interface components {
             all_agents: boolean;
             /** @description Whether `message.created` deliveries include messages authored by the agents this integration acts for (its `agent_ids`; with `all_agents`, every agent): true (the default, the spec's "any message is sent to a channel"), or false so that an integration does not hear its own agents' messages, the first step against echo loops (docs/loops.md). With `all_agents` and false it receives only humans' messages. */
             include_own_messages: boolean;
+            /** @description Narrows the subscribed `events`: `addressed` delivers only the events addressed to an agent it acts for (any agent when `all_agents`): a message in a DM with it, a message that mentions it, a reply in a thread it started or posted in, a reaction to its message; `mentions` only `message.mentioned`; null (the default) every subscribed event. */
+            only: ("addressed" | "mentions") | null;
             /** @description The API key, masked (`svc_int_AbCd…wxyz`). */
             masked_key: string;
             /** @description False when disabled (by the owner, or automatically after failing deliveries for a long time: see `disabled_reason`). Disabled integrations get no deliveries; the inbound endpoint keeps working. */
@@ -8684,6 +8692,8 @@ export interface operations {
                     secret?: string;
                     /** @description Whether `message.created` and `message.updated` deliveries include the agent's own messages: true (the default, the spec's "a new message in any channel the agent belongs to"), or false so that an agent does not hear itself, the first step against echo loops (docs/loops.md). */
                     include_own_messages?: boolean;
+                    /** @description Narrows the subscribed `events`: `addressed` delivers only the events addressed to the agent (a message in a DM with it, a message that mentions it, a reply in a thread it started or posted in, a reaction to its message: subscribe to `message.created`, `message.mentioned` and `reaction.added`); `mentions` only `message.mentioned`; null (the default) every subscribed event. Membership rules apply as always. */
+                    only?: ("addressed" | "mentions") | null;
                 };
             };
         };
@@ -8992,6 +9002,8 @@ export interface operations {
                     events?: ("message.created" | "message.updated" | "message.deleted" | "message.mentioned" | "channel.created" | "channel.updated" | "channel.deleted" | "member.joined" | "member.left" | "reaction.added" | "reaction.removed")[];
                     /** @description Whether `message.created` and `message.updated` deliveries include the agent's own messages: true (the default, the spec's "a new message in any channel the agent belongs to"), or false so that an agent does not hear itself, the first step against echo loops (docs/loops.md). */
                     include_own_messages?: boolean;
+                    /** @description Narrows the subscribed `events`: `addressed` delivers only the events addressed to the agent (a message in a DM with it, a message that mentions it, a reply in a thread it started or posted in, a reaction to its message: subscribe to `message.created`, `message.mentioned` and `reaction.added`); `mentions` only `message.mentioned`; null (the default) every subscribed event. Membership rules apply as always. */
+                    only?: ("addressed" | "mentions") | null;
                     /** @description true re-enables a disabled webhook (its failure streak is reset); false pauses it. */
                     active?: boolean;
                 };
@@ -9818,6 +9830,8 @@ export interface operations {
                     hmac_secret?: string;
                     /** @description Whether `message.created` deliveries include messages authored by the agents this integration acts for (its `agent_ids`; with `all_agents`, every agent): true (the default, the spec's "any message is sent to a channel"), or false so that an integration does not hear its own agents' messages, the first step against echo loops (docs/loops.md). With `all_agents` and false it receives only humans' messages. */
                     include_own_messages?: boolean;
+                    /** @description Narrows the subscribed `events`: `addressed` delivers only the events addressed to an agent it acts for (any agent when `all_agents`): a message in a DM with it, a message that mentions it, a reply in a thread it started or posted in, a reaction to its message; `mentions` only `message.mentioned`; null (the default) every subscribed event. */
+                    only?: ("addressed" | "mentions") | null;
                 };
             };
         };
@@ -10121,6 +10135,8 @@ export interface operations {
                     agent_ids?: string[];
                     /** @description Whether `message.created` deliveries include messages authored by the agents this integration acts for (its `agent_ids`; with `all_agents`, every agent): true (the default, the spec's "any message is sent to a channel"), or false so that an integration does not hear its own agents' messages, the first step against echo loops (docs/loops.md). With `all_agents` and false it receives only humans' messages. */
                     include_own_messages?: boolean;
+                    /** @description Narrows the subscribed `events`: `addressed` delivers only the events addressed to an agent it acts for (any agent when `all_agents`): a message in a DM with it, a message that mentions it, a reply in a thread it started or posted in, a reaction to its message; `mentions` only `message.mentioned`; null (the default) every subscribed event. */
+                    only?: ("addressed" | "mentions") | null;
                     /** @description true re-enables a disabled integration (its failure streak is reset); false pauses its deliveries. */
                     active?: boolean;
                 };

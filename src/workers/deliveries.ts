@@ -16,6 +16,7 @@ import { memberIds } from '../modules/channels/access.ts'
 import { inboxItemsOf } from '../modules/inbox/items.ts'
 import { deliveryHeaders } from '../lib/signing.ts'
 import type { AddressPolicy } from '../lib/ssrf.ts'
+import { filteredOut, ONLY_VALUES, type Only } from '../events/filter.ts'
 import type { DomainEvent } from '../events/types.ts'
 import { integrationBody, webhookBody } from './payloads.ts'
 import { EndpointGate, type EndpointLimits } from './endpoints.ts'
@@ -87,6 +88,18 @@ function messageAuthor(event: DomainEvent): { id: string; type: string } | null 
   if (event.type !== 'message.created' && event.type !== 'message.updated') return null
   const { message } = event.payload
   return { id: message.author_id, type: message.author_type }
+}
+
+/** A stored `only` as a filter value (src/events/filter.ts). */
+const onlyFilter = (value: string | null): Only | null => (ONLY_VALUES.includes(value as Only) ? (value as Only) : null)
+
+/**
+ * Whether the event is addressed to an agent the integration acts for (any agent when it acts for
+ * all) that is a member of the event's channel now (an agent that left is not addressed there).
+ */
+function addressedToAgentOf(i: repo.IntegrationTarget, event: DomainEvent, agents: ReadonlySet<string>, audience: ReadonlySet<string>): boolean {
+  const ids = Object.keys(event.addressed ?? {}).filter((id) => audience.has(id))
+  return i.allAgents ? ids.some((id) => agents.has(id)) : ids.some((id) => i.agentIds.includes(id))
 }
 
 export interface EngineOptions {
@@ -229,7 +242,7 @@ export class DeliveryEngine {
       for (const w of webhooks) {
         if (!audience.has(w.agentId)) continue
         if (mentioned && !mentioned.includes(w.agentId)) continue
-        if (!w.includeOwnMessages && author?.id === w.agentId) continue
+        if (filteredOut({ only: onlyFilter(w.only), skipsOwnMessages: !w.includeOwnMessages }, w.agentId, event)) continue
         out.push({ webhookId: w.id, integrationId: null, eventId: event.id, eventType: event.type, body: webhookBody(w.id, w.agentId, event) })
       }
 
@@ -243,6 +256,8 @@ export class DeliveryEngine {
         if (dm && !seesDm(i)) continue
         if (mentioned && !(i.allAgents ? mentioned.length > 0 : i.agentIds.some((a) => mentioned.includes(a)))) continue
         if (!i.includeOwnMessages && ownOf(i)) continue
+        if (i.only === 'mentions' && event.type !== 'message.mentioned') continue
+        if (i.only === 'addressed' && !addressedToAgentOf(i, event, ctx.addressedAgentIds, audience)) continue
         const body = integrationBody(i.id, event)
         if (body) out.push({ webhookId: null, integrationId: i.id, eventId: event.id, eventType: event.type, body })
       }

@@ -20,6 +20,8 @@ export interface WebhookTarget {
   events: string[]
   /** Deliver message events of the agent's own messages (docs/loops.md). */
   includeOwnMessages: boolean
+  /** `addressed`, `mentions` or null (src/events/filter.ts). */
+  only: string | null
   /** Events that occurred before this are not its business (a subscription starts at creation). */
   createdAt: Date
 }
@@ -32,6 +34,8 @@ export interface IntegrationTarget {
   allAgents: boolean
   /** Deliver messages of the agents it acts for (docs/loops.md). */
   includeOwnMessages: boolean
+  /** `addressed`, `mentions` or null (src/events/filter.ts). */
+  only: string | null
   createdAt: Date
 }
 
@@ -50,6 +54,8 @@ export interface PlanContext {
   dmChannelIds: Set<string>
   /** The DMs among `dmChannelIds` in which an agent takes part. */
   agentDmChannelIds: Set<string>
+  /** The agents among the members the events are addressed to (read only when an integration needs it). */
+  addressedAgentIds: Set<string>
 }
 
 /**
@@ -91,12 +97,12 @@ export async function planBatch(
     const types = [...new Set(events.map((e) => e.type))]
     const channelIds = [...new Set(events.map((e) => e.channelId).filter((c): c is string => !!c))]
     // One client runs one query at a time: sequential on purpose.
-    const webhooks = await client.query<{ id: string; agent_id: string; events: string[]; include_own_messages: boolean; created_at: Date }>(
-      'SELECT id::text, agent_id::text, events, include_own_messages, created_at FROM webhooks WHERE active AND events && $1::text[]',
+    const webhooks = await client.query<{ id: string; agent_id: string; events: string[]; include_own_messages: boolean; only: string | null; created_at: Date }>(
+      'SELECT id::text, agent_id::text, events, include_own_messages, "only", created_at FROM webhooks WHERE active AND events && $1::text[]',
       [types],
     )
-    const integrations = await client.query<{ id: string; events: string[]; all_agents: boolean; include_own_messages: boolean; agent_ids: string[]; created_at: Date }>(
-      `SELECT i.id::text, i.events, i.all_agents, i.include_own_messages, i.created_at, coalesce(array_agg(ia.agent_id::text) FILTER (WHERE ia.agent_id IS NOT NULL), '{}') AS agent_ids
+    const integrations = await client.query<{ id: string; events: string[]; all_agents: boolean; include_own_messages: boolean; only: string | null; agent_ids: string[]; created_at: Date }>(
+      `SELECT i.id::text, i.events, i.all_agents, i.include_own_messages, i."only", i.created_at, coalesce(array_agg(ia.agent_id::text) FILTER (WHERE ia.agent_id IS NOT NULL), '{}') AS agent_ids
          FROM integrations i LEFT JOIN integration_agents ia ON ia.integration_id = i.id
         WHERE i.active AND i.events && $1::text[]
         GROUP BY i.id`,
@@ -110,15 +116,24 @@ export async function planBatch(
             [channelIds],
           )
         : { rows: [] as { id: string; with_agent: boolean }[] }
+    // The agents among the members events are addressed to (an integration acting for every agent
+    // with only=addressed takes the events addressed to any agent).
+    const addressedIds = [...new Set(events.flatMap((e) => Object.keys(e.addressed ?? {})))]
+    const addressedAgents =
+      addressedIds.length && integrations.rows.some((i) => i.only === 'addressed' && i.all_agents)
+        ? await client.query<{ id: string }>('SELECT id::text FROM agents WHERE id = ANY($1::uuid[])', [addressedIds])
+        : { rows: [] as { id: string }[] }
     const deliveries = await plan({
+      addressedAgentIds: new Set(addressedAgents.rows.map((r) => r.id)),
       events,
-      webhooks: webhooks.rows.map((w) => ({ id: w.id, agentId: w.agent_id, events: w.events, includeOwnMessages: w.include_own_messages, createdAt: w.created_at })),
+      webhooks: webhooks.rows.map((w) => ({ id: w.id, agentId: w.agent_id, events: w.events, includeOwnMessages: w.include_own_messages, only: w.only, createdAt: w.created_at })),
       integrations: integrations.rows.map((i) => ({
         id: i.id,
         events: i.events,
         agentIds: i.agent_ids,
         allAgents: i.all_agents,
         includeOwnMessages: i.include_own_messages,
+        only: i.only,
         createdAt: i.created_at,
       })),
       dmChannelIds: new Set(dms.rows.map((r) => r.id)),

@@ -132,7 +132,11 @@ t.test('a receiver that is down gets retries on the schedule, then success is re
   t.equal(afterFirst.status, 'pending')
   t.match(afterFirst.last_error, /^HTTP 503: receiver says 503/)
   t.ok(afterFirst.next_attempt_at, 'a next attempt is scheduled')
-  const webhook = (await api({ method: 'GET', url: `/api/v1/agents/${agent.id}/webhooks/${hook.id}`, headers: bearer(agent.key) })).json()
+  // The endpoint's failure streak is recorded by the statement after the delivery's (repo.recordFailure).
+  const webhook = await eventually(async () => {
+    const w = (await api({ method: 'GET', url: `/api/v1/agents/${agent.id}/webhooks/${hook.id}`, headers: bearer(agent.key) })).json()
+    return w.consecutive_failures === 1 ? w : null
+  }, 'the failure streak to be recorded')
   t.equal(webhook.consecutive_failures, 1)
   t.ok(webhook.failing_since)
   release()

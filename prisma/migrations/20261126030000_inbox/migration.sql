@@ -20,4 +20,4 @@ CREATE TABLE "inbox_items" (
 
 CREATE UNIQUE INDEX "inbox_items_member_id_event_id_key" ON "inbox_items"("member_id", "event_id");
 -- A member's unacknowledged items, oldest first: the only rows the inbox reads and counts.
-CREATE INDEX "inbox_items_unacked_idx" ON "inbox_items"("member_id", "id") WHERE ("acked_at" IS NULL);
+CREATE INDEX "inbox_items_unacked_idx" ON "inbox_items"("member_id", "id") WHERE (acked_at IS NULL);

@@ -3,7 +3,7 @@ import { Type, type Static } from 'typebox'
 import { Timestamp, Uuid } from '../../schemas/common.ts'
 import { INTEGRATION_EVENTS } from '../../events/types.ts'
 import { InReplyToEventField, MentionsField, ThreadIdField } from '../messages/schemas.ts'
-import { ChosenSecretField, TargetUrlField } from '../webhooks/schemas.ts'
+import { ChosenSecretField, SubscriptionOnlyField, TargetUrlField } from '../webhooks/schemas.ts'
 
 // Closed list; `langgraph` and `openclaw` are values a public implementation of the same spec uses.
 export const PLATFORMS = ['openai', 'anthropic', 'langchain', 'langgraph', 'crewai', 'autogen', 'openclaw', 'n8n', 'zapier', 'make', 'custom'] as const
@@ -54,6 +54,12 @@ const EndpointStatusFields = {
   failing_since: Type.Union([Timestamp, Type.Null()]),
 }
 
+const IntegrationOnlyField = {
+  ...SubscriptionOnlyField,
+  description:
+    'Narrows the subscribed `events`: `addressed` delivers only the events addressed to an agent it acts for (any agent when `all_agents`): a message in a DM with it, a message that mentions it, a reply in a thread it started or posted in, a reaction to its message; `mentions` only `message.mentioned`; null (the default) every subscribed event.',
+}
+
 export const IntegrationSchema = Type.Object(
   {
     id: Uuid,
@@ -67,6 +73,7 @@ export const IntegrationSchema = Type.Object(
         'True when created or patched with no agent list: it may act for any agent (still only in channels where that agent is a member). A restricted list whose agents were all deleted stays restricted: it then acts for none.',
     }),
     include_own_messages: IncludeOwnMessagesField,
+    only: IntegrationOnlyField,
     masked_key: Type.String({ description: 'The API key, masked (`svc_int_AbCd…wxyz`).' }),
     ...EndpointStatusFields,
     created_at: Timestamp,
@@ -99,6 +106,7 @@ export const CreateIntegrationSchema = Type.Object(
     agent_id: Type.Optional(AgentIdField),
     hmac_secret: Type.Optional(ChosenSecretField),
     include_own_messages: Type.Optional(IncludeOwnMessagesField),
+    only: Type.Optional(IntegrationOnlyField),
   },
   { additionalProperties: false },
 )
@@ -111,6 +119,7 @@ export const UpdateIntegrationSchema = Type.Object(
     events: Type.Optional(IntegrationEventsField),
     agent_ids: Type.Optional(AgentIdsField),
     include_own_messages: Type.Optional(IncludeOwnMessagesField),
+    only: Type.Optional(IntegrationOnlyField),
     active: Type.Optional(Type.Boolean({ description: 'true re-enables a disabled integration (its failure streak is reset); false pauses its deliveries.' })),
   },
   { additionalProperties: false, minProperties: 1 },

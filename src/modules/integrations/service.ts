@@ -17,7 +17,7 @@ import { createMessage } from '../messages/service.ts'
 import type { MessageDto } from '../messages/schemas.ts'
 import * as deliveries from '../webhooks/deliveries.ts'
 import type { DeliveryDto, DeliveryListQueryInput, DeliveryPage } from '../webhooks/schemas.ts'
-import { validateTargetUrl } from '../webhooks/service.ts'
+import { onlyOf, validateTargetUrl } from '../webhooks/service.ts'
 import * as repo from './repo.ts'
 import type { CreatedIntegration, CreateIntegrationInput, InboundInput, IntegrationDto, UpdateIntegrationInput } from './schemas.ts'
 
@@ -31,6 +31,7 @@ export function toIntegrationDto(i: repo.IntegrationWithAgents): IntegrationDto 
     agent_ids: i.agents.map((a) => a.agentId),
     all_agents: i.allAgents,
     include_own_messages: i.includeOwnMessages,
+    only: onlyOf(i.only),
     masked_key: i.maskedKey,
     active: i.active,
     disabled_at: i.disabledAt?.toISOString() ?? null,
@@ -77,6 +78,7 @@ export async function createIntegration(app: FastifyInstance, input: CreateInteg
       hmacSecret,
       allAgents: agentIds.length === 0,
       includeOwnMessages: input.include_own_messages ?? true,
+      only: input.only ?? null,
     },
     agentIds,
   )
@@ -99,6 +101,7 @@ export async function updateIntegration(app: FastifyInstance, id: string, patch:
   if (patch.webhook_url !== undefined) data.webhookUrl = await validateTargetUrl(app, patch.webhook_url)
   if (patch.events !== undefined) data.events = [...new Set(patch.events)]
   if (patch.include_own_messages !== undefined) data.includeOwnMessages = patch.include_own_messages
+  if (patch.only !== undefined) data.only = patch.only
   if (patch.agent_ids !== undefined) {
     await assertAgentsExist(app, patch.agent_ids)
     data.allAgents = patch.agent_ids.length === 0

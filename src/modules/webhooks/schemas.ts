@@ -2,6 +2,7 @@
 import { Type, type Static } from 'typebox'
 import { Timestamp, Uuid } from '../../schemas/common.ts'
 import { WEBHOOK_EVENTS } from '../../events/types.ts'
+import { OnlyField } from '../../events/filter.ts'
 
 export const TargetUrlField = Type.String({
   minLength: 1,
@@ -24,6 +25,12 @@ const EndpointStatusFields = {
   failing_since: Type.Union([Timestamp, Type.Null()], { description: 'First failed attempt of the current failure streak; null when the last attempt succeeded.' }),
 }
 
+/** The filter vocabulary of every transport (docs/realtime.md, "Filters"), for webhooks and integrations. */
+export const SubscriptionOnlyField = Type.Union([OnlyField, Type.Null()], {
+  description:
+    'Narrows the subscribed `events`: `addressed` delivers only the events addressed to the agent (a message in a DM with it, a message that mentions it, a reply in a thread it started or posted in, a reaction to its message: subscribe to `message.created`, `message.mentioned` and `reaction.added`); `mentions` only `message.mentioned`; null (the default) every subscribed event. Membership rules apply as always.',
+})
+
 const IncludeOwnMessagesField = Type.Boolean({
   description:
     'Whether `message.created` and `message.updated` deliveries include the agent\'s own messages: true (the default, the spec\'s "a new message in any channel the agent belongs to"), or false so that an agent does not hear itself, the first step against echo loops (docs/loops.md).',
@@ -36,6 +43,7 @@ export const WebhookSchema = Type.Object(
     url: Type.String(),
     events: Type.Array(Type.String()),
     include_own_messages: IncludeOwnMessagesField,
+    only: SubscriptionOnlyField,
     ...EndpointStatusFields,
     created_at: Timestamp,
   },
@@ -63,7 +71,13 @@ export const ChosenSecretField = Type.String({
 })
 
 export const CreateWebhookSchema = Type.Object(
-  { url: TargetUrlField, events: WebhookEventsField, secret: Type.Optional(ChosenSecretField), include_own_messages: Type.Optional(IncludeOwnMessagesField) },
+  {
+    url: TargetUrlField,
+    events: WebhookEventsField,
+    secret: Type.Optional(ChosenSecretField),
+    include_own_messages: Type.Optional(IncludeOwnMessagesField),
+    only: Type.Optional(SubscriptionOnlyField),
+  },
   { additionalProperties: false },
 )
 
@@ -72,6 +86,7 @@ export const UpdateWebhookSchema = Type.Object(
     url: Type.Optional(TargetUrlField),
     events: Type.Optional(WebhookEventsField),
     include_own_messages: Type.Optional(IncludeOwnMessagesField),
+    only: Type.Optional(SubscriptionOnlyField),
     active: Type.Optional(Type.Boolean({ description: 'true re-enables a disabled webhook (its failure streak is reset); false pauses it.' })),
   },
   { additionalProperties: false, minProperties: 1 },

@@ -3,6 +3,7 @@
 // caller's (16–256 characters) or generated here, and shown only at creation and on rotation.
 import type { FastifyInstance } from 'fastify'
 import type { Webhook } from '../../generated/prisma/client.ts'
+import { ONLY_VALUES, type Only } from '../../events/filter.ts'
 import { AppError, notFound } from '../../lib/errors.ts'
 import { uuidv7 } from '../../lib/ids.ts'
 import { checkTargetUrl, UnsafeUrlError } from '../../lib/ssrf.ts'
@@ -19,6 +20,7 @@ export function toWebhookDto(w: Webhook): WebhookDto {
     url: w.url,
     events: w.events,
     include_own_messages: w.includeOwnMessages,
+    only: onlyOf(w.only),
     active: w.active,
     disabled_at: w.disabledAt?.toISOString() ?? null,
     disabled_reason: w.disabledReason,
@@ -27,6 +29,9 @@ export function toWebhookDto(w: Webhook): WebhookDto {
     created_at: w.createdAt.toISOString(),
   }
 }
+
+/** The stored filter (a text column) as the API shows it. */
+export const onlyOf = (value: string | null): Only | null => (ONLY_VALUES.includes(value as Only) ? (value as Only) : null)
 
 /** URL check shared with integrations: http(s), no private or reserved target (400 INVALID_URL). */
 export async function validateTargetUrl(app: FastifyInstance, url: string): Promise<string> {
@@ -60,7 +65,7 @@ export async function createWebhook(app: FastifyInstance, principal: Principal, 
   await assertManages(app, principal, agentId)
   const url = await validateTargetUrl(app, input.url)
   const secret = input.secret ?? newSecret(WEBHOOK_SECRET_PREFIX)
-  const webhook = await repo.createWebhook(app.db.prisma, { id: uuidv7(), agentId, url, events: uniq(input.events), secret, includeOwnMessages: input.include_own_messages ?? true })
+  const webhook = await repo.createWebhook(app.db.prisma, { id: uuidv7(), agentId, url, events: uniq(input.events), secret, includeOwnMessages: input.include_own_messages ?? true, only: input.only ?? null })
   return { ...toWebhookDto(webhook), secret }
 }
 
@@ -79,6 +84,7 @@ export async function updateWebhook(app: FastifyInstance, principal: Principal, 
   if (patch.url !== undefined) data.url = await validateTargetUrl(app, patch.url)
   if (patch.events !== undefined) data.events = uniq(patch.events)
   if (patch.include_own_messages !== undefined) data.includeOwnMessages = patch.include_own_messages
+  if (patch.only !== undefined) data.only = patch.only
   if (patch.active === true && !existing.active) {
     Object.assign(data, { active: true, disabledAt: null, disabledReason: null, consecutiveFailures: 0, failingSince: null })
   } else if (patch.active === false && existing.active) {
