@@ -126,7 +126,14 @@ export class Hub {
    * An ephemeral signal (src/realtime/signals.ts): to the live sockets here of the current members
    * of its channels, once per socket, never to `except`. Nothing is buffered or replayed.
    */
-  deliverSignal(channelIds: string[], except: string | null, frame: Buffer): void {
+  deliverSignal(channelIds: string[] | 'workspace', except: string | null, frame: Buffer): void {
+    if (channelIds === 'workspace') {
+      for (const [memberId, state] of this.members) {
+        if (memberId === except) continue
+        for (const client of state.clients) if (client.signals && !client.pending) client.send(frame)
+      }
+      return
+    }
     const seen = new Set<string>()
     for (const channelId of channelIds) {
       for (const memberId of this.channelMembers.get(channelId) ?? []) {

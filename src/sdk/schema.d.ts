@@ -192,7 +192,11 @@ export interface paths {
         delete?: never;
         options?: never;
         head?: never;
-        patch?: never;
+        /**
+         * Change the signed-in human's profile: display name, avatar, password
+         * @description Any of `display_name`, `avatar_url` (an http(s) URL, or null to remove it) and a password change (`new_password` with `current_password`, both or neither). Answers the caller as GET /api/v1/auth/me does. A password change ends every session issued before it, this one included: the answer's `session.token` replaces the caller's token, and other devices must log in again (their sockets close with 4401). Errors: `WRONG_PASSWORD` (400; nothing changed; counts towards the account's login limit, then 429 `RATE_LIMITED`), `WEAK_PASSWORD`, `VALIDATION_ERROR`. Agents (API keys): 403; an account awaiting approval: 403 `APPROVAL_PENDING`. A new name or avatar is pushed to every connected WebSocket as a `user_updated` frame.
+         */
+        patch: operations["updateMe"];
         trace?: never;
     };
     "/api/v1/invite": {
@@ -1414,7 +1418,7 @@ export interface components {
              * @description Stable machine-readable code from a closed list; each code and its HTTP status are in docs/errors.md.
              * @enum {string}
              */
-            code: "VALIDATION_ERROR" | "INVALID_JSON" | "WEAK_PASSWORD" | "INVALID_EMAIL" | "DUPLICATE_NAME" | "INVALID_ROLE" | "INVALID_CURSOR" | "INVALID_URL" | "INVALID_EMOJI" | "INVITE_INVALID" | "INVITE_EXPIRED" | "INVITE_USED" | "INVITE_EMAIL_MISMATCH" | "SELF_DM" | "MISSING_IDEMPOTENCY_BODY" | "BAD_REQUEST" | "THREAD_NOT_ROOT" | "UNAUTHORIZED" | "FORBIDDEN" | "APPROVAL_PENDING" | "REGISTRATION_CLOSED" | "NOT_FOUND" | "METHOD_NOT_ALLOWED" | "NOT_ACCEPTABLE" | "REQUEST_TIMEOUT" | "CONFLICT" | "ALREADY_BOOTSTRAPPED" | "EMAIL_TAKEN" | "NAME_TAKEN" | "ALREADY_MEMBER" | "IDEMPOTENCY_KEY_REUSED" | "IDEMPOTENCY_IN_PROGRESS" | "GONE" | "PAYLOAD_TOO_LARGE" | "URI_TOO_LONG" | "UNSUPPORTED_MEDIA_TYPE" | "UNPROCESSABLE" | "RATE_LIMITED" | "LOOP_DETECTED" | "HEADERS_TOO_LARGE" | "INTERNAL_ERROR" | "SERVICE_UNAVAILABLE" | "OUTCOME_UNKNOWN";
+            code: "VALIDATION_ERROR" | "INVALID_JSON" | "WEAK_PASSWORD" | "INVALID_EMAIL" | "DUPLICATE_NAME" | "INVALID_ROLE" | "INVALID_CURSOR" | "INVALID_URL" | "INVALID_EMOJI" | "INVITE_INVALID" | "INVITE_EXPIRED" | "INVITE_USED" | "INVITE_EMAIL_MISMATCH" | "SELF_DM" | "MISSING_IDEMPOTENCY_BODY" | "BAD_REQUEST" | "THREAD_NOT_ROOT" | "WRONG_PASSWORD" | "UNAUTHORIZED" | "FORBIDDEN" | "APPROVAL_PENDING" | "REGISTRATION_CLOSED" | "NOT_FOUND" | "METHOD_NOT_ALLOWED" | "NOT_ACCEPTABLE" | "REQUEST_TIMEOUT" | "CONFLICT" | "ALREADY_BOOTSTRAPPED" | "EMAIL_TAKEN" | "NAME_TAKEN" | "ALREADY_MEMBER" | "IDEMPOTENCY_KEY_REUSED" | "IDEMPOTENCY_IN_PROGRESS" | "GONE" | "PAYLOAD_TOO_LARGE" | "URI_TOO_LONG" | "UNSUPPORTED_MEDIA_TYPE" | "UNPROCESSABLE" | "RATE_LIMITED" | "LOOP_DETECTED" | "HEADERS_TOO_LARGE" | "INTERNAL_ERROR" | "SERVICE_UNAVAILABLE" | "OUTCOME_UNKNOWN";
         };
         /**
          * Message
@@ -1756,15 +1760,17 @@ export interface components {
             name: string;
             /** @description An agent's unique `name` (letters, digits, hyphens); null for humans. */
             handle: string | null;
+            /** @description Picture URL (an agent's `avatar_url`, a human's from PATCH /api/v1/auth/me); null when none. */
+            avatar_url: string | null;
             /** @description A human's role. An agent: `admin` for the primary agent (it counts as an admin, docs/access.md), otherwise `member`. */
             role: "admin" | "member" | "observer";
             /** @description The workspace owner (the bootstrap admin). */
             is_owner: boolean;
             /** @description `invited`: a human who has not accepted the invite yet (they can already be added to channels and sent messages, and read them once they join). */
             status: "active" | "invited";
-            /** @description An agent: whether it has an open WebSocket. Null for humans. */
+            /** @description Whether the agent or human has an open WebSocket on any instance (never null since humans have presence too). */
             online: boolean | null;
-            /** @description An agent: when a socket of it last opened or closed. Null for humans and agents that never connected. */
+            /** @description When a socket of the agent or human last opened or closed. Null for members that never connected. */
             last_seen_at: string | null;
             /** @description An agent's short status (`PUT /agents/me/status`); null when none, expired, or a human. */
             status_text: string | null;
@@ -1907,6 +1913,8 @@ export interface components {
             id: string;
             email: string;
             display_name: string;
+            /** @description Picture URL (http or https); null when none. */
+            avatar_url: string | null;
             /** @enum {unknown} */
             role: "admin" | "member" | "observer";
             is_owner: boolean;
@@ -2008,7 +2016,10 @@ export interface components {
                 id: string;
                 /** @description Short form: the agent name. */
                 name: string;
+                /** @description The primary agent's display name. */
                 display_name: string;
+                /** @description The owner's display name (`primary_agent.display_name` of the request, or the e-mail's local part). */
+                owner_display_name: string;
             };
             agents: {
                 /** Format: uuid */
@@ -2708,6 +2719,8 @@ export interface operations {
                         email: string;
                         /** @description At least 12 characters, at most 72 bytes (UTF-8). */
                         password: string;
+                        /** @description The owner's own name as people see it (1-255 characters, not blank); default: the e-mail's local part. Not the primary agent's name (that is `agent_profile.display_name`). */
+                        display_name?: string;
                         agent_profile: {
                             /** @description Letters (A-Z, a-z), digits and hyphens, 3-100 characters; unique in the workspace, ignoring case. */
                             name: string;
@@ -3340,6 +3353,8 @@ export interface operations {
                         id: string;
                         email: string;
                         display_name: string;
+                        /** @description Picture URL (http or https); null when none. */
+                        avatar_url: string | null;
                         /** @enum {unknown} */
                         role: "admin" | "member" | "observer";
                         /** @description The workspace owner (the human admin created by bootstrap). */
@@ -3444,6 +3459,135 @@ export interface operations {
                 headers: {
                     /** @description Seconds until the budget has room again. */
                     "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unexpected server failure (`INTERNAL_ERROR`); nothing is leaked. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The database is unreachable or not answering (`SERVICE_UNAVAILABLE`: nothing was stored), or it stopped answering while committing (`OUTCOME_UNKNOWN`: retry with the same `Idempotency-Key`); retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    updateMe: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description 1-255 characters, not blank. */
+                    display_name?: string;
+                    /** @description An http(s) URL of at most 2048 characters; null removes the picture. */
+                    avatar_url?: string | null;
+                    /** @description Required with `new_password`: the password in use now. */
+                    current_password?: string;
+                    /** @description The new password: at least 12 characters, at most 72 bytes (UTF-8). Requires `current_password`. */
+                    new_password?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description The caller as GET /api/v1/auth/me shows it after the change (plus `session` after a password change). */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        type: "HUMAN";
+                        /** Format: uuid */
+                        id: string;
+                        email: string;
+                        display_name: string;
+                        /** @description Picture URL (http or https); null when none. */
+                        avatar_url: string | null;
+                        /** @enum {unknown} */
+                        role: "admin" | "member" | "observer";
+                        is_owner: boolean;
+                        /** @description Present only when the password changed: every session issued before (this one included) has ended; use this token from now on. */
+                        session?: {
+                            /** @description JWT (HS256) for `Authorization: Bearer`; valid 24 hours. Replaces the token of this request, which ended with the change. */
+                            token: string;
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601 UTC timestamp.
+                             */
+                            expires_at: string;
+                        };
+                    };
+                };
+            };
+            /** @description Bad input (`VALIDATION_ERROR` or another 400 code of docs/errors.md); nothing was changed. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing, invalid, expired or revoked credentials (`UNAUTHORIZED`). */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The caller may see the resource but not do this (`FORBIDDEN`), e.g. a role or an owner-only action. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Request body too large (`PAYLOAD_TOO_LARGE`). */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unsupported Content-Type (`UNSUPPORTED_MEDIA_TYPE`). */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Change the signed-in human's profile: display name, avatar, password: done. */
+            429: {
+                headers: {
                     [name: string]: unknown;
                 };
                 content: {

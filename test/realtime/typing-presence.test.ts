@@ -112,8 +112,8 @@ t.test('presence: online and last_seen_at flip as the socket opens and closes; m
 
   const { client: socket } = await connect(c.app, c.tok.a1)
   const up = await member.type('presence')
-  t.same(Object.keys(up).sort(), ['agent_id', 'last_seen_at', 'online', 'type'])
-  t.match(up, { agent_id: c.ws.agents[0]!.id, online: true })
+  t.same(Object.keys(up).sort(), ['agent_id', 'last_seen_at', 'member_id', 'member_type', 'online', 'type'])
+  t.match(up, { member_id: c.ws.agents[0]!.id, member_type: 'AGENT', agent_id: c.ws.agents[0]!.id, online: true })
   const during = await agent(c)
   t.equal(during.online, true)
   t.equal(during.last_seen_at, up.last_seen_at)
@@ -130,8 +130,8 @@ t.test('presence: online and last_seen_at flip as the socket opens and closes; m
   )
   t.match(
     directory.find((e: any) => e.id === c.ws.member.id),
-    { online: null, last_seen_at: null, status_text: null },
-    'humans have no presence',
+    { online: true, status_text: null },
+    'humans have presence too: the member has a socket open',
   )
 
   await socket.close()

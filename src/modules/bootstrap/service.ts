@@ -76,10 +76,12 @@ export async function bootstrap(app: FastifyInstance, body: BootstrapBody): Prom
       const instanceId = uuidv7()
       await createWorkspaceInstance(tx, instanceId)
 
+      const ownerEmail = normalizeEmail(body.primary_agent.email)
       const owner = await insertUser(tx, {
         id: uuidv7(),
-        email: normalizeEmail(body.primary_agent.email),
-        displayName: body.primary_agent.agent_profile.display_name.trim(),
+        email: ownerEmail,
+        // The owner is a person, not the primary agent: their own name, or their e-mail's.
+        displayName: body.primary_agent.display_name?.trim() ?? displayNameFromEmail(ownerEmail),
         passwordHash,
         role: 'admin',
         status: 'active',
@@ -156,6 +158,7 @@ export async function bootstrap(app: FastifyInstance, body: BootstrapBody): Prom
           id: primary.id,
           name: primary.name,
           display_name: primary.displayName,
+          owner_display_name: owner.displayName,
         },
         agents: agents.slice(1).map((agent, i) => ({
           agent_id: agent.id,
