@@ -1625,6 +1625,10 @@ export interface components {
             unread_count: number;
             /** @description The newest message the caller has marked read here (`PUT …/read`); null if none. */
             last_read_message_id: string | null;
+            /** @description Whether the caller is a member (false: the workspace owner reading a regular channel it has not joined). */
+            is_member: boolean;
+            /** @description When the channel's newest message was posted (its last activity; a client moves it forward from `new_message` frames); null when it has none. Millisecond precision, from the message id (UUIDv7). */
+            last_message_at: string | null;
         };
         /**
          * ChannelList
@@ -1744,6 +1748,8 @@ export interface components {
             unread_count: number;
             /** @description The newest message the caller has marked read here (`PUT …/read`); null if none. */
             last_read_message_id: string | null;
+            /** @description When the channel's newest message was posted (its last activity; a client moves it forward from `new_message` frames); null when it has none. Millisecond precision, from the message id (UUIDv7). */
+            last_message_at: string | null;
         }[];
         /**
          * DirectoryEntry
@@ -2288,6 +2294,20 @@ export interface components {
             member_id: string;
             member_type: "AGENT" | "HUMAN";
             member_name: string;
+            /** @description The channel joined, so that the new member can list it without a request. */
+            channel: {
+                /** Format: uuid */
+                id: string;
+                name: string;
+                description: string;
+                topic: string | null;
+                type: "channel" | "dm";
+                /**
+                 * Format: date-time
+                 * @description ISO 8601 UTC timestamp.
+                 */
+                created_at: string;
+            };
         } | {
             /** @enum {string} */
             type: "member_left";
@@ -10571,6 +10591,20 @@ export interface operations {
                         member_id: string;
                         member_type: "AGENT" | "HUMAN";
                         member_name: string;
+                        /** @description The channel joined, so that the new member can list it without a request. */
+                        channel: {
+                            /** Format: uuid */
+                            id: string;
+                            name: string;
+                            description: string;
+                            topic: string | null;
+                            type: "channel" | "dm";
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601 UTC timestamp.
+                             */
+                            created_at: string;
+                        };
                     };
                 };
             };

@@ -29,7 +29,7 @@ t.test('typing over WebSocket: to the other members only, one per channel every 
   const { c, ch, side } = await world(t)
   const typist = await open(t, c, c.tok.a1)
   const member = await open(t, c, c.tok.member)
-  const stranger = await open(t, c, c.tok.owner)
+  const stranger = await open(t, c, c.tok.a2)
 
   typist.send({ type: 'typing', channel_id: ch.id })
   typist.send({ type: 'typing', channel_id: ch.id }) // within 3 s: dropped
@@ -48,8 +48,8 @@ t.test('typing over WebSocket: to the other members only, one per channel every 
     'not echoed to the sender',
   )
 
-  // The stranger (the owner, not a member of either channel) gets a typing frame of its own DM, and none before it.
-  const dm = (await c.api({ method: 'POST', url: '/api/v1/dm', headers: bearer(c.tok.a1), payload: { participant_id: c.ws.owner.id } })).json()
+  // The stranger (an agent in neither channel) gets a typing frame of its own DM, and none before it.
+  const dm = (await c.api({ method: 'POST', url: '/api/v1/dm', headers: bearer(c.tok.a1), payload: { participant_id: c.ws.agents[1]!.id } })).json()
   await member.close()
   const marker = await open(t, c, c.tok.a1)
   marker.send({ type: 'typing', channel_id: dm.id })

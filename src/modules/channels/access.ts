@@ -25,6 +25,15 @@ export function channelIdsOf(app: FastifyInstance, memberId: string): Promise<st
   return repo.channelIdsOf(app.db.pool, memberId)
 }
 
+/**
+ * The channels whose events `memberId` receives (WebSocket, event streams, GET /events): its
+ * own, and for the workspace owner every regular channel, since it reads them all
+ * (docs/decisions.md, "Live sidebar"). `readsAllRegular` says the second applies.
+ */
+export function liveChannelsOf(app: FastifyInstance, memberId: string): Promise<{ channelIds: string[]; readsAllRegular: boolean }> {
+  return repo.liveChannelsOf(app.db.pool, memberId)
+}
+
 export interface ChannelAccess {
   channel: ChannelRow
   /** The caller is a member (not merely the owner reading). */

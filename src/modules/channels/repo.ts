@@ -1,6 +1,7 @@
 // Channels and memberships. Hot lookups (membership checks made on every post and by realtime
 // delivery) go through the shared pg pool; everything else through Prisma.
 import type pg from 'pg'
+import { uuidv7Time } from '../../lib/ids.ts'
 import type { Prisma, PrismaClient } from '../../db/client.ts'
 
 type Db = PrismaClient | Prisma.TransactionClient
@@ -34,6 +35,18 @@ export async function memberIds(pool: pg.Pool, channelId: string): Promise<strin
 export async function channelIdsOf(pool: pg.Pool, memberId: string): Promise<string[]> {
   const { rows } = await pool.query<{ channel_id: string }>('SELECT channel_id FROM channel_members WHERE member_id = $1', [memberId])
   return rows.map((r) => r.channel_id)
+}
+
+/**
+ * The channels whose events a member receives live: its own, and for the workspace owner (who
+ * reads every regular channel) every regular channel too.
+ */
+export async function liveChannelsOf(pool: pg.Pool, memberId: string): Promise<{ channelIds: string[]; readsAllRegular: boolean }> {
+  const owner = await pool.query<{ is_owner: boolean }>('SELECT is_owner FROM users WHERE id = $1', [memberId])
+  const readsAllRegular = owner.rows[0]?.is_owner === true
+  if (!readsAllRegular) return { channelIds: await channelIdsOf(pool, memberId), readsAllRegular }
+  const { rows } = await pool.query<{ id: string }>("SELECT channel_id AS id FROM channel_members WHERE member_id = $1 UNION SELECT id FROM channels WHERE type = 'channel'", [memberId])
+  return { channelIds: rows.map((r) => r.id), readsAllRegular }
 }
 
 /** The channel and whether `memberId` belongs to it (null: no such channel). */
@@ -178,6 +191,19 @@ export async function readStates(pool: pg.Pool, memberId: string, channelIds: st
     [memberId, channelIds],
   )
   return new Map(rows.map((r) => [r.channel_id, { channelId: r.channel_id, lastReadMessageId: r.last_read_message_id, unreadCount: Number(r.unread) }]))
+}
+
+/**
+ * When each channel's newest message was posted, from its id (UUIDv7, in posting order): one
+ * index-only descent of messages (channel_id, id) per channel, no table read.
+ */
+export async function lastMessageTimes(pool: pg.Pool, channelIds: string[]): Promise<Map<string, Date>> {
+  if (!channelIds.length) return new Map()
+  const { rows } = await pool.query<{ id: string; newest: string | null }>(
+    'SELECT c.id, (SELECT m.id FROM messages m WHERE m.channel_id = c.id ORDER BY m.id DESC LIMIT 1) AS newest FROM unnest($1::uuid[]) AS c(id)',
+    [channelIds],
+  )
+  return new Map(rows.filter((r) => r.newest !== null).map((r) => [r.id, uuidv7Time(r.newest!)]))
 }
 
 /**

@@ -44,6 +44,10 @@ export const UnreadCount = Type.Integer({
   minimum: 0,
   description: "Messages after the caller's read marker not written by the caller (0 where the caller is not a member).",
 })
+export const LastMessageAt = Type.Union([Timestamp, Type.Null()], {
+  description:
+    "When the channel's newest message was posted (its last activity; a client moves it forward from `new_message` frames); null when it has none. Millisecond precision, from the message id (UUIDv7).",
+})
 export const LastRead = Type.Union([Uuid, Type.Null()], { description: 'The newest message the caller has marked read here (`PUT …/read`); null if none.' })
 
 export const MarkReadBody = Type.Object(
@@ -61,6 +65,8 @@ export const ChannelListItem = Type.Object(
     description: Type.String(),
     unread_count: UnreadCount,
     last_read_message_id: LastRead,
+    is_member: Type.Boolean({ description: 'Whether the caller is a member (false: the workspace owner reading a regular channel it has not joined).' }),
+    last_message_at: LastMessageAt,
   },
   { additionalProperties: false },
 )

@@ -1,7 +1,7 @@
 // Channels and their members. Every rule about who may do what is in ./access.ts; this file
 // applies them and records the changes with their domain events (channel.*, member.*).
 import type { FastifyInstance } from 'fastify'
-import { channelCreated, eventChannel } from '../../events/builders.ts'
+import { channelCreated, eventChannel, memberJoined } from '../../events/builders.ts'
 import type { Tx } from '../../events/bus.ts'
 import { AppError, forbidden, notFound } from '../../lib/errors.ts'
 import { uuidv7 } from '../../lib/ids.ts'
@@ -55,7 +55,7 @@ export async function createChannel(app: FastifyInstance, principal: MemberPrinc
         })
         await repo.addMember(tx, channel.id, principal.id, actorType(principal))
         emit('channel.created', channel.id, channelCreated(channel, { id: principal.id, type: actorType(principal) }))
-        emit('member.joined', channel.id, { channel_id: channel.id, member_id: principal.id, member_type: actorType(principal), member_name: principal.displayName })
+        emit('member.joined', channel.id, memberJoined(channel, { id: principal.id, type: actorType(principal), name: principal.displayName }))
         const body: ChannelDto = {
           id: channel.id,
           name: channel.name,
@@ -83,11 +83,8 @@ export async function listChannels(app: FastifyInstance, principal: MemberPrinci
   const dmIds = channels.filter((c) => c.type === 'dm').map((c) => c.id)
   const peers = await repo.dmPeers(app.db.prisma, dmIds, principal.id)
   const actors = peers.size ? await repo.findActors(app.db.prisma, [...new Set(peers.values())]) : new Map()
-  const reads = await repo.readStates(
-    app.db.pool,
-    principal.id,
-    channels.map((c) => c.id),
-  )
+  const ids = channels.map((c) => c.id)
+  const [reads, lastTimes] = await Promise.all([repo.readStates(app.db.pool, principal.id, ids), repo.lastMessageTimes(app.db.pool, ids)])
   return channels.map((c) => ({
     id: c.id,
     name: c.type === 'dm' ? (actors.get(peers.get(c.id) ?? '')?.name ?? c.name) : c.name,
@@ -95,6 +92,9 @@ export async function listChannels(app: FastifyInstance, principal: MemberPrinci
     description: c.description,
     unread_count: reads.get(c.id)?.unreadCount ?? 0,
     last_read_message_id: reads.get(c.id)?.lastReadMessageId ?? null,
+    // Read states exist for the caller's own channels only: the others are the owner's reading.
+    is_member: reads.has(c.id),
+    last_message_at: lastTimes.get(c.id)?.toISOString() ?? null,
   }))
 }
 
@@ -175,7 +175,7 @@ export async function addMember(app: FastifyInstance, principal: MemberPrincipal
     return await app.events.transaction(async (tx, emit) => {
       if (await repo.findMember(tx, channelId, memberId)) throw alreadyMember()
       const row = await repo.addMember(tx, channelId, memberId, actor.type)
-      emit('member.joined', channelId, { channel_id: channelId, member_id: memberId, member_type: actor.type, member_name: actor.name })
+      emit('member.joined', channelId, memberJoined(access.channel, actor))
       return { channel_id: channelId, id: memberId, user_id: memberId, type: actor.type, name: actor.name, joined_at: row.joinedAt.toISOString() }
     })
   } catch (error) {
@@ -187,12 +187,13 @@ export async function addMember(app: FastifyInstance, principal: MemberPrincipal
 }
 
 /** Makes the workspace owner a member before its first post in a channel (member.joined). */
-export async function joinOnPost(app: FastifyInstance, principal: MemberPrincipal, channelId: string): Promise<void> {
+export async function joinOnPost(app: FastifyInstance, principal: MemberPrincipal, channel: ChannelRow): Promise<void> {
+  const channelId = channel.id
   try {
     await app.events.transaction(async (tx, emit) => {
       if (await repo.findMember(tx, channelId, principal.id)) return
       await repo.addMember(tx, channelId, principal.id, actorType(principal))
-      emit('member.joined', channelId, { channel_id: channelId, member_id: principal.id, member_type: actorType(principal), member_name: principal.displayName })
+      emit('member.joined', channelId, memberJoined(channel, { id: principal.id, type: actorType(principal), name: principal.displayName }))
     })
   } catch (error) {
     const code = (error as { code?: string }).code
@@ -223,6 +224,11 @@ export async function removeMember(app: FastifyInstance, principal: MemberPrinci
 /** Users and agents by id (a member id may name either). */
 export function findActors(app: FastifyInstance, ids: string[]): Promise<Map<string, repo.Actor>> {
   return repo.findActors(app.db.prisma, ids)
+}
+
+/** When each channel's newest message was posted (absent: none). */
+export function lastMessageTimes(app: FastifyInstance, channelIds: string[]): Promise<Map<string, Date>> {
+  return repo.lastMessageTimes(app.db.pool, channelIds)
 }
 
 /** The caller's unread count and last read message in each of these channels. */
