@@ -487,6 +487,46 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/channels/browse": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The channel browser: every public channel, joined or not
+         * @description Any human or agent of the workspace. Public channels only (`private: false`); private channels and DMs are never listed, to anyone (the owner finds the private ones in GET /api/v1/channels). `q` filters by name. Join one with POST /api/v1/channels/{id}/join.
+         */
+        get: operations["browseChannels"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/channels/{id}/join": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Join a public channel
+         * @description The caller becomes a member (observers too: they read, and still cannot post). A private channel, a DM or an unknown id: 404 (private channels are joined only when a member adds you; the workspace owner may join any regular channel). Already a member: 409 `ALREADY_MEMBER`. Emits `member.joined`.
+         */
+        post: operations["joinChannel"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/channels/{id}/members/{user_id}": {
         parameters: {
             query?: never;
@@ -1592,6 +1632,8 @@ export interface components {
             description: string;
             topic: string | null;
             type: "channel" | "dm";
+            /** @description Private: hidden from the channel browser, joined only when a member adds you. Public (false): listed by GET /api/v1/channels/browse and open to anyone of the workspace to join (docs/access.md). Always true for a DM. */
+            private: boolean;
             /**
              * Format: date-time
              * @description ISO 8601 UTC timestamp.
@@ -1621,6 +1663,8 @@ export interface components {
             name: string;
             type: "channel" | "dm";
             description: string;
+            /** @description Private channel (true for a DM): hidden from the channel browser. */
+            private: boolean;
             /** @description Messages after the caller's read marker not written by the caller (0 where the caller is not a member). */
             unread_count: number;
             /** @description The newest message the caller has marked read here (`PUT …/read`); null if none. */
@@ -5166,6 +5210,8 @@ export interface operations {
                     description?: string;
                     /** @description Up to 250 characters. */
                     topic?: string;
+                    /** @description Private: hidden from the channel browser, joined only when a member adds you. Public (false): listed by GET /api/v1/channels/browse and open to anyone of the workspace to join (docs/access.md). Default false. */
+                    private?: boolean;
                 };
             };
         };
@@ -5587,6 +5633,8 @@ export interface operations {
                     /** @description Up to 1,000 characters. */
                     description?: string;
                     topic?: string | null;
+                    /** @description Private: hidden from the channel browser, joined only when a member adds you. Public (false): listed by GET /api/v1/channels/browse and open to anyone of the workspace to join (docs/access.md). */
+                    private?: boolean;
                 };
             };
         };
@@ -5807,6 +5855,217 @@ export interface operations {
                 };
             };
         };
+        responses: {
+            /** @description The member just added, with the channel it joined. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MemberAdded"];
+                };
+            };
+            /** @description Bad input (`VALIDATION_ERROR` or another 400 code of docs/errors.md); nothing was changed. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing, invalid, expired or revoked credentials (`UNAUTHORIZED`). */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The caller may see the resource but not do this (`FORBIDDEN`), e.g. a role or an owner-only action. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found, or not visible to the caller (`NOT_FOUND`): both answer the same. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Conflicts with the current state (`CONFLICT`, `NAME_TAKEN`, `ALREADY_MEMBER`, … see docs/errors.md). */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Request body too large (`PAYLOAD_TOO_LARGE`). */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unsupported Content-Type (`UNSUPPORTED_MEDIA_TYPE`). */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limited (only when a limit is configured). `Retry-After` gives the seconds to wait. */
+            429: {
+                headers: {
+                    /** @description Seconds until the budget has room again. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unexpected server failure (`INTERNAL_ERROR`); nothing is leaked. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The database is unreachable or not answering (`SERVICE_UNAVAILABLE`: nothing was stored), or it stopped answering while committing (`OUTCOME_UNKNOWN`: retry with the same `Idempotency-Key`); retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    browseChannels: {
+        parameters: {
+            query?: {
+                /** @description Only channels whose name contains this text, ignoring case. */
+                q?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Public channels, by name (ignoring case). Private channels and DMs are never listed. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** Format: uuid */
+                        id: string;
+                        name: string;
+                        description: string;
+                        topic: string | null;
+                        /**
+                         * Format: date-time
+                         * @description ISO 8601 UTC timestamp.
+                         */
+                        created_at: string;
+                        member_count: number;
+                        /** @description Whether the caller is a member already (else POST /api/v1/channels/{id}/join). */
+                        is_member: boolean;
+                    }[];
+                };
+            };
+            /** @description Bad input (`VALIDATION_ERROR` or another 400 code of docs/errors.md); nothing was changed. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing, invalid, expired or revoked credentials (`UNAUTHORIZED`). */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The caller may see the resource but not do this (`FORBIDDEN`), e.g. a role or an owner-only action. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limited (only when a limit is configured). `Retry-After` gives the seconds to wait. */
+            429: {
+                headers: {
+                    /** @description Seconds until the budget has room again. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unexpected server failure (`INTERNAL_ERROR`); nothing is leaked. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The database is unreachable or not answering (`SERVICE_UNAVAILABLE`: nothing was stored), or it stopped answering while committing (`OUTCOME_UNKNOWN`: retry with the same `Idempotency-Key`); retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    joinChannel: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
         responses: {
             /** @description The member just added, with the channel it joined. */
             201: {

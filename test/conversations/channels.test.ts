@@ -89,8 +89,8 @@ t.test("list: a plain array of {id, name, type, description} of the caller's cha
   const mine = await c.api({ method: 'GET', url: '/api/v1/channels', headers: bearer(c.tok.a1) })
   t.equal(mine.statusCode, 200)
   t.same(mine.json(), [
-    { id: a.id, name: 'alpha', type: 'channel', description: 'alpha channel', unread_count: 0, last_read_message_id: null, is_member: true, last_message_at: null },
-    { id: dm.json().id, name: 'agent-2', type: 'dm', description: '', unread_count: 0, last_read_message_id: null, is_member: true, last_message_at: null },
+    { id: a.id, name: 'alpha', type: 'channel', description: 'alpha channel', private: false, unread_count: 0, last_read_message_id: null, is_member: true, last_message_at: null },
+    { id: dm.json().id, name: 'agent-2', type: 'dm', description: '', private: true, unread_count: 0, last_read_message_id: null, is_member: true, last_message_at: null },
   ])
   const member = await c.api({ method: 'GET', url: '/api/v1/channels', headers: bearer(c.tok.member) })
   t.same(

@@ -48,6 +48,15 @@ export function canRead(principal: MemberPrincipal, channel: ChannelRow, member:
   return member || (isOwner(principal) && channel.type === 'channel')
 }
 
+/**
+ * Joining by oneself (the channel browser): a public regular channel, or any channel the caller
+ * may read already (the owner, a private channel it reads). Private ones stay hidden: 404.
+ */
+export function canJoin(principal: MemberPrincipal, channel: ChannelRow, member: boolean): boolean {
+  if (channel.type !== 'channel') return member
+  return !channel.private || canRead(principal, channel, member)
+}
+
 /** The channel if the caller may read it; otherwise 404, as for an unknown id. */
 export async function readableChannel(app: FastifyInstance, principal: MemberPrincipal, channelId: string): Promise<ChannelAccess> {
   const found = await repo.findChannelFor(app.db.pool, channelId, principal.id)

@@ -17,6 +17,7 @@ export interface ChannelRow {
   topic: string | null
   type: 'channel' | 'dm'
   dmKey: string | null
+  private: boolean
   createdById: string | null
   createdAt: Date
   updatedAt: Date
@@ -52,7 +53,7 @@ export async function liveChannelsOf(pool: pg.Pool, memberId: string): Promise<{
 /** The channel and whether `memberId` belongs to it (null: no such channel). */
 export async function findChannelFor(pool: pg.Pool, channelId: string, memberId: string): Promise<{ channel: ChannelRow; member: boolean } | null> {
   const { rows } = await pool.query(
-    `SELECT c.id, c.name, c.description, c.topic, c.type, c.dm_key, c.created_by_id, c.created_at, c.updated_at,
+    `SELECT c.id, c.name, c.description, c.topic, c.type, c.dm_key, c.private, c.created_by_id, c.created_at, c.updated_at,
             EXISTS (SELECT 1 FROM channel_members m WHERE m.channel_id = c.id AND m.member_id = $2) AS is_member
        FROM channels c WHERE c.id = $1`,
     [channelId, memberId],
@@ -67,6 +68,7 @@ export async function findChannelFor(pool: pg.Pool, channelId: string, memberId:
       topic: r.topic,
       type: r.type,
       dmKey: r.dm_key,
+      private: r.private,
       createdById: r.created_by_id,
       createdAt: r.created_at,
       updatedAt: r.updated_at,
@@ -96,7 +98,7 @@ export function createChannel(db: Db, data: Prisma.ChannelUncheckedCreateInput) 
   return db.channel.create({ data })
 }
 
-export function updateChannel(db: Db, id: string, data: { name?: string; description?: string; topic?: string | null }) {
+export function updateChannel(db: Db, id: string, data: { name?: string; description?: string; topic?: string | null; private?: boolean }) {
   return db.channel.update({ where: { id }, data })
 }
 
@@ -115,8 +117,23 @@ export function listChannels(db: Db, memberId: string, includeAllRegular: boolea
   return db.channel.findMany({
     where: includeAllRegular ? { OR: [{ type: 'channel' }, { members: { some: { memberId } } }] } : { members: { some: { memberId } } },
     orderBy: [{ createdAt: 'asc' }, { id: 'asc' }],
-    select: { id: true, name: true, type: true, description: true },
+    select: { id: true, name: true, type: true, description: true, private: true },
   })
+}
+
+/** Public regular channels (the channel browser), by name, optionally whose name contains `query`. */
+export async function listPublicChannels(pool: pg.Pool, memberId: string, query: string | undefined) {
+  const { rows } = await pool.query<{ id: string; name: string; description: string; topic: string | null; created_at: Date; member_count: number; is_member: boolean }>(
+    `SELECT c.id, c.name, c.description, c.topic, c.created_at,
+            (SELECT count(*)::int FROM channel_members m WHERE m.channel_id = c.id) AS member_count,
+            EXISTS (SELECT 1 FROM channel_members m WHERE m.channel_id = c.id AND m.member_id = $1) AS is_member
+       FROM channels c
+      WHERE c.type = 'channel' AND NOT c.private
+        AND ($2::text IS NULL OR strpos(lower(c.name), lower($2::text)) > 0)
+      ORDER BY lower(c.name), c.id`,
+    [memberId, query ?? null],
+  )
+  return rows
 }
 
 export function listMembers(db: Db, channelId: string) {

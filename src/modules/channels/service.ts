@@ -8,10 +8,10 @@ import { uuidv7 } from '../../lib/ids.ts'
 import type { MemberPrincipal } from '../../plugins/auth.ts'
 import { rememberResponse, requestHash, withIdempotency, type StoredResponse } from '../idempotency/service.ts'
 import { removeFiles } from '../messages/files.ts'
-import { assertCanAddMember, assertCanManage, assertCanRemoveMember, isObserver, readableChannel } from './access.ts'
+import { assertCanAddMember, assertCanManage, assertCanRemoveMember, canJoin, isObserver, readableChannel } from './access.ts'
 import * as repo from './repo.ts'
 import type { ChannelRow } from './repo.ts'
-import type { AddedMemberDto, ChannelDto, ChannelListItemDto, CreateChannelInput, MemberDto, ReadStateDto, UpdateChannelInput } from './schemas.ts'
+import type { AddedMemberDto, ChannelDto, ChannelListItemDto, CreateChannelInput, MemberDto, PublicChannelDto, ReadStateDto, UpdateChannelInput } from './schemas.ts'
 
 const nameTaken = (name: string): AppError => new AppError('NAME_TAKEN', `a channel named '${name}' already exists`)
 const actorType = (p: MemberPrincipal): 'AGENT' | 'HUMAN' => (p.kind === 'agent' ? 'AGENT' : 'HUMAN')
@@ -24,6 +24,7 @@ export async function toChannelDto(app: FastifyInstance, c: ChannelRow, isMember
     description: c.description,
     topic: c.topic,
     type: c.type,
+    private: c.type === 'dm' || c.private,
     created_at: c.createdAt.toISOString(),
     updated_at: c.updatedAt.toISOString(),
     created_by: c.createdById,
@@ -51,6 +52,7 @@ export async function createChannel(app: FastifyInstance, principal: MemberPrinc
           description: input.description ?? '',
           topic: input.topic?.trim() || null,
           type: 'channel',
+          private: input.private ?? false,
           createdById: principal.id,
         })
         await repo.addMember(tx, channel.id, principal.id, actorType(principal))
@@ -62,6 +64,7 @@ export async function createChannel(app: FastifyInstance, principal: MemberPrinc
           description: channel.description,
           topic: channel.topic,
           type: 'channel',
+          private: channel.private,
           created_at: channel.createdAt.toISOString(),
           updated_at: channel.updatedAt.toISOString(),
           created_by: principal.id,
@@ -90,6 +93,7 @@ export async function listChannels(app: FastifyInstance, principal: MemberPrinci
     name: c.type === 'dm' ? (actors.get(peers.get(c.id) ?? '')?.name ?? c.name) : c.name,
     type: c.type,
     description: c.description,
+    private: c.type === 'dm' || c.private,
     unread_count: reads.get(c.id)?.unreadCount ?? 0,
     last_read_message_id: reads.get(c.id)?.lastReadMessageId ?? null,
     // Read states exist for the caller's own channels only: the others are the owner's reading.
@@ -124,7 +128,7 @@ export async function updateChannel(app: FastifyInstance, principal: MemberPrinc
     }
     // An empty topic clears it, like null (the body parser may coerce null to '').
     const topic = input.topic === undefined ? undefined : input.topic?.trim() || null
-    const channel = await repo.updateChannel(tx, channelId, { name, description: input.description, topic })
+    const channel = await repo.updateChannel(tx, channelId, { name, description: input.description, topic, private: input.private })
     emit('channel.updated', channelId, { channel: eventChannel(channel) })
     return channel
   })
@@ -182,6 +186,32 @@ export async function addMember(app: FastifyInstance, principal: MemberPrincipal
     const code = (error as { code?: string }).code
     if (code === 'P2002') throw alreadyMember()
     if (code === 'P2003') throw notFound('channel') // deleted meanwhile
+    throw error
+  }
+}
+
+/** The channel browser: public channels, with whether the caller is in each. */
+export async function browseChannels(app: FastifyInstance, principal: MemberPrincipal, query: string | undefined): Promise<PublicChannelDto[]> {
+  const rows = await repo.listPublicChannels(app.db.pool, principal.id, query?.trim() || undefined)
+  return rows.map((r) => ({ ...r, created_at: r.created_at.toISOString() }))
+}
+
+/** Joins a public channel (or one the caller reads already); private channels answer 404. */
+export async function joinChannel(app: FastifyInstance, principal: MemberPrincipal, channelId: string): Promise<AddedMemberDto> {
+  const found = await repo.findChannelFor(app.db.pool, channelId, principal.id)
+  if (!found || !canJoin(principal, found.channel, found.member)) throw notFound('channel')
+  if (found.member) throw alreadyMember()
+  const me = { id: principal.id, type: actorType(principal), name: principal.displayName }
+  try {
+    return await app.events.transaction(async (tx, emit) => {
+      const row = await repo.addMember(tx, channelId, me.id, me.type)
+      emit('member.joined', channelId, memberJoined(found.channel, me))
+      return { channel_id: channelId, id: me.id, user_id: me.id, type: me.type, name: me.name, joined_at: row.joinedAt.toISOString() }
+    })
+  } catch (error) {
+    const code = (error as { code?: string }).code
+    if (code === 'P2002') throw alreadyMember()
+    if (code === 'P2003') throw notFound('channel')
     throw error
   }
 }
