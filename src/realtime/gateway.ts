@@ -9,9 +9,9 @@ import type { FastifyInstance, FastifyRequest } from 'fastify'
 import { Type } from 'typebox'
 import { unauthorized } from '../lib/errors.ts'
 import { withTimeout } from '../lib/timeout.ts'
-import { approvalPending, bearer, type MemberPrincipal } from '../plugins/auth.ts'
+import { bearer, type MemberPrincipal } from '../plugins/auth.ts'
 import type { Broker } from './broker.ts'
-import { CLOSE_GOING_AWAY, CLOSE_TRY_AGAIN_LATER, Connection, type Credential } from './connection.ts'
+import { CLOSE_APPROVAL_PENDING, CLOSE_GOING_AWAY, CLOSE_TRY_AGAIN_LATER, Connection, type Credential } from './connection.ts'
 import { scheduleCredentialChecks } from './credential-check.ts'
 import { compareCursors, sinceCursor, type Cursor } from './cursor.ts'
 import { SINCE_INTEGER_NOTE, SinceSchema, toEventFrame } from './frames.ts'
@@ -35,6 +35,8 @@ const WsQuery = Type.Object({
 })
 
 const credentials = new WeakMap<FastifyRequest, Credential>()
+/** Upgrades of accounts awaiting approval: accepted, then closed at once with 4403. */
+const pendingApproval = new WeakSet<FastifyRequest>()
 
 export interface GatewayOptions {
   broker: Broker
@@ -60,7 +62,10 @@ export async function gateway(app: FastifyInstance, { broker, hub, signals, pres
     const principal = await app.authenticate(token)
     // Integration keys are accepted only by the inbound endpoint.
     if (!principal || principal.kind === 'integration') throw unauthorized()
-    if (principal.kind === 'human' && principal.awaitingApproval) throw approvalPending()
+    if (principal.kind === 'human' && principal.awaitingApproval) {
+      pendingApproval.add(request)
+      return
+    }
     let expiresAt: number | null = null
     let sessionVersion: number | null = null
     if (principal.kind === 'human') {
@@ -147,6 +152,10 @@ export async function gateway(app: FastifyInstance, { broker, hub, signals, pres
       },
     },
     (socket, request) => {
+      if (pendingApproval.has(request)) {
+        socket.close(CLOSE_APPROVAL_PENDING, "APPROVAL_PENDING: this account awaits the workspace owner's approval")
+        return
+      }
       const credential = credentials.get(request)!
       credentials.delete(request)
       const since = request.query.since === undefined ? undefined : sinceCursor(request.query.since)

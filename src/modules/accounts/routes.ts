@@ -6,8 +6,8 @@ import { Type } from 'typebox'
 import { errors, IdParams } from '../../schemas/common.ts'
 import { assertValidRequest } from './rules.ts'
 import type { HumanPrincipal } from '../../plugins/auth.ts'
-import { LoginBodySchema, MeSchema, PeopleListSchema, RegisterBodySchema, RegisteredUserSchema, RegistrationListSchema, SessionSchema, UpdatedMeSchema, UpdateMeBodySchema } from './schemas.ts'
-import { approveRegistration, describeCaller, listPeople, listRegistrations, login, register, rejectRegistration, updateMe } from './service.ts'
+import { LoginBodySchema, MeSchema, PeopleListSchema, RegisterBodySchema, RegisteredUserSchema, RegistrationInfoSchema, RegistrationListSchema, SessionSchema, UpdatedMeSchema, UpdateMeBodySchema } from './schemas.ts'
+import { approveRegistration, describeCaller, listPeople, listRegistrations, login, register, registrationInfo, rejectRegistration, updateMe } from './service.ts'
 
 export default async function accountsRoutes(fastify: FastifyInstance): Promise<void> {
   const app = fastify.withTypeProvider<TypeBoxTypeProvider>()
@@ -32,6 +32,22 @@ export default async function accountsRoutes(fastify: FastifyInstance): Promise<
       assertValidRequest(request)
       return reply.code(201).send(await register(fastify, request.body))
     },
+  )
+
+  app.get(
+    '/auth/registration',
+    {
+      config: { auth: 'public' },
+      schema: {
+        security: [],
+        operationId: 'getRegistration',
+        tags: ['auth'],
+        summary: 'Whether people may sign up, for the sign-up page (no credential)',
+        description: "The workspace's `registration_mode` (`closed` before bootstrap), so a sign-up page can say what will happen before the form is sent.",
+        response: { 200: RegistrationInfoSchema },
+      },
+    },
+    async () => registrationInfo(fastify),
   )
 
   app.post(

@@ -1,5 +1,6 @@
 import { Type, type Static } from 'typebox'
 import { Timestamp, Uuid } from '../../schemas/common.ts'
+import { RegistrationModeField } from '../workspace/schemas.ts'
 import { DisplayNameField, EmailField, nullable, PasswordField, UrlField } from './rules.ts'
 
 export const RoleSchema = Type.Enum(['admin', 'member', 'observer'])
@@ -116,6 +117,15 @@ export const PersonSchema = Type.Object(
 export const PeopleListSchema = Type.Array(PersonSchema, {
   description: 'The humans with an active account (invited people who have not accepted, and registrations awaiting approval, are not listed), by display name.',
 })
+
+export const RegistrationInfoSchema = Type.Object(
+  {
+    bootstrapped: Type.Boolean({ description: 'Whether the workspace exists (POST /api/v1/bootstrap was made); before that `registration_mode` is `closed`.' }),
+    registration_mode: RegistrationModeField,
+  },
+  { additionalProperties: false },
+)
+export type RegistrationInfo = Static<typeof RegistrationInfoSchema>
 
 export type RegistrationList = Static<typeof RegistrationListSchema>
 export type Person = Static<typeof PersonSchema>

@@ -10,7 +10,7 @@ import type { HumanPrincipal, Principal } from '../../plugins/auth.ts'
 import { workspaceInstance } from '../workspace/service.ts'
 import { approveUser, countUsers, createUser, deleteAwaitingUser, findUserByEmail, findUserById, listActiveUsers, listAwaitingApproval, updateProfile } from './repo.ts'
 import { assertPassword, normalizeEmail } from './rules.ts'
-import type { LoginBody, Me, Person, RegisterBody, RegisteredUser, RegistrationList, Session, UpdatedMe, UpdateMeBody } from './schemas.ts'
+import type { LoginBody, Me, Person, RegisterBody, RegisteredUser, RegistrationInfo, RegistrationList, Session, UpdatedMe, UpdateMeBody } from './schemas.ts'
 
 const LOGIN_FAILED = 'invalid e-mail or password'
 
@@ -62,6 +62,12 @@ const toRegisteredUser = (user: { id: string; email: string; displayName: string
   role: user.role,
   created_at: user.createdAt.toISOString(),
 })
+
+/** What a sign-up page shows before anyone logs in: whether it can register, and how. */
+export async function registrationInfo(app: FastifyInstance): Promise<RegistrationInfo> {
+  const instance = await workspaceInstance(app.db.prisma)
+  return { bootstrapped: Boolean(instance), registration_mode: instance ? (instance.registrationMode as RegistrationInfo['registration_mode']) : 'closed' }
+}
 
 /**
  * The people of the workspace: every human with an active account, with their role. Any member

@@ -19,6 +19,7 @@ export async function getWorkspace(app: FastifyInstance): Promise<WorkspaceDto> 
     loop_guard_max_messages: instance.loopGuardMaxMessages,
     loop_guard_window_seconds: instance.loopGuardWindowSeconds,
     loop_guard_max_depth: instance.loopGuardMaxDepth,
+    max_file_bytes: app.config.maxFileBytes,
   }
 }
 
