@@ -112,13 +112,62 @@ export async function attachmentFilesOf(db: Db, channelId: string): Promise<stri
   return rows.map((r) => r.storageName)
 }
 
-/** Channels the member belongs to, plus (for the workspace owner) every regular channel. */
-export function listChannels(db: Db, memberId: string, includeAllRegular: boolean) {
-  return db.channel.findMany({
-    where: includeAllRegular ? { OR: [{ type: 'channel' }, { members: { some: { memberId } } }] } : { members: { some: { memberId } } },
-    orderBy: [{ createdAt: 'asc' }, { id: 'asc' }],
-    select: { id: true, name: true, type: true, description: true, private: true },
-  })
+export interface SidebarRow {
+  id: string
+  name: string
+  type: 'channel' | 'dm'
+  description: string
+  private: boolean
+  isMember: boolean
+  lastReadMessageId: string | null
+  unreadCount: number
+  lastMessageAt: Date | null
+}
+
+/**
+ * The sidebar in one statement: the channels the member belongs to (plus, for the workspace owner,
+ * every regular channel), oldest first, each with the member's read marker, its unread count
+ * (messages after the marker not written by the member: an index-only range scan of
+ * messages (channel_id, id) INCLUDE (author_id), bounded below by the marker) and the newest
+ * message's id, whose UUIDv7 time is the last activity. One round trip and no ORM mapping: it is
+ * the request every open page makes (docs/performance.md, "Sidebar at a million messages").
+ */
+export async function sidebar(pool: pg.Pool, memberId: string, includeAllRegular: boolean): Promise<SidebarRow[]> {
+  const scope = includeAllRegular
+    ? "FROM channels c LEFT JOIN channel_members cm ON cm.channel_id = c.id AND cm.member_id = $1 WHERE cm.member_id IS NOT NULL OR c.type = 'channel'"
+    : 'FROM channel_members cm JOIN channels c ON c.id = cm.channel_id WHERE cm.member_id = $1'
+  const { rows } = await pool.query<{
+    id: string
+    name: string
+    type: 'channel' | 'dm'
+    description: string
+    private: boolean
+    is_member: boolean
+    last_read_message_id: string | null
+    unread: number
+    newest: string | null
+  }>(
+    `SELECT c.id, c.name, c.type, c.description, c.private, cm.member_id IS NOT NULL AS is_member, cm.last_read_message_id,
+            CASE WHEN cm.member_id IS NULL THEN 0 ELSE
+              (SELECT count(*)::int FROM messages m
+                WHERE m.channel_id = c.id AND m.author_id <> $1
+                  AND m.id > COALESCE(cm.last_read_message_id, '00000000-0000-0000-0000-000000000000')) END AS unread,
+            (SELECT m.id FROM messages m WHERE m.channel_id = c.id ORDER BY m.id DESC LIMIT 1) AS newest
+       ${scope}
+      ORDER BY c.created_at, c.id`,
+    [memberId],
+  )
+  return rows.map((r) => ({
+    id: r.id,
+    name: r.name,
+    type: r.type,
+    description: r.description,
+    private: r.private,
+    isMember: r.is_member,
+    lastReadMessageId: r.last_read_message_id,
+    unreadCount: r.unread,
+    lastMessageAt: r.newest ? uuidv7Time(r.newest) : null,
+  }))
 }
 
 /** Public regular channels (the channel browser), by name, optionally whose name contains `query`. */

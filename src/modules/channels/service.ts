@@ -82,23 +82,21 @@ export async function createChannel(app: FastifyInstance, principal: MemberPrinc
 /** The caller's channels and DMs; for the workspace owner also every regular channel. */
 export async function listChannels(app: FastifyInstance, principal: MemberPrincipal): Promise<ChannelListItemDto[]> {
   const isOwner = principal.kind === 'human' && principal.isOwner
-  const channels = await repo.listChannels(app.db.prisma, principal.id, isOwner)
+  const channels = await repo.sidebar(app.db.pool, principal.id, isOwner)
   const dmIds = channels.filter((c) => c.type === 'dm').map((c) => c.id)
-  const peers = await repo.dmPeers(app.db.prisma, dmIds, principal.id)
+  const peers = dmIds.length ? await repo.dmPeers(app.db.prisma, dmIds, principal.id) : new Map<string, string>()
   const actors = peers.size ? await repo.findActors(app.db.prisma, [...new Set(peers.values())]) : new Map()
-  const ids = channels.map((c) => c.id)
-  const [reads, lastTimes] = await Promise.all([repo.readStates(app.db.pool, principal.id, ids), repo.lastMessageTimes(app.db.pool, ids)])
   return channels.map((c) => ({
     id: c.id,
     name: c.type === 'dm' ? (actors.get(peers.get(c.id) ?? '')?.name ?? c.name) : c.name,
     type: c.type,
     description: c.description,
     private: c.type === 'dm' || c.private,
-    unread_count: reads.get(c.id)?.unreadCount ?? 0,
-    last_read_message_id: reads.get(c.id)?.lastReadMessageId ?? null,
-    // Read states exist for the caller's own channels only: the others are the owner's reading.
-    is_member: reads.has(c.id),
-    last_message_at: lastTimes.get(c.id)?.toISOString() ?? null,
+    // Where the caller is not a member (the owner reading), 0 and null.
+    unread_count: c.unreadCount,
+    last_read_message_id: c.lastReadMessageId,
+    is_member: c.isMember,
+    last_message_at: c.lastMessageAt?.toISOString() ?? null,
   }))
 }
 
