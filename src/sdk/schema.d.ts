@@ -3287,7 +3287,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /** @example 01a20ab3-be12-7031-9278-88184a4841a6 */
+                /** @example 01a2150d-160b-706b-9a81-b8cd36df4257 */
                 id: string;
             };
             cookie?: never;
@@ -4917,9 +4917,9 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /** @example 01a20bde-c6df-71d0-8308-465b27ef3e1a */
+                /** @example 01a2150e-0cb1-7166-8b10-97d14ee3cbbb */
                 id: string;
-                /** @example 01a20bde-c71d-7091-b40c-9651e70441cb */
+                /** @example 01a2150e-0cb1-7167-bc8f-2ce9e46c33b9 */
                 key_id: string;
             };
             cookie?: never;
@@ -5523,7 +5523,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /** @example 01a20a8e-a110-7103-8a05-2955894db1cf */
+                /** @example 01a2150c-5b7a-719a-a6f0-6dfae0a06282 */
                 id: string;
             };
             cookie?: never;
@@ -5613,7 +5613,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /** @example 01a20a8f-07df-7178-b7ec-922d3277f858 */
+                /** @example 01a2150c-662d-7184-8f43-58ee3ddbd53f */
                 id: string;
             };
             cookie?: never;
@@ -5701,7 +5701,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /** @example 01a20a8e-c5fc-7111-bd3a-7c140a2470cc */
+                /** @example 01a2150c-2bd6-70e3-add2-de530ea2b931 */
                 id: string;
             };
             cookie?: never;
@@ -5830,7 +5830,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /** @example 01a20a8d-c536-71b8-b3e8-fc93fbda85b4 */
+                /** @example 01a2150c-4b36-71be-bd77-c9f91d91d2f1 */
                 id: string;
             };
             cookie?: never;
@@ -5920,7 +5920,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /** @example 01a20bde-180d-7066-bf09-6bfbf50f845d */
+                /** @example 01a2150c-57c1-712a-ba69-efd924de572a */
                 id: string;
             };
             cookie?: never;
@@ -6142,6 +6142,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @example 01a2150c-2fac-7027-85af-c8e23e400d0b */
                 id: string;
             };
             cookie?: never;
@@ -6258,9 +6259,9 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /** @example 01a20bde-369b-703b-b07d-f473270f7cde */
+                /** @example 01a2150c-6272-71c6-a166-c55c6c9c1a64 */
                 id: string;
-                /** @example 01a20bde-35f2-704a-9bfa-06611a142fde */
+                /** @example 01a2150c-623d-715b-a7e1-99cafa2289ed */
                 user_id: string;
             };
             cookie?: never;
@@ -6357,7 +6358,7 @@ export interface operations {
             };
             header?: never;
             path: {
-                /** @example 01a20bde-4de8-710f-94d7-dcc37ea7dbbf */
+                /** @example 01a2150c-a432-70e5-be15-da229116817c */
                 id: string;
             };
             cookie?: never;
@@ -6450,7 +6451,7 @@ export interface operations {
                 "idempotency-key"?: string;
             };
             path: {
-                /** @example 01a20bde-c42b-7186-a9f8-36f6f05c103f */
+                /** @example 01a2150c-57b1-7003-97db-10f2ad781b1c */
                 id: string;
             };
             cookie?: never;
@@ -7100,7 +7101,7 @@ export interface operations {
             query: {
                 /**
                  * @description Web-search syntax: words, "quoted phrases", OR, -excluded (English stemming).
-                 * @example secret
+                 * @example deploy
                  */
                 q: string;
                 channel_id?: string;
