@@ -203,6 +203,7 @@ async function checkedNewPassword(app: FastifyInstance, principal: HumanPrincipa
     await app.loginLimit.recordFailure(principal.email, clientAddress)
     throw wrongPassword()
   }
+  await app.loginLimit.clear(principal.email)
   return hashPassword(next)
 }
 
