@@ -6,6 +6,7 @@ import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from
 import fp from 'fastify-plugin'
 import { AppError, type ErrorCode } from '../lib/errors.ts'
 import { outageError } from '../lib/outage.ts'
+import { NOT_FOUND_PAGE, wantsPage } from './web.ts'
 
 const CODE_BY_STATUS: Record<number, ErrorCode> = {
   400: 'VALIDATION_ERROR',
@@ -155,6 +156,11 @@ async function errorsPlugin(app: FastifyInstance): Promise<void> {
       const allow = [...allowed].sort().join(', ')
       reply.header('allow', allow)
       reply.code(405).send({ error: `method ${request.method} is not allowed on ${path}; allowed: ${allow}`, code: 'METHOD_NOT_ALLOWED' })
+      return
+    }
+    // A page a person opened (outside /api) gets a page; API clients keep {error, code}.
+    if (wantsPage(request.method, request.url)) {
+      reply.code(404).header('cache-control', 'no-cache').header('x-content-type-options', 'nosniff').type('text/html; charset=utf-8').send(NOT_FOUND_PAGE)
       return
     }
     reply.code(404).send({ error: `route ${request.method} ${path} not found`, code: 'NOT_FOUND' })

@@ -13,11 +13,19 @@ import { Throttle, TYPING_INTERVAL_MS } from './signals.ts'
 export const CLOSE_GOING_AWAY = 1001
 export const CLOSE_TRY_AGAIN_LATER = 1013
 export const CLOSE_CREDENTIAL_INVALID = 4401
+/**
+ * An account awaiting the owner's approval: the upgrade is accepted only to close with this code,
+ * because a browser cannot read the HTTP status of a refused upgrade (it sees 1006, like a lost
+ * connection, and would retry for ever). Do not reconnect until GET /api/v1/auth/me says approved.
+ */
+export const CLOSE_APPROVAL_PENDING = 4403
 
 export interface Credential {
   principal: MemberPrincipal
   /** Expiry of a JWT, in epoch milliseconds. */
   expiresAt: number | null
+  /** A JWT's session version (a password change ends older sessions); null for agent keys. */
+  sessionVersion: number | null
 }
 
 export interface ConnectionLimits {

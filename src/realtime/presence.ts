@@ -1,8 +1,9 @@
-// Which agents have an open WebSocket (docs/decisions.md, "Typing and presence"). Each instance
-// counts its own sockets per agent. With Redis, an instance also keeps one entry per agent it
-// holds in a sorted set `<prefix>presence:<agent id>` (member: the instance, score: an expiry it
-// refreshes at every heartbeat), so an agent is online while any live instance has a socket of it;
-// an instance that dies stops refreshing and its entries lapse. Without Redis, the counts are all.
+// Which members (agents, and humans since issue 24; keyed by id) have an open WebSocket
+// (docs/decisions.md, "Typing and presence"). Each instance counts its own sockets per member.
+// With Redis, an instance also keeps one entry per member it holds in a sorted set
+// `<prefix>presence:<member id>` (member: the instance, score: an expiry it refreshes at every
+// heartbeat), so a member is online while any live instance has a socket of it; an instance that
+// dies stops refreshing and its entries lapse. Without Redis, the counts are all.
 import type { Redis } from 'ioredis'
 import { uuidv7 } from '../lib/ids.ts'
 import { withTimeout } from '../lib/timeout.ts'

@@ -81,6 +81,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/auth/registration": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Whether people may sign up, for the sign-up page (no credential)
+         * @description The workspace's `registration_mode` (`closed` before bootstrap), so a sign-up page can say what will happen before the form is sent.
+         */
+        get: operations["getRegistration"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/auth/login": {
         parameters: {
             query?: never;
@@ -192,7 +212,11 @@ export interface paths {
         delete?: never;
         options?: never;
         head?: never;
-        patch?: never;
+        /**
+         * Change the signed-in human's profile: display name, avatar, password
+         * @description Any of `display_name`, `avatar_url` (an http(s) URL, or null to remove it) and a password change (`new_password` with `current_password`, both or neither). Answers the caller as GET /api/v1/auth/me does. A password change ends every session issued before it, this one included: the answer's `session.token` replaces the caller's token, and other devices must log in again (their sockets close with 4401). Errors: `WRONG_PASSWORD` (400; nothing changed; counts towards the account's login limit, then 429 `RATE_LIMITED`), `WEAK_PASSWORD`, `VALIDATION_ERROR`. Agents (API keys): 403; an account awaiting approval: 403 `APPROVAL_PENDING`. A new name or avatar is pushed to every connected WebSocket as a `user_updated` frame.
+         */
+        patch: operations["updateMe"];
         trace?: never;
     };
     "/api/v1/invite": {
@@ -477,6 +501,46 @@ export interface paths {
          * @description Any member except observers, or an admin, may add. `user_id` is a user or an agent id; unknown: 404. Already a member: 409 `ALREADY_MEMBER`. DMs keep their two participants (403). Emits `member.joined`.
          */
         post: operations["addChannelMember"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/channels/browse": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The channel browser: every public channel, joined or not
+         * @description Any human or agent of the workspace. Public channels only (`private: false`); private channels and DMs are never listed, to anyone (the owner finds the private ones in GET /api/v1/channels). `q` filters by name. Join one with POST /api/v1/channels/{id}/join.
+         */
+        get: operations["browseChannels"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/channels/{id}/join": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Join a public channel
+         * @description The caller becomes a member (observers too: they read, and still cannot post). A private channel, a DM or an unknown id: 404 (private channels are joined only when a member adds you; the workspace owner may join any regular channel). Already a member: 409 `ALREADY_MEMBER`. Emits `member.joined`.
+         */
+        post: operations["joinChannel"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1476,7 +1540,7 @@ export interface components {
              * @description Stable machine-readable code from a closed list; each code and its HTTP status are in docs/errors.md.
              * @enum {string}
              */
-            code: "VALIDATION_ERROR" | "INVALID_JSON" | "WEAK_PASSWORD" | "INVALID_EMAIL" | "DUPLICATE_NAME" | "INVALID_ROLE" | "INVALID_CURSOR" | "INVALID_URL" | "INVALID_EMOJI" | "INVITE_INVALID" | "INVITE_EXPIRED" | "INVITE_USED" | "INVITE_EMAIL_MISMATCH" | "SELF_DM" | "MISSING_IDEMPOTENCY_BODY" | "BAD_REQUEST" | "THREAD_NOT_ROOT" | "UNAUTHORIZED" | "FORBIDDEN" | "APPROVAL_PENDING" | "REGISTRATION_CLOSED" | "NOT_FOUND" | "METHOD_NOT_ALLOWED" | "NOT_ACCEPTABLE" | "REQUEST_TIMEOUT" | "CONFLICT" | "ALREADY_BOOTSTRAPPED" | "EMAIL_TAKEN" | "NAME_TAKEN" | "ALREADY_MEMBER" | "IDEMPOTENCY_KEY_REUSED" | "IDEMPOTENCY_IN_PROGRESS" | "GONE" | "PAYLOAD_TOO_LARGE" | "URI_TOO_LONG" | "UNSUPPORTED_MEDIA_TYPE" | "UNPROCESSABLE" | "RATE_LIMITED" | "LOOP_DETECTED" | "HEADERS_TOO_LARGE" | "INTERNAL_ERROR" | "SERVICE_UNAVAILABLE" | "OUTCOME_UNKNOWN";
+            code: "VALIDATION_ERROR" | "INVALID_JSON" | "WEAK_PASSWORD" | "INVALID_EMAIL" | "DUPLICATE_NAME" | "INVALID_ROLE" | "INVALID_CURSOR" | "INVALID_URL" | "INVALID_EMOJI" | "INVITE_INVALID" | "INVITE_EXPIRED" | "INVITE_USED" | "INVITE_EMAIL_MISMATCH" | "SELF_DM" | "MISSING_IDEMPOTENCY_BODY" | "BAD_REQUEST" | "THREAD_NOT_ROOT" | "WRONG_PASSWORD" | "UNAUTHORIZED" | "FORBIDDEN" | "APPROVAL_PENDING" | "REGISTRATION_CLOSED" | "NOT_FOUND" | "METHOD_NOT_ALLOWED" | "NOT_ACCEPTABLE" | "REQUEST_TIMEOUT" | "CONFLICT" | "ALREADY_BOOTSTRAPPED" | "EMAIL_TAKEN" | "NAME_TAKEN" | "ALREADY_MEMBER" | "IDEMPOTENCY_KEY_REUSED" | "IDEMPOTENCY_IN_PROGRESS" | "GONE" | "PAYLOAD_TOO_LARGE" | "URI_TOO_LONG" | "UNSUPPORTED_MEDIA_TYPE" | "UNPROCESSABLE" | "RATE_LIMITED" | "LOOP_DETECTED" | "HEADERS_TOO_LARGE" | "INTERNAL_ERROR" | "SERVICE_UNAVAILABLE" | "OUTCOME_UNKNOWN";
         };
         /**
          * Message
@@ -1621,6 +1685,8 @@ export interface components {
             topic: string | null;
             /** @enum {string} */
             type: "channel" | "dm";
+            /** @description Private: hidden from the channel browser, joined only when a member adds you. Public (false): listed by GET /api/v1/channels/browse and open to anyone of the workspace to join (docs/access.md). Always true for a DM. */
+            private: boolean;
             /**
              * Format: date-time
              * @description ISO 8601 UTC timestamp.
@@ -1651,10 +1717,16 @@ export interface components {
             /** @enum {string} */
             type: "channel" | "dm";
             description: string;
+            /** @description Private channel (true for a DM): hidden from the channel browser. */
+            private: boolean;
             /** @description Messages after the caller's read marker not written by the caller (0 where the caller is not a member). */
             unread_count: number;
             /** @description The newest message the caller has marked read here (`PUT …/read`); null if none. */
             last_read_message_id: string | null;
+            /** @description Whether the caller is a member (false: the workspace owner reading a regular channel it has not joined). */
+            is_member: boolean;
+            /** @description When the channel's newest message was posted (its last activity; a client moves it forward from `new_message` frames); null when it has none. Millisecond precision, from the message id (UUIDv7). */
+            last_message_at: string | null;
         };
         /**
          * ChannelList
@@ -1759,6 +1831,8 @@ export interface components {
             name: string;
             /** @description An agent's unique `name` (letters, digits, hyphens); null for humans. */
             handle: string | null;
+            /** @description Picture URL (an agent's `avatar_url`, a human's from PATCH /api/v1/auth/me); null when none. */
+            avatar_url: string | null;
             /**
              * @description A human's role. An agent: `admin` for the primary agent (it counts as an admin, docs/access.md), otherwise `member`.
              * @enum {string}
@@ -1771,9 +1845,9 @@ export interface components {
              * @enum {string}
              */
             status: "active" | "invited";
-            /** @description An agent: whether it has an open WebSocket. Null for humans. */
+            /** @description Whether the agent or human has an open WebSocket on any instance (never null since humans have presence too). */
             online: boolean | null;
-            /** @description An agent: when a socket of it last opened or closed. Null for humans and agents that never connected. */
+            /** @description When a socket of the agent or human last opened or closed. Null for members that never connected. */
             last_seen_at: string | null;
             /** @description An agent's short status (`PUT /agents/me/status`); null when none, expired, or a human. */
             status_text: string | null;
@@ -1967,6 +2041,8 @@ export interface components {
             loop_guard_window_seconds: number;
             /** @description Loop guard: the longest chain of agent messages each posted in reply to the previous one (`in_reply_to_event`), one agent answering itself included; an agent post that would be deeper answers 429 `LOOP_DETECTED`. A human message starts over at 0. 0 turns the cap off. Default 20. */
             loop_guard_max_depth: number;
+            /** @description The largest file a message may carry, in bytes (`MAX_FILE_BYTES`; 10,485,760 by default). Larger uploads answer 413. */
+            max_file_bytes: number;
         };
         /**
          * BootstrapResult
@@ -2308,6 +2384,8 @@ export interface components {
             unread_count: number;
             /** @description The newest message the caller has marked read here (`PUT …/read`); null if none. */
             last_read_message_id: string | null;
+            /** @description When the channel's newest message was posted (its last activity; a client moves it forward from `new_message` frames); null when it has none. Millisecond precision, from the message id (UUIDv7). */
+            last_message_at: string | null;
         };
         /** @description An agent's short status, e.g. `reviewing PR 42`. */
         AgentStatus: {
@@ -2326,6 +2404,8 @@ export interface components {
             id: string;
             email: string;
             display_name: string;
+            /** @description Picture URL (http or https); null when none. */
+            avatar_url: string | null;
             /** @enum {unknown} */
             role: "admin" | "member" | "observer";
             is_owner: boolean;
@@ -2359,7 +2439,10 @@ export interface components {
             id: string;
             /** @description Short form: the agent name. */
             name: string;
+            /** @description The primary agent's display name. */
             display_name: string;
+            /** @description The owner's display name (`primary_agent.display_name` of the request, or the e-mail's local part). */
+            owner_display_name: string;
         };
         BootstrapResultAgentsItem: {
             /** Format: uuid */
@@ -2533,7 +2616,7 @@ export interface components {
         };
         /**
          * channel_created
-         * @description A channel or DM was created (sent to its members).
+         * @description A channel or DM was created (sent to its members; a regular channel also to the workspace owner, who reads every channel).
          */
         EventChannelCreated: {
             /** @enum {string} */
@@ -2614,7 +2697,7 @@ export interface components {
         };
         /**
          * member_joined
-         * @description A user or agent was added to the channel (also the creator of a new channel and both participants of a new DM).
+         * @description A user or agent was added to the channel (also the creator of a new channel and both participants of a new DM). Sent to the channel's members, the new one included, and to the workspace owner for every regular channel.
          */
         EventMemberJoined: {
             /** @enum {string} */
@@ -2641,6 +2724,7 @@ export interface components {
             /** @enum {string} */
             member_type: "AGENT" | "HUMAN";
             member_name: string;
+            channel: components["schemas"]["EventChannel"];
         };
         /**
          * member_left
@@ -2772,6 +2856,15 @@ export interface components {
              */
             redis: "connected" | "disconnected" | "disabled";
         };
+        GetRegistrationResponse: {
+            /** @description Whether the workspace exists (POST /api/v1/bootstrap was made); before that `registration_mode` is `closed`. */
+            bootstrapped: boolean;
+            /**
+             * @description Who may create an account with POST /api/v1/auth/register: `open` (active members at once), `approval` (the default: accounts wait for the owner's approval and may only call GET /api/v1/auth/me until then), `closed` (403 `REGISTRATION_CLOSED`; humans join by invitation only).
+             * @enum {unknown}
+             */
+            registration_mode: "open" | "approval" | "closed";
+        };
         ListRegistrationsResponse: {
             /** @description Self-registered accounts awaiting approval, oldest first. */
             registrations: components["schemas"]["User"][];
@@ -2781,6 +2874,8 @@ export interface components {
             id: string;
             email: string;
             display_name: string;
+            /** @description Picture URL (http or https); null when none. */
+            avatar_url: string | null;
             /** @enum {unknown} */
             role: "admin" | "member" | "observer";
             /** @description The workspace owner (the human admin created by bootstrap). */
@@ -2790,6 +2885,31 @@ export interface components {
              * @description ISO 8601 UTC timestamp.
              */
             created_at: string;
+        };
+        /** @description Present only when the password changed: every session issued before (this one included) has ended; use this token from now on. */
+        UpdateMeResponseSession: {
+            /** @description JWT (HS256) for `Authorization: Bearer`; valid 24 hours. Replaces the token of this request, which ended with the change. */
+            token: string;
+            /**
+             * Format: date-time
+             * @description ISO 8601 UTC timestamp.
+             */
+            expires_at: string;
+        };
+        /** @description The caller as GET /api/v1/auth/me shows it after the change (plus `session` after a password change). */
+        UpdateMeResponse: {
+            /** @enum {string} */
+            type: "HUMAN";
+            /** Format: uuid */
+            id: string;
+            email: string;
+            display_name: string;
+            /** @description Picture URL (http or https); null when none. */
+            avatar_url: string | null;
+            /** @enum {unknown} */
+            role: "admin" | "member" | "observer";
+            is_owner: boolean;
+            session?: components["schemas"]["UpdateMeResponseSession"];
         };
         ListInvitesResponseItem: {
             /** Format: uuid */
@@ -2818,6 +2938,21 @@ export interface components {
             last_read_message_id: string | null;
             /** @description Messages after the caller's read marker not written by the caller (0 where the caller is not a member). */
             unread_count: number;
+        };
+        BrowseChannelsResponseItem: {
+            /** Format: uuid */
+            id: string;
+            name: string;
+            description: string;
+            topic: string | null;
+            /**
+             * Format: date-time
+             * @description ISO 8601 UTC timestamp.
+             */
+            created_at: string;
+            member_count: number;
+            /** @description Whether the caller is a member already (else POST /api/v1/channels/{id}/join). */
+            is_member: boolean;
         };
         AddReactionResponse: {
             /** Format: uuid */
@@ -3106,6 +3241,7 @@ export interface components {
             /** @enum {string} */
             member_type: "AGENT" | "HUMAN";
             member_name: string;
+            channel: components["schemas"]["EventChannel"];
         };
         AgentWebhookMemberJoined: {
             /**
@@ -3470,6 +3606,8 @@ export interface operations {
                         email: string;
                         /** @description At least 12 characters, at most 72 bytes (UTF-8). */
                         password: string;
+                        /** @description The owner's own name as people see it (1-255 characters, not blank); default: the e-mail's local part. Not the primary agent's name (that is `agent_profile.display_name`). */
+                        display_name?: string;
                         agent_profile: {
                             /** @description Letters (A-Z, a-z), digits and hyphens, 3-100 characters; unique in the workspace, ignoring case. */
                             name: string;
@@ -3704,6 +3842,57 @@ export interface operations {
             };
         };
     };
+    getRegistration: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Whether people may sign up, for the sign-up page (no credential): done. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GetRegistrationResponse"];
+                };
+            };
+            /** @description Rate limited (only when a limit is configured). `Retry-After` gives the seconds to wait. */
+            429: {
+                headers: {
+                    /** @description Seconds until the budget has room again. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unexpected server failure (`INTERNAL_ERROR`); nothing is leaked. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The database is unreachable or not answering (`SERVICE_UNAVAILABLE`: nothing was stored), or it stopped answering while committing (`OUTCOME_UNKNOWN`: retry with the same `Idempotency-Key`); retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
     login: {
         parameters: {
             query?: never;
@@ -3872,7 +4061,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /** @example 01a20ab3-be12-7031-9278-88184a4841a6 */
+                /** @example 01a2150d-160b-706b-9a81-b8cd36df4257 */
                 id: string;
             };
             cookie?: never;
@@ -4181,6 +4370,115 @@ export interface operations {
                 headers: {
                     /** @description Seconds until the budget has room again. */
                     "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unexpected server failure (`INTERNAL_ERROR`); nothing is leaked. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The database is unreachable or not answering (`SERVICE_UNAVAILABLE`: nothing was stored), or it stopped answering while committing (`OUTCOME_UNKNOWN`: retry with the same `Idempotency-Key`); retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    updateMe: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description 1-255 characters, not blank. */
+                    display_name?: string;
+                    /** @description An http(s) URL of at most 2048 characters; null removes the picture. */
+                    avatar_url?: string | null;
+                    /** @description Required with `new_password`: the password in use now. */
+                    current_password?: string;
+                    /** @description The new password: at least 12 characters, at most 72 bytes (UTF-8). Requires `current_password`. */
+                    new_password?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description The caller as GET /api/v1/auth/me shows it after the change (plus `session` after a password change). */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UpdateMeResponse"];
+                };
+            };
+            /** @description Bad input (`VALIDATION_ERROR` or another 400 code of docs/errors.md); nothing was changed. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing, invalid, expired or revoked credentials (`UNAUTHORIZED`). */
+            401: {
+                headers: {
+                    /** @description A Bearer challenge (RFC 6750) naming the resource metadata (RFC 9728); `error="invalid_token"` when a credential was sent. */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The caller may see the resource but not do this (`FORBIDDEN`), e.g. a role or an owner-only action. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Request body too large (`PAYLOAD_TOO_LARGE`). */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unsupported Content-Type (`UNSUPPORTED_MEDIA_TYPE`). */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Change the signed-in human's profile: display name, avatar, password: done. */
+            429: {
+                headers: {
                     [name: string]: unknown;
                 };
                 content: {
@@ -5363,9 +5661,9 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /** @example 01a20bde-c6df-71d0-8308-465b27ef3e1a */
+                /** @example 01a2150e-0cb1-7166-8b10-97d14ee3cbbb */
                 id: string;
-                /** @example 01a20bde-c71d-7091-b40c-9651e70441cb */
+                /** @example 01a2150e-0cb1-7167-bc8f-2ce9e46c33b9 */
                 key_id: string;
             };
             cookie?: never;
@@ -5752,6 +6050,8 @@ export interface operations {
                     description?: string;
                     /** @description Up to 250 characters. */
                     topic?: string;
+                    /** @description Private: hidden from the channel browser, joined only when a member adds you. Public (false): listed by GET /api/v1/channels/browse and open to anyone of the workspace to join (docs/access.md). Default false. */
+                    private?: boolean;
                 };
             };
         };
@@ -5979,7 +6279,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /** @example 01a20a8e-a110-7103-8a05-2955894db1cf */
+                /** @example 01a2150c-5b7a-719a-a6f0-6dfae0a06282 */
                 id: string;
             };
             cookie?: never;
@@ -6071,7 +6371,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /** @example 01a20a8f-07df-7178-b7ec-922d3277f858 */
+                /** @example 01a2150c-662d-7184-8f43-58ee3ddbd53f */
                 id: string;
             };
             cookie?: never;
@@ -6161,7 +6461,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /** @example 01a20a8e-c5fc-7111-bd3a-7c140a2470cc */
+                /** @example 01a2150c-2bd6-70e3-add2-de530ea2b931 */
                 id: string;
             };
             cookie?: never;
@@ -6174,6 +6474,8 @@ export interface operations {
                     /** @description Up to 1,000 characters. */
                     description?: string;
                     topic?: string | null;
+                    /** @description Private: hidden from the channel browser, joined only when a member adds you. Public (false): listed by GET /api/v1/channels/browse and open to anyone of the workspace to join (docs/access.md). */
+                    private?: boolean;
                 };
             };
         };
@@ -6290,7 +6592,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /** @example 01a20a8d-c536-71b8-b3e8-fc93fbda85b4 */
+                /** @example 01a2150c-4b36-71be-bd77-c9f91d91d2f1 */
                 id: string;
             };
             cookie?: never;
@@ -6382,7 +6684,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /** @example 01a20bde-180d-7066-bf09-6bfbf50f845d */
+                /** @example 01a2150c-57c1-712a-ba69-efd924de572a */
                 id: string;
             };
             cookie?: never;
@@ -6506,14 +6808,216 @@ export interface operations {
             };
         };
     };
+    browseChannels: {
+        parameters: {
+            query?: {
+                /** @description Only channels whose name contains this text, ignoring case. */
+                q?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Public channels, by name (ignoring case). Private channels and DMs are never listed. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["BrowseChannelsResponseItem"][];
+                };
+            };
+            /** @description Bad input (`VALIDATION_ERROR` or another 400 code of docs/errors.md); nothing was changed. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing, invalid, expired or revoked credentials (`UNAUTHORIZED`). */
+            401: {
+                headers: {
+                    /** @description A Bearer challenge (RFC 6750) naming the resource metadata (RFC 9728); `error="invalid_token"` when a credential was sent. */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The caller may see the resource but not do this (`FORBIDDEN`), e.g. a role or an owner-only action. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limited (only when a limit is configured). `Retry-After` gives the seconds to wait. */
+            429: {
+                headers: {
+                    /** @description Seconds until the budget has room again. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unexpected server failure (`INTERNAL_ERROR`); nothing is leaked. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The database is unreachable or not answering (`SERVICE_UNAVAILABLE`: nothing was stored), or it stopped answering while committing (`OUTCOME_UNKNOWN`: retry with the same `Idempotency-Key`); retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    joinChannel: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @example 01a2150c-2fac-7027-85af-c8e23e400d0b */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The member just added, with the channel it joined. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MemberAdded"];
+                };
+            };
+            /** @description Bad input (`VALIDATION_ERROR` or another 400 code of docs/errors.md); nothing was changed. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing, invalid, expired or revoked credentials (`UNAUTHORIZED`). */
+            401: {
+                headers: {
+                    /** @description A Bearer challenge (RFC 6750) naming the resource metadata (RFC 9728); `error="invalid_token"` when a credential was sent. */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The caller may see the resource but not do this (`FORBIDDEN`), e.g. a role or an owner-only action. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found, or not visible to the caller (`NOT_FOUND`): both answer the same. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Conflicts with the current state (`CONFLICT`, `NAME_TAKEN`, `ALREADY_MEMBER`, … see docs/errors.md). */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Request body too large (`PAYLOAD_TOO_LARGE`). */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unsupported Content-Type (`UNSUPPORTED_MEDIA_TYPE`). */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limited (only when a limit is configured). `Retry-After` gives the seconds to wait. */
+            429: {
+                headers: {
+                    /** @description Seconds until the budget has room again. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unexpected server failure (`INTERNAL_ERROR`); nothing is leaked. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The database is unreachable or not answering (`SERVICE_UNAVAILABLE`: nothing was stored), or it stopped answering while committing (`OUTCOME_UNKNOWN`: retry with the same `Idempotency-Key`); retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
     removeChannelMember: {
         parameters: {
             query?: never;
             header?: never;
             path: {
-                /** @example 01a20bde-369b-703b-b07d-f473270f7cde */
+                /** @example 01a2150c-6272-71c6-a166-c55c6c9c1a64 */
                 id: string;
-                /** @example 01a20bde-35f2-704a-9bfa-06611a142fde */
+                /** @example 01a2150c-623d-715b-a7e1-99cafa2289ed */
                 user_id: string;
             };
             cookie?: never;
@@ -6612,7 +7116,7 @@ export interface operations {
             };
             header?: never;
             path: {
-                /** @example 01a20bde-4de8-710f-94d7-dcc37ea7dbbf */
+                /** @example 01a2150c-a432-70e5-be15-da229116817c */
                 id: string;
             };
             cookie?: never;
@@ -6707,7 +7211,7 @@ export interface operations {
                 "idempotency-key"?: string;
             };
             path: {
-                /** @example 01a20bde-c42b-7186-a9f8-36f6f05c103f */
+                /** @example 01a2150c-57b1-7003-97db-10f2ad781b1c */
                 id: string;
             };
             cookie?: never;
@@ -7515,7 +8019,7 @@ export interface operations {
             query: {
                 /**
                  * @description Web-search syntax: words, "quoted phrases", OR, -excluded (English stemming).
-                 * @example secret
+                 * @example deploy
                  */
                 q: string;
                 channel_id?: string;

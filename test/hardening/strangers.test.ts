@@ -3,7 +3,7 @@
 // never limited.
 import t from 'tap'
 import { build } from '../helper.ts'
-import { refusedUpgrade } from '../realtime/helpers.ts'
+import { openWs } from '../realtime/helpers.ts'
 import { bearer, seedWorkspace } from '../support/index.ts'
 
 for (const redis of [false, true]) {
@@ -69,9 +69,9 @@ t.test('registration modes: approval (default), open, closed; the owner lists, a
   t.equal(await app.db.prisma.channel.count({ where: { type: 'dm' } }), 0, 'no DM was opened')
   await app.listen({ port: 0, host: '127.0.0.1' })
   const port = (app.server.address() as { port: number }).port
-  const upgrade = await refusedUpgrade(`ws://127.0.0.1:${port}/ws?token=${token}`)
-  t.equal(upgrade.status, 403, 'no WebSocket either')
-  t.same(upgrade.body, { error: (upgrade.body as { error: string }).error, code: 'APPROVAL_PENDING' })
+  const socket = await openWs(`ws://127.0.0.1:${port}/ws?token=${token}`)
+  t.match(await socket.closed, { code: 4403, reason: /^APPROVAL_PENDING/ }, 'no WebSocket either: closed at once with 4403')
+  t.same(socket.frames, [])
 
   // the owner sees and approves it; others may not
   t.equal((await api({ method: 'GET', url: '/api/v1/registrations', headers: bearer(ws.member.token) })).statusCode, 403)

@@ -68,6 +68,7 @@ t.test('the workspace setting overrides the default without a restart; owner onl
       loop_guard_max_turns: 20,
       loop_guard_window_seconds: 60,
       loop_guard_max_depth: 20,
+      max_file_bytes: 10_485_760,
     },
   )
   t.equal((await api({ method: 'GET', url })).statusCode, 401)

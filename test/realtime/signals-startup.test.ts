@@ -16,7 +16,7 @@ function recordingLog(): { log: FastifyBaseLogger; warnings: string[] } {
 const presence = (n: number): Signal => ({
   channelIds: [],
   except: null,
-  frame: { type: 'presence', agent_id: `00000000-0000-7000-8000-00000000000${n}`, online: true, last_seen_at: new Date(0).toISOString() },
+  frame: { type: 'presence', member_id: `00000000-0000-7000-8000-00000000000${n}`, member_type: 'AGENT', online: true, last_seen_at: new Date(0).toISOString() },
 })
 
 t.test('signals published before the connection is ready arrive once it is, with nothing logged', { skip: needsRedis() }, async (t) => {
@@ -48,8 +48,8 @@ t.test('signals published before the connection is ready arrive once it is, with
   await publisher.connect()
   for (let n = 0; n < 200 && delivered.length < 2; n++) await new Promise((resolve) => setTimeout(resolve, 10))
   t.same(
-    delivered.map((s) => (s.frame as { agent_id: string }).agent_id),
-    [presence(1), presence(2)].map((s) => (s.frame as { agent_id: string }).agent_id),
+    delivered.map((s) => (s.frame as { member_id: string }).member_id),
+    [presence(1), presence(2)].map((s) => (s.frame as { member_id: string }).member_id),
     'both arrived, in order',
   )
   t.same(warnings, [], 'no warning')

@@ -499,7 +499,10 @@ const part = (match: '@@' | 'ts_match_vq', bounds: string, after = '') => {
 
 // $1 the query text, $2 the scope, $3-$5 the lower bounds of the slices, $6 RANKED_MATCHES,
 // $7 the page size. The hits carry their attachment and a snippet built from HTML-escaped text
-// (the only markup in it is our <mark> tags).
+// (the only markup in it is our <mark> tags). A text of at most SNIPPET_WORDS words is its own
+// snippet, whole: ts_headline's fragments cut emoji and the last word off short texts
+// ("🎉 deploy done 🚀" gave "deploy done"); a longer one is cut into fragments around the matches.
+const SNIPPET_WORDS = 30
 const SEARCH_SQL = `
   WITH newest AS (
     SELECT id, rank FROM (
@@ -516,7 +519,10 @@ const SEARCH_SQL = `
          n.rank,
          ts_headline('english',
            replace(replace(replace(m.text, '&', '&amp;'), '<', '&lt;'), '>', '&gt;'),
-           websearch_to_tsquery('english', $1), 'StartSel=<mark>, StopSel=</mark>, MaxWords=30, MinWords=10, MaxFragments=2, FragmentDelimiter=" … "') AS snippet
+           websearch_to_tsquery('english', $1),
+           CASE WHEN cardinality(regexp_split_to_array(btrim(m.text), '\\s+')) <= ${SNIPPET_WORDS}
+                THEN 'StartSel=<mark>, StopSel=</mark>, HighlightAll=true'
+                ELSE 'StartSel=<mark>, StopSel=</mark>, MaxWords=${SNIPPET_WORDS}, MinWords=10, MaxFragments=2, FragmentDelimiter=" … "' END) AS snippet
     FROM newest n
     JOIN messages m ON m.id = n.id
     LEFT JOIN attachments a ON a.message_id = m.id

@@ -58,6 +58,17 @@ function malformedMultipart(error: unknown): unknown {
   return badRequest(`the multipart/form-data body is malformed: ${(error as Error)?.message ?? 'unreadable'}`)
 }
 
+/**
+ * The limit in exact bytes, and in MiB only when that is exact too: "10 MB" for both the limit and
+ * an 11,000,000-byte file said nothing (issue 24). The upload is cut at the limit, so its own size
+ * is unknown here: a client that has the file (a browser) states it.
+ */
+export function fileTooLarge(maxBytes: number): AppError {
+  const mib = maxBytes / (1024 * 1024)
+  const inMib = Number.isInteger(mib) ? ` (${mib} MiB)` : ''
+  return new AppError('PAYLOAD_TOO_LARGE', `the file is larger than ${maxBytes.toLocaleString('en-US')} bytes${inMib}, the most a message may carry`)
+}
+
 const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
 
 /** Reads a multipart post: the `text` field and at most one `file`, streamed to disk as it arrives. */
@@ -93,6 +104,7 @@ async function readMultipart(fastify: FastifyInstance, request: FastifyRequest):
     }
   } catch (error) {
     if (file) await removeFiles(fastify.config.uploadDir, [file.storageName])
+    if ((error as { code?: unknown })?.code === 'FST_REQ_FILE_TOO_LARGE') throw fileTooLarge(fastify.config.maxFileBytes)
     throw malformedMultipart(error)
   }
   if (text === undefined && !file) throw badRequest("the form needs a 'text' field, a 'file', or both")

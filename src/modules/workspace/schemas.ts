@@ -41,7 +41,7 @@ const LoopGuardFields = {
 
 export const REGISTRATION_MODES = ['open', 'approval', 'closed'] as const
 export type RegistrationMode = (typeof REGISTRATION_MODES)[number]
-const RegistrationModeField = Type.Enum([...REGISTRATION_MODES], {
+export const RegistrationModeField = Type.Enum([...REGISTRATION_MODES], {
   description:
     "Who may create an account with POST /api/v1/auth/register: `open` (active members at once), `approval` (the default: accounts wait for the owner's approval and may only call GET /api/v1/auth/me until then), `closed` (403 `REGISTRATION_CLOSED`; humans join by invitation only).",
 })
@@ -56,6 +56,7 @@ export const WorkspaceSchema = Type.Object(
     effective_rate_limit_per_minute: Type.Integer({ minimum: 0, description: 'The limit in force now (0 = none).' }),
     registration_mode: RegistrationModeField,
     ...LoopGuardFields,
+    max_file_bytes: Type.Integer({ minimum: 1, description: 'The largest file a message may carry, in bytes (`MAX_FILE_BYTES`; 10,485,760 by default). Larger uploads answer 413.' }),
   },
   { additionalProperties: false },
 )

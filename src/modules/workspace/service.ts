@@ -20,6 +20,7 @@ export async function getWorkspace(app: FastifyInstance): Promise<WorkspaceDto> 
     loop_guard_max_turns: instance.loopGuardMaxTurns,
     loop_guard_window_seconds: instance.loopGuardWindowSeconds,
     loop_guard_max_depth: instance.loopGuardMaxDepth,
+    max_file_bytes: app.config.maxFileBytes,
   }
 }
 
