@@ -25,7 +25,7 @@ export interface Client extends EventFilter {
 }
 
 /** A message.mentioned event goes only to the members it notifies (docs/decisions.md, "Mentions"). */
-function addressedTo(memberId: string, event: DomainEvent): boolean {
+function sentTo(memberId: string, event: DomainEvent): boolean {
   return event.type !== 'message.mentioned' || event.payload.mentioned_ids.includes(memberId)
 }
 
@@ -51,7 +51,7 @@ interface MemberState {
 
 /** Whether a member with these channels may see the event (current membership, or its audience). */
 export function visibleTo(memberId: string, channels: ReadonlySet<string>, event: DomainEvent): boolean {
-  if (!isClientEvent(event) || !addressedTo(memberId, event)) return false
+  if (!isClientEvent(event) || !sentTo(memberId, event)) return false
   return channels.has(event.channelId!) || (event.audience?.includes(memberId) ?? false)
 }
 
@@ -219,7 +219,7 @@ export class Hub {
     let frame: Buffer | null = null
     for (const memberId of recipients) {
       const state = this.members.get(memberId)
-      if (!state || !addressedTo(memberId, event)) continue
+      if (!state || !sentTo(memberId, event)) continue
       for (const client of state.clients) {
         if (client.pending) continue // catching up: it has the entry in its buffer
         if (client.floor && compareCursors(entry.cursor, client.floor) <= 0) continue

@@ -7,7 +7,7 @@ import t from 'tap'
 import { connectClient, call, structured } from '../mcp/helpers.ts'
 import { bearer, build, seedWorkspace } from '../support/index.ts'
 import { brief, expectedAddressed, playScenario, scenarioChannels } from './addressed-scenario.ts'
-import { connect, listen } from './helpers.ts'
+import { connect, listen, refusedUpgrade, wsUrl } from './helpers.ts'
 import { baseUrl, SseClient, streamUrl } from './sse-client.ts'
 
 t.test('only=addressed and include_own_messages=false over the REST log, SSE, WebSocket and MCP', async (t) => {
@@ -105,6 +105,18 @@ t.test('since=now skips the history on every transport, and live addressed event
 t.test('invalid filters and cursors answer 400 {error, code}', async (t) => {
   const { app, api } = await build(t)
   const ws = await seedWorkspace(app)
+  await listen(app)
+  for (const params of [{ only: 'everything' }, { since: 'later' }, { include_own_messages: 'maybe' }]) {
+    const refused = await refusedUpgrade(wsUrl(app, { token: ws.primary.key, ...params }))
+    t.equal(refused.status, 400, `/ws ${JSON.stringify(params)}`)
+    t.same(Object.keys(refused.body as object).sort(), ['code', 'error'])
+  }
+  const mcp = await connectClient(t, baseUrl(app), ws.primary.key)
+  for (const args of [{ only: 'everything' }, { cursor: 'later' }, { include_own_messages: 'no' }]) {
+    const res = await call(mcp.client, 'wait_for_events', { ...args, timeout_seconds: 0 })
+    t.equal(res.isError, true, `MCP ${JSON.stringify(args)}`)
+    t.equal(structured(res).code, 'VALIDATION_ERROR')
+  }
   for (const query of ['only=everything', 'include_own_messages=maybe', 'since=later', 'since=now-1']) {
     for (const path of ['/api/v1/events', '/api/v1/events/stream']) {
       const res = await api({ method: 'GET', url: `${path}?${query}`, headers: bearer(ws.primary.key) })
