@@ -65,11 +65,6 @@ export class Presence {
     }
   }
 
-  /** Whether the agent has an open socket on this instance (no Redis: the loop guard asks on every post). */
-  here(agentId: string): boolean {
-    return this.local.has(agentId)
-  }
-
   /** The agents among `ids` with an open socket on some instance. */
   async online(ids: string[]): Promise<Set<string>> {
     const out = new Set(ids.filter((id) => this.local.has(id)))

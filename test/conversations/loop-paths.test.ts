@@ -5,7 +5,8 @@ import t from 'tap'
 import { call, connectClient, setup as mcpSetup, structured } from '../mcp/helpers.ts'
 import { connect, listen, openWs, refusedUpgrade, wsUrl } from '../realtime/helpers.ts'
 import { setup } from './fixtures/support.ts'
-import { assertLoopDetected, count, LISTEN_ENV, listens, postAs, room, settings, WORKSPACE } from './fixtures/loops.ts'
+import { assertLoopDetected, count, LISTEN_ENV, listens, postAs, room, settings, takeTurns, WORKSPACE } from './fixtures/loops.ts'
+import { baseUrl, openStream } from '../realtime/sse-client.ts'
 import { createWebhook, receiver } from '../webhooks/helpers.ts'
 import { addMember, bearer, createChannel, post } from '../support/index.ts'
 
@@ -62,6 +63,22 @@ t.test('WebSocket: one agent sending 150 frames in one burst is never refused by
   t.equal(acks + codes.length, 150)
   t.ok(acks >= 100, `at least the per-second frame budget was stored (${acks})`)
   t.equal(await count(c, channel, 'AGENT'), acks + 1, 'every acknowledged frame was stored')
+})
+
+t.test('an agent with an SSE stream open hears the channel: its REST answers to another agent are turns', async (t) => {
+  const c = await setup(t, LISTEN_ENV)
+  await listen(c.app)
+  await settings(c, { loop_guard_max_turns: 2, loop_guard_window_seconds: 600, loop_guard_max_depth: 0 })
+  await listens(t, c, 1)
+  const channel = await room(c)
+  // Without a stream agent-1 listens to nothing: its posts after agent-2's are no turns; agent-2
+  // (a webhook) answering agent-1 is one.
+  t.same(await takeTurns(c.api, channel, [c.tok.a2, c.tok.a1, c.tok.a2, c.tok.a1, c.tok.a1]), [201, 201, 201, 201, 201])
+  const { stream } = await openStream(baseUrl(c.app), c.tok.a1)
+  t.teardown(() => stream.close())
+  // agent-2 answering is the second turn; agent-1, now listening, answering back would be a third.
+  t.same(await takeTurns(c.api, channel, [c.tok.a2]), [201])
+  assertLoopDetected(t, await postAs(c.api, c.tok.a1, channel, { text: 'answering over REST while streaming' }), 600)
 })
 
 t.test('the integration inbound endpoint: an integration acting for an agent makes it a listener; same refusal, 429 with Retry-After', async (t) => {

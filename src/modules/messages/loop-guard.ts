@@ -5,7 +5,8 @@
 // 1. The turn limit: a loop is agents answering each other, not agents working. A *turn* is an
 //    agent post that follows, within `loop_guard_window_seconds`, a message by another agent
 //    (no human message in between) that the poster could have been answering: it listens to the
-//    conversation through a webhook, an integration acting for it, or the socket it posts over.
+//    conversation through a webhook, an integration acting for it, the socket it posts over, or a
+//    WebSocket or SSE stream it has open on this server.
 //    At most `loop_guard_max_turns` turns per conversation (a channel, or one thread of it) within
 //    the window. One agent posting any number of messages in a row takes no turn; agents that
 //    listen to nothing take none. The count, the refusal and the record happen in the statement

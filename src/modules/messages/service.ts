@@ -127,7 +127,7 @@ export async function createMessage(
           idempotency: idempotent ? { key: idempotent.key, hash: idempotent.hash, body: dto } : undefined,
           event,
           mentions: mentioned.ids.length ? { ids: mentioned.ids, event: mentionEvent } : undefined,
-          guard: loopGuard.guardParams(guard, input.overSocket === true || listensHere(app, author)),
+          guard: loopGuard.guardParams(guard, input.overSocket === true || listensHere(app, author, channelId)),
         }
         let result: repo.InsertResult
         try {
@@ -162,9 +162,9 @@ export async function createMessage(
   }
 }
 
-/** An agent with a socket open on this server hears its channels (the loop guard's turns). */
-function listensHere(app: FastifyInstance, author: MemberPrincipal): boolean {
-  return author.kind === 'agent' && app.hasDecorator('realtime') && app.realtime.presence.here(author.id)
+/** An agent with a WebSocket or SSE stream on this server that gets the channel's events hears it (the loop guard's turns). */
+function listensHere(app: FastifyInstance, author: MemberPrincipal, channelId: string): boolean {
+  return author.kind === 'agent' && app.hasDecorator('realtime') && app.realtime.hub.isMemberOf(author.id, channelId)
 }
 
 /**
