@@ -493,9 +493,7 @@ function inboxResult(page: InboxPage, intro = ''): ToolOutput<InboxPage> {
   const cut = keep < page.items.length
   const structured = { counts: page.counts, items, next_cursor: items.at(-1)?.id ?? null, has_more: page.has_more || cut }
   const lines = items.map(itemLine)
-  const tail = items.length
-    ? `\nWhen handled: ack_inbox with up_to=${structured.next_cursor}${structured.has_more ? `; more items follow: read_inbox with after=${structured.next_cursor}` : ''}.`
-    : ''
+  const tail = items.length ? `\nWhen handled: ack_inbox with up_to=${structured.next_cursor}${structured.has_more ? `; more items follow: read_inbox with after=${structured.next_cursor}` : ''}.` : ''
   return { text: `${intro}${countsLine(page.counts)}${lines.length ? `\n${lines.join('\n')}` : ''}${tail}`, structured }
 }
 

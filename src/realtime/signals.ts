@@ -53,8 +53,7 @@ export const PresenceFrame = Type.Object(
   {
     additionalProperties: false,
     title: 'presence',
-    description:
-      "An agent or a human connected (its first socket) or disconnected (its last one); sent to the members of the member's channels. Not part of the event log.",
+    description: "An agent or a human connected (its first socket) or disconnected (its last one); sent to the members of the member's channels. Not part of the event log.",
   },
 )
 

@@ -79,7 +79,10 @@ t.test('join: a public channel 201 with member_joined, then it reads and posts; 
   )
   const history = await c.api({ method: 'GET', url: `/api/v1/channels/${open.id}/messages`, headers: bearer(c.tok.member) })
   t.equal(history.statusCode, 200)
-  t.ok(history.json().messages.some((m: { id: string }) => m.id === before.id), 'the history is readable once joined')
+  t.ok(
+    history.json().messages.some((m: { id: string }) => m.id === before.id),
+    'the history is readable once joined',
+  )
   t.equal((await c.api({ method: 'POST', url: `/api/v1/channels/${open.id}/messages`, headers: bearer(c.tok.member), payload: { text: 'hi' } })).statusCode, 201)
   const again = await c.api({ method: 'POST', url: `/api/v1/channels/${open.id}/join`, headers: bearer(c.tok.member) })
   t.same([again.statusCode, again.json().code], [409, 'ALREADY_MEMBER'])

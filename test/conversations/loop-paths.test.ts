@@ -59,7 +59,11 @@ t.test('WebSocket: one agent sending 150 frames in one burst is never refused by
   const answers = await Promise.all(Array.from({ length: 150 }, (_, i) => client.next((f) => (f.type === 'ack' || f.type === 'error') && f.id === `burst-${i}`)))
   const acks = answers.filter((f) => f.type === 'ack').length
   const codes = answers.filter((f) => f.type === 'error').map((f) => f.code)
-  t.same([...new Set(codes)].filter((code) => code !== 'RATE_LIMITED'), [], 'only the frame budget (RATE_LIMITED) refuses, never LOOP_DETECTED')
+  t.same(
+    [...new Set(codes)].filter((code) => code !== 'RATE_LIMITED'),
+    [],
+    'only the frame budget (RATE_LIMITED) refuses, never LOOP_DETECTED',
+  )
   t.equal(acks + codes.length, 150)
   t.ok(acks >= 100, `at least the per-second frame budget was stored (${acks})`)
   t.equal(await count(c, channel, 'AGENT'), acks + 1, 'every acknowledged frame was stored')

@@ -45,7 +45,7 @@ t.test('search snippets keep emoji (and the last word) of short messages', async
   t.ok((await search('bold')).includes('&lt;b&gt;<mark>bold</mark>&lt;/b&gt; &amp; deploy 🚀'))
 })
 
-t.test("an account awaiting approval: the socket opens and closes at once with 4403, which a browser can read", async (t) => {
+t.test('an account awaiting approval: the socket opens and closes at once with 4403, which a browser can read', async (t) => {
   const { app } = await build(t)
   await seedWorkspace(app)
   await listen(app)

@@ -37,7 +37,9 @@ t.test('offline for an hour: one read_inbox catches up, counts first; acknowledg
     },
   })
   t.same(
-    structured(checked).counts.by_channel.map((c: any) => [c.channel_id, c.count]).sort(),
+    structured(checked)
+      .counts.by_channel.map((c: any) => [c.channel_id, c.count])
+      .sort(),
     [
       [room, 3],
       [dm, 3],
@@ -77,7 +79,10 @@ t.test('bounded answers and bad arguments', async (t) => {
   const page = structured(await call(client, 'read_inbox', { limit: 50 }))
   t.ok(page.items.length < 8, 'the page stops at the size budget')
   t.equal(page.has_more, true)
-  t.ok(page.items.every((i: any) => i.message.text_truncated === true && i.message.text.length < 8_100), 'texts are cut')
+  t.ok(
+    page.items.every((i: any) => i.message.text_truncated === true && i.message.text.length < 8_100),
+    'texts are cut',
+  )
   t.equal(page.counts.total, 8)
   const rest = structured(await call(client, 'read_inbox', { after: page.next_cursor }))
   t.equal(page.items.length + rest.items.length, 8, 'the next page goes on from the cursor')

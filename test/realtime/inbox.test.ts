@@ -132,7 +132,11 @@ t.test('wait: answers as soon as an item is there, with all that accumulated', a
   const more = [await postIn(api, ws.primary.key, channels.dm, 'one'), await postIn(api, ws.primary.key, channels.room, `@${me.name} two`)]
   await planned(app)
   const all = (await api({ method: 'GET', url: '/api/v1/inbox?wait=30', headers: bearer(me.key) })).json()
-  t.same(all.items.map(itemBrief), [['dm', dm.id], ['dm', more[0]!.id], ['mention', more[1]!.id]])
+  t.same(all.items.map(itemBrief), [
+    ['dm', dm.id],
+    ['dm', more[0]!.id],
+    ['mention', more[1]!.id],
+  ])
 })
 
 t.test('invalid queries and ack bodies: 400 {error, code}, nothing acknowledged', async (t) => {
@@ -170,7 +174,10 @@ t.test('acknowledged items never come back: from another instance and after a re
 
   // Read and acknowledge on instance two.
   const page = await inbox(two.api, s.me.key)
-  t.same(page.items.map(itemBrief).map(([kind]: [string, string]) => kind), ['mention', 'dm', 'thread_reply', 'reaction'])
+  t.same(
+    page.items.map(itemBrief).map(([kind]: [string, string]) => kind),
+    ['mention', 'dm', 'thread_reply', 'reaction'],
+  )
   t.equal((await ack(two.api, s.me.key, { up_to: page.items[2].id })).json().acknowledged, 3)
   t.same((await inbox(one.api, s.me.key)).items.map(itemBrief), [['reaction', s.own.id]], 'instance one agrees')
 

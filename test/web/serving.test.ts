@@ -8,7 +8,18 @@ import { webBuildDir } from '../../src/plugins/web.ts'
 
 t.test('app routes answer the single-page app; everything else keeps its meaning', async (t) => {
   const { app } = await build(t)
-  for (const url of ['/', '/login', '/signup', '/profile', '/browse', '/invite?token=inv_a%2Bb%2Fc%3D', '/invite?token=inv_a+b/c=', '/c/0199a1b2-0000-7000-8000-000000000000', '/settings', '/settings/agents']) {
+  for (const url of [
+    '/',
+    '/login',
+    '/signup',
+    '/profile',
+    '/browse',
+    '/invite?token=inv_a%2Bb%2Fc%3D',
+    '/invite?token=inv_a+b/c=',
+    '/c/0199a1b2-0000-7000-8000-000000000000',
+    '/settings',
+    '/settings/agents',
+  ]) {
     const res = await app.inject({ method: 'GET', url })
     t.equal(res.statusCode, 200, url)
     t.match(res.headers['content-type'], /^text\/html/, url)

@@ -40,7 +40,10 @@ t.test('webhooks and integrations with only=addressed get exactly the addressed 
   const s = await playScenario(api, ws, channels)
   const expected = expectedAddressed(s)
   // Deliveries run concurrently: compared in any order once all arrived (and nothing more is due).
-  await eventually(async () => rx.requests.filter((r) => r.url === '/hook').length >= expected.length && rx.requests.filter((r) => r.url === '/integration').length >= expected.length, 'the deliveries')
+  await eventually(
+    async () => rx.requests.filter((r) => r.url === '/hook').length >= expected.length && rx.requests.filter((r) => r.url === '/integration').length >= expected.length,
+    'the deliveries',
+  )
   await app.deliveries!.planner.kick()
   await app.deliveries!.scheduler.kick()
   t.same(

@@ -6,7 +6,18 @@ import { Type } from 'typebox'
 import { errors, IdParams } from '../../schemas/common.ts'
 import { assertValidRequest } from './rules.ts'
 import type { HumanPrincipal } from '../../plugins/auth.ts'
-import { LoginBodySchema, MeSchema, PeopleListSchema, RegisterBodySchema, RegisteredUserSchema, RegistrationInfoSchema, RegistrationListSchema, SessionSchema, UpdatedMeSchema, UpdateMeBodySchema } from './schemas.ts'
+import {
+  LoginBodySchema,
+  MeSchema,
+  PeopleListSchema,
+  RegisterBodySchema,
+  RegisteredUserSchema,
+  RegistrationInfoSchema,
+  RegistrationListSchema,
+  SessionSchema,
+  UpdatedMeSchema,
+  UpdateMeBodySchema,
+} from './schemas.ts'
 import { approveRegistration, describeCaller, listPeople, listRegistrations, login, register, registrationInfo, rejectRegistration, updateMe } from './service.ts'
 
 export default async function accountsRoutes(fastify: FastifyInstance): Promise<void> {

@@ -7,7 +7,7 @@ export const DirectoryEntrySchema = Type.Object(
     type: Type.Union([Type.Literal('AGENT'), Type.Literal('HUMAN')]),
     name: Type.String({ description: 'Display name.' }),
     handle: Type.Union([Type.String(), Type.Null()], { description: "An agent's unique `name` (letters, digits, hyphens); null for humans." }),
-    avatar_url: Type.Union([Type.String(), Type.Null()], { description: 'Picture URL (an agent\'s `avatar_url`, a human\'s from PATCH /api/v1/auth/me); null when none.' }),
+    avatar_url: Type.Union([Type.String(), Type.Null()], { description: "Picture URL (an agent's `avatar_url`, a human's from PATCH /api/v1/auth/me); null when none." }),
     role: Type.Union([Type.Literal('admin'), Type.Literal('member'), Type.Literal('observer')], {
       description: "A human's role. An agent: `admin` for the primary agent (it counts as an admin, docs/access.md), otherwise `member`.",
     }),

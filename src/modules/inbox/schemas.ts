@@ -57,10 +57,7 @@ export const InboxCountsSchema = Type.Object(
       { additionalProperties: false },
     ),
     by_channel: Type.Array(
-      Type.Object(
-        { channel_id: Uuid, name: Type.String(), type: Type.Union([Type.Literal('channel'), Type.Literal('dm')]), count: Type.Integer({ minimum: 1 }) },
-        { additionalProperties: false },
-      ),
+      Type.Object({ channel_id: Uuid, name: Type.String(), type: Type.Union([Type.Literal('channel'), Type.Literal('dm')]), count: Type.Integer({ minimum: 1 }) }, { additionalProperties: false }),
       { maxItems: COUNT_CHANNELS_MAX, description: `The channels with unacknowledged items, most first (at most ${COUNT_CHANNELS_MAX}).` },
     ),
   },
@@ -79,7 +76,9 @@ export const InboxPageSchema = Type.Object(
 
 export const InboxQuery = Type.Object(
   {
-    limit: Type.Optional(Type.Integer({ minimum: 1, maximum: INBOX_PAGE_MAX, default: INBOX_PAGE_DEFAULT, description: `At most this many items (default ${INBOX_PAGE_DEFAULT}, at most ${INBOX_PAGE_MAX}).` })),
+    limit: Type.Optional(
+      Type.Integer({ minimum: 1, maximum: INBOX_PAGE_MAX, default: INBOX_PAGE_DEFAULT, description: `At most this many items (default ${INBOX_PAGE_DEFAULT}, at most ${INBOX_PAGE_MAX}).` }),
+    ),
     after: Type.Optional({ ...Uuid, description: 'Only items after this one (a `next_cursor`): the next page, without acknowledging this one.' }),
     wait: Type.Optional(
       Type.Number({
@@ -97,7 +96,14 @@ export const AckBodySchema = Type.Union(
   [
     Type.Object({ up_to: { ...Uuid, description: 'Acknowledge every item up to and including this one (a `next_cursor` or an item id).' } }, { additionalProperties: false }),
     Type.Object(
-      { ids: Type.Array(Uuid, { minItems: 1, maxItems: ACK_IDS_MAX, uniqueItems: true, description: `These items (at most ${ACK_IDS_MAX}); ids that are not yours or already acknowledged are ignored.` }) },
+      {
+        ids: Type.Array(Uuid, {
+          minItems: 1,
+          maxItems: ACK_IDS_MAX,
+          uniqueItems: true,
+          description: `These items (at most ${ACK_IDS_MAX}); ids that are not yours or already acknowledged are ignored.`,
+        }),
+      },
       { additionalProperties: false },
     ),
   ],

@@ -93,7 +93,10 @@ function insertSql(withAttachment: boolean, withIdempotency: boolean, withMentio
   if (withIdempotency) ctes.push(`prior AS (SELECT request_hash, status_code, response_body, created_at FROM idempotency_keys WHERE principal_id = $3 AND key = $${n})`)
   if (withGuard) {
     // A replay is not a post, and a reply whose root is gone is not counted.
-    const conds = [withIdempotency ? 'NOT EXISTS (SELECT 1 FROM prior)' : '', withThread ? `EXISTS (SELECT 1 FROM messages r WHERE r.id = $${root}::uuid AND r.channel_id = $2 AND r.thread_id IS NULL)` : ''].filter(Boolean)
+    const conds = [
+      withIdempotency ? 'NOT EXISTS (SELECT 1 FROM prior)' : '',
+      withThread ? `EXISTS (SELECT 1 FROM messages r WHERE r.id = $${root}::uuid AND r.channel_id = $2 AND r.thread_id IS NULL)` : '',
+    ].filter(Boolean)
     ctes.push(`adm AS (SELECT * FROM ${admitOne(withThread ? `$${root}::uuid` : 'NULL::uuid', g)}${conds.length ? ` WHERE ${conds.join(' AND ')}` : ''})`)
   }
   if (withThread) ctes.push(rootSummaryCte(root, gate))
@@ -274,7 +277,25 @@ async function insertMany(pool: pg.Pool, rows: NewMessage[], one: (m: NewMessage
   for (const m of rows) {
     const [eventId, type, , payload, occurredAt] = outboxRow(m.event)
     const idem = m.idempotency
-    const values = [m.id, m.channelId, m.authorId, m.authorType, m.authorName, m.text, m.createdAt, m.inReplyToEvent, m.chainDepth, eventId, type, payload, occurredAt, idem?.key ?? null, idem?.hash ?? null, idem ? JSON.stringify(idem.body) : null, m.guard?.listening ?? false]
+    const values = [
+      m.id,
+      m.channelId,
+      m.authorId,
+      m.authorType,
+      m.authorName,
+      m.text,
+      m.createdAt,
+      m.inReplyToEvent,
+      m.chainDepth,
+      eventId,
+      type,
+      payload,
+      occurredAt,
+      idem?.key ?? null,
+      idem?.hash ?? null,
+      idem ? JSON.stringify(idem.body) : null,
+      m.guard?.listening ?? false,
+    ]
     values.forEach((v, i) => columns[i]!.push(v))
   }
   const guard = rows[0]!.guard

@@ -65,7 +65,15 @@ export async function createWebhook(app: FastifyInstance, principal: Principal, 
   await assertManages(app, principal, agentId)
   const url = await validateTargetUrl(app, input.url)
   const secret = input.secret ?? newSecret(WEBHOOK_SECRET_PREFIX)
-  const webhook = await repo.createWebhook(app.db.prisma, { id: uuidv7(), agentId, url, events: uniq(input.events), secret, includeOwnMessages: input.include_own_messages ?? true, only: input.only ?? null })
+  const webhook = await repo.createWebhook(app.db.prisma, {
+    id: uuidv7(),
+    agentId,
+    url,
+    events: uniq(input.events),
+    secret,
+    includeOwnMessages: input.include_own_messages ?? true,
+    only: input.only ?? null,
+  })
   return { ...toWebhookDto(webhook), secret }
 }
 

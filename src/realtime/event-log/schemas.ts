@@ -11,9 +11,7 @@ export const EVENT_WAIT_MAX_SECONDS = 30
 /** The filter vocabulary (src/events/filter.ts), the same on every transport. */
 export const FilterQuery = {
   only: Type.Optional(OnlyField),
-  include_own_messages: Type.Optional(
-    Type.Boolean({ description: "false: no `new_message` / `message_updated` events for the caller's own messages (docs/loops.md). Default true." }),
-  ),
+  include_own_messages: Type.Optional(Type.Boolean({ description: "false: no `new_message` / `message_updated` events for the caller's own messages (docs/loops.md). Default true." })),
 }
 
 export const EventLogQuery = Type.Object(

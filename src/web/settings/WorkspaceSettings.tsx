@@ -214,8 +214,8 @@ function LoopGuard({ workspace }: { workspace: Workspace }) {
       <div>
         <h3 id="loops-title">Loop guard</h3>
         <p className="small">
-          Stops agents that keep answering each other (two bots whose webhooks reply to every message of the other) without slowing agents that simply post a lot. A refused post gets “loop
-          detected” and is not stored.
+          Stops agents that keep answering each other (two bots whose webhooks reply to every message of the other) without slowing agents that simply post a lot. A refused post gets “loop detected”
+          and is not stored.
         </p>
       </div>
       <label className="check">
