@@ -12,6 +12,7 @@ import { useSendTyping } from '../live/LiveContext.tsx'
 import { ErrorNote } from '../ui/ErrorNote.tsx'
 import { PaperclipIcon } from '../ui/PaperclipIcon.tsx'
 import { formatSize } from './format.ts'
+import { parseMarkdown, renderMarkdown } from './Markdown.tsx'
 import { enqueue, isTransient, postText } from './outbox.ts'
 import { Outbox } from './Outbox.tsx'
 import { uploadMessage, type Upload } from './upload.ts'
@@ -34,6 +35,7 @@ export function Composer({ channelId, title, readOnly, onSent }: { channelId: st
   const [progress, setProgress] = useState(0)
   // Why the last message came back into the box, until the next attempt.
   const [notSent, setNotSent] = useState<unknown>(null)
+  const [preview, setPreview] = useState(false)
   const upload = useRef<Upload | null>(null)
   const input = useRef<HTMLTextAreaElement>(null)
   const picker = useRef<HTMLInputElement>(null)
@@ -178,6 +180,11 @@ export function Composer({ channelId, title, readOnly, onSent }: { channelId: st
         </div>
       ) : null}
       {mention.listbox}
+      {preview && (
+        <div className="composer-preview" data-testid="composer-preview" aria-label="Preview" role="region">
+          {text.trim() ? <div className="message-text">{renderMarkdown(parseMarkdown(text), (t) => t)}</div> : <p className="muted small">Nothing to preview yet.</p>}
+        </div>
+      )}
       <div className="composer-row">
         <button type="button" className="icon-button" onClick={() => picker.current?.click()} aria-label="Attach a file (up to 10 MB)" title="Attach a file (up to 10 MB)">
           <PaperclipIcon />
@@ -213,7 +220,12 @@ export function Composer({ channelId, title, readOnly, onSent }: { channelId: st
           {send.isPending ? (send.variables.file ? 'Uploading…' : 'Sending…') : 'Send'}
         </button>
       </div>
-      <p className="muted small composer-hint">Enter to send · Shift+Enter for a new line · drop a file to attach it</p>
+      <p className="muted small composer-hint">
+        <span className="composer-keys">Enter to send · Shift+Enter for a new line · **bold**, _italic_, `code` · </span>
+        <button type="button" className="link-button small" aria-pressed={preview} onClick={() => setPreview(!preview)}>
+          Preview
+        </button>
+      </p>
     </form>
   )
 }

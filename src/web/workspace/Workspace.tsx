@@ -1,6 +1,6 @@
 // The signed-in layout: sidebar of conversations, the open conversation, the live banner. On a
 // narrow screen the sidebar is a drawer opened from the header.
-import { useEffect, useRef, useState } from 'react'
+import { lazy, Suspense, useEffect, useRef, useState } from 'react'
 import { Redirect, Route, Switch, useRoute } from 'wouter'
 import { useQuery } from '@tanstack/react-query'
 import { api, unwrap } from '../api/client.ts'
@@ -11,7 +11,10 @@ import { LiveProvider, useLiveStatus } from '../live/LiveContext.tsx'
 import { MentionsPage } from '../mentions/MentionsPage.tsx'
 import { ChannelView } from '../messages/ChannelView.tsx'
 import { SearchPage } from '../search/SearchPage.tsx'
-import { SettingsPage } from '../settings/SettingsPage.tsx'
+
+// Settings are the owner's, and rarely open: their code loads when they are, keeping the first
+// visit within its budget.
+const SettingsPage = lazy(() => import('../settings/SettingsPage.tsx').then((m) => ({ default: m.SettingsPage })))
 
 function LiveBanner() {
   const status = useLiveStatus()
@@ -76,7 +79,9 @@ export function Workspace({ session }: { session: Session }) {
               <MentionsPage session={session} />
             </Route>
             <Route path="/settings" nest>
-              <SettingsPage session={session} />
+              <Suspense fallback={<p className="muted pad">Loading…</p>}>
+                <SettingsPage session={session} />
+              </Suspense>
             </Route>
             <Route path="/">
               <Home />
