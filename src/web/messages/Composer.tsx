@@ -5,7 +5,7 @@
 // outbox (shown above the box) and goes out when it is back; a message the server refuses, or a
 // file that cannot be sent, comes back into the box marked as not sent, with a retry.
 import { useEffect, useRef, useState, type DragEvent, type KeyboardEvent } from 'react'
-import { useMutation, useQueryClient } from '@tanstack/react-query'
+import { useMutation } from '@tanstack/react-query'
 import { ApiError } from '../api/errors.ts'
 import { useMentionAutocomplete } from '../mentions/MentionAutocomplete.tsx'
 import { useSendTyping } from '../live/LiveContext.tsx'
@@ -26,7 +26,6 @@ interface Draft {
 }
 
 export function Composer({ channelId, title, readOnly, onSent }: { channelId: string; title: string; readOnly: string | null; onSent?: () => void }) {
-  const queryClient = useQueryClient()
   const sendTyping = useSendTyping()
   const [text, setText] = useState('')
   const [file, setFile] = useState<File | null>(null)
@@ -77,8 +76,8 @@ export function Composer({ channelId, title, readOnly, onSent }: { channelId: st
       setFile((chosen) => chosen ?? draft.file)
       if (!(error instanceof ApiError && error.code === 'CANCELLED')) setNotSent(error)
     },
+    // One's own message changes no unread count: the sidebar is left alone.
     onSuccess: () => {
-      void queryClient.invalidateQueries({ queryKey: ['sidebar'] })
       input.current?.focus()
       onSent?.()
     },

@@ -5,13 +5,12 @@
 import { useEffect, useLayoutEffect, useMemo, useRef } from 'react'
 import { useLocation } from 'wouter'
 import { useVirtualizer } from '@tanstack/react-virtual'
-import { useMutation, useQueryClient } from '@tanstack/react-query'
-import { api, unwrap } from '../api/client.ts'
 import type { Session } from '../api/session.ts'
 import { ErrorNote } from '../ui/ErrorNote.tsx'
 import { dayKey, formatDay } from './format.ts'
 import { MessageItem } from './MessageItem.tsx'
 import { useMessages } from './queries.ts'
+import { useReadMarker } from './read-marker.ts'
 import type { Message } from './types.ts'
 
 type Row = { kind: 'day'; key: string; label: string } | { kind: 'message'; key: string; message: Message }
@@ -47,21 +46,7 @@ export function MessageList({ channelId, session, keepsReadMarker, anchor }: { c
   const newestId = atLiveEnd ? messages[0]?.id : undefined
 
   // What is on screen counts as read: the server keeps the marker, so other devices agree.
-  const queryClient = useQueryClient()
-  const markRead = useMutation({
-    mutationFn: (messageId: string) => unwrap(api.PUT('/api/v1/channels/{id}/read', { params: { path: { id: channelId } }, body: { message_id: messageId } })),
-    onSuccess: () => queryClient.invalidateQueries({ queryKey: ['sidebar'] }),
-  })
-  const { mutate: mark } = markRead
-  useEffect(() => {
-    if (!keepsReadMarker || !newestId) return
-    const markWhenVisible = () => {
-      if (document.visibilityState === 'visible') mark(newestId)
-    }
-    markWhenVisible()
-    document.addEventListener('visibilitychange', markWhenVisible)
-    return () => document.removeEventListener('visibilitychange', markWhenVisible)
-  }, [keepsReadMarker, newestId, mark])
+  useReadMarker(channelId, keepsReadMarker ? newestId : undefined)
 
   const virtualizer = useVirtualizer({
     count: rows.length,
