@@ -1,4 +1,5 @@
 // Channels and direct messages, each a link to its conversation.
+import { useState } from 'react'
 import { Link } from 'wouter'
 import type { Session } from '../api/session.ts'
 import { signOut } from '../api/session.ts'
@@ -6,6 +7,7 @@ import { AgentBadge } from '../ui/AgentBadge.tsx'
 import { OnlineDot } from '../ui/OnlineDot.tsx'
 import { ErrorNote } from '../ui/ErrorNote.tsx'
 import { SearchBox } from '../search/SearchBox.tsx'
+import { notificationsSupported, setNotifications, useNotificationsOn, useUnseenMentions } from '../live/attention.ts'
 import { NewChannel } from './NewChannel.tsx'
 import { NewDm } from './NewDm.tsx'
 import { useChannels, useDms } from './queries.ts'
@@ -20,10 +22,37 @@ function Unread({ count }: { count: number }) {
   )
 }
 
+/** Desktop notifications for DMs and mentions: off until turned on here. */
+function NotificationToggle() {
+  const on = useNotificationsOn()
+  const [refused, setRefused] = useState(false)
+  if (!notificationsSupported()) return null
+  return (
+    <div className="notify-toggle">
+      <button
+        type="button"
+        className="link-button small"
+        aria-pressed={on}
+        onClick={() => {
+          void setNotifications(!on).then((now) => setRefused(!on && !now))
+        }}
+      >
+        {on ? 'Desktop notifications: on' : 'Turn on desktop notifications'}
+      </button>
+      {refused && (
+        <p className="muted small" role="status">
+          The browser blocks notifications for this site; allow them in its site settings.
+        </p>
+      )}
+    </div>
+  )
+}
+
 export function Sidebar({ session, activeId, onNavigate }: { session: Session; activeId: string | null; onNavigate?: () => void }) {
   const channels = useChannels()
   const dms = useDms()
   const regular = (channels.data ?? []).filter((c) => c.type === 'channel')
+  const mentions = useUnseenMentions()
   return (
     <nav className="sidebar" aria-label="Conversations">
       <div className="sidebar-head">
@@ -41,6 +70,12 @@ export function Sidebar({ session, activeId, onNavigate }: { session: Session; a
           @
         </span>
         <span className="conversation-name">Mentions</span>
+        {mentions > 0 && (
+          <span className="unread mentions-badge" data-testid="mentions-badge">
+            {mentions > 99 ? '99+' : mentions}
+            <span className="visually-hidden"> new</span>
+          </span>
+        )}
       </Link>
       <h2 className="sidebar-title" id="channels-title">
         Channels
@@ -89,6 +124,7 @@ export function Sidebar({ session, activeId, onNavigate }: { session: Session; a
           Workspace settings
         </Link>
       )}
+      <NotificationToggle />
       <div className="sidebar-foot">
         <span className="me" title={session.email}>
           {session.display_name}

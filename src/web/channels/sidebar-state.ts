@@ -44,7 +44,7 @@ const loaded = (queryClient: QueryClient) => queryClient.getQueryData(CHANNELS_K
 export function messageArrived(queryClient: QueryClient, channelId: string, createdAt: string, fromSomeoneElse: boolean): void {
   lastActivity.set(channelId, createdAt)
   const found = change(queryClient, channelId, (c) => (fromSomeoneElse ? { ...c, unread_count: c.unread_count + 1 } : c))
-  if (!found && loaded(queryClient)) reconcileSoon(queryClient)
+  if (!found && loaded(queryClient)) void reconcileSoon(queryClient)
 }
 
 /** The server's answer to moving the read marker: the count after it. */
@@ -61,14 +61,26 @@ export function channelRemoved(queryClient: QueryClient, channelId: string): voi
 
 export const RECONCILE_MS = 1500
 let timer: ReturnType<typeof setTimeout> | null = null
+let next: Promise<void> | null = null
 
-/** Fetches both lists once, shortly: every call until then shares the one request. */
-export function reconcileSoon(queryClient: QueryClient, delay = RECONCILE_MS): void {
-  if (timer) return
-  timer = setTimeout(() => {
-    timer = null
-    void queryClient.invalidateQueries({ queryKey: ['sidebar'] })
-  }, delay)
+/** Fetches both lists once, shortly: every call until then shares the one request (and promise). */
+export function reconcileSoon(queryClient: QueryClient, delay = RECONCILE_MS): Promise<void> {
+  if (timer && next) return next
+  next = new Promise<void>((resolve) => {
+    timer = setTimeout(() => {
+      timer = null
+      void queryClient.invalidateQueries({ queryKey: ['sidebar'] }).finally(resolve)
+    }, delay)
+  })
+  return next
+}
+
+/** Whether a conversation is a DM, once the lists know it (after a reconciliation if it is new). */
+export async function isDm(queryClient: QueryClient, channelId: string): Promise<boolean> {
+  const known = () => queryClient.getQueryData<DmSummary[]>(DMS_KEY)?.some((d) => d.id === channelId) ?? false
+  if (known() || queryClient.getQueryData<ChannelSummary[]>(CHANNELS_KEY)?.some((c) => c.id === channelId)) return known()
+  await reconcileSoon(queryClient)
+  return known()
 }
 
 /** Forgets what this tab kept (sign-out, another account). */

@@ -6,12 +6,13 @@ import { createContext, useContext, useEffect, useState, type ReactNode } from '
 import { useQueryClient, type QueryClient } from '@tanstack/react-query'
 import { RealtimeClient, type RealtimeEvent, type RealtimeStatus, type SocketLike } from '../../sdk/realtime.ts'
 import type { Session } from '../api/session.ts'
-import { channelRemoved, messageArrived, reconcileSoon, resetSidebarState } from '../channels/sidebar-state.ts'
+import { channelRemoved, isDm, messageArrived, reconcileSoon, resetSidebarState } from '../channels/sidebar-state.ts'
 import { clearLive, forgetLive, rememberLive, updateLive } from '../messages/live-buffer.ts'
 import { flushOutbox, openOutbox } from '../messages/outbox.ts'
 import type { MessageWindow, WindowPage } from '../messages/queries.ts'
 import { messageDeleted, replyArrived, replyUpdated } from '../messages/threads.ts'
 import type { Message } from '../messages/types.ts'
+import { mentionArrived, notify, openAttention } from './attention.ts'
 import { applyReactionEvent } from './reactions.ts'
 import { noteTyping, stopTyping, TYPING_SEND_MS } from './typing.ts'
 
@@ -37,6 +38,7 @@ export function applyEvent(queryClient: QueryClient, event: RealtimeEvent, me: s
       const message = event.message as Message
       // A reply is not in the channel's list (roots only): its root and its thread change.
       messageArrived(queryClient, channelId, message.created_at, message.author_id !== me)
+      if (message.author_id !== me) void isDm(queryClient, channelId).then((dm) => dm && notify(channelId, message.author_name, message.text))
       if (message.thread_id) {
         replyArrived(queryClient, message)
         return
@@ -65,25 +67,33 @@ export function applyEvent(queryClient: QueryClient, event: RealtimeEvent, me: s
       // A root with replies stays (a placeholder); a reply leaves its thread.
       if (messageDeleted(queryClient, channelId, id, (event.thread_id as string | null | undefined) ?? null)) updateMessages(queryClient, channelId, (messages) => messages.filter((m) => m.id !== id))
       // It may have been unread: the count comes from the server, with the next reconciliation.
-      reconcileSoon(queryClient)
+      void reconcileSoon(queryClient)
       return
     }
-    case 'message_mentioned':
-      // The Mentions view refreshes; the message itself arrives as new_message / message_updated.
+    case 'message_mentioned': {
+      // The Mentions view refreshes (when open); the message itself arrives as new_message /
+      // message_updated. Unless its conversation is on screen, it counts as unseen.
+      const message = event.message as Message
       void queryClient.invalidateQueries({ queryKey: ['mentions'] })
+      if (!(event.mentioned_ids as string[] | undefined)?.includes(me)) return
+      const onScreen = document.visibilityState === 'visible' && (location.pathname === `/c/${channelId}` || location.pathname === '/mentions')
+      if (!onScreen) mentionArrived(message.id, channelId)
+      // A DM's message is notified as such, mentions or not.
+      void isDm(queryClient, channelId).then((dm) => dm || notify(channelId, `${message.author_name} mentioned you`, message.text))
       return
+    }
     case 'member_joined':
     case 'member_left':
       void queryClient.invalidateQueries({ queryKey: ['members', channelId] })
       void queryClient.invalidateQueries({ queryKey: ['channel', channelId] })
-      if (event.member_id === me) reconcileSoon(queryClient)
+      if (event.member_id === me) void reconcileSoon(queryClient)
       return
     case 'channel_deleted':
       channelRemoved(queryClient, channelId)
       return
     default:
       // channel_created, channel_updated
-      reconcileSoon(queryClient)
+      void reconcileSoon(queryClient)
       void queryClient.invalidateQueries({ queryKey: ['channel', channelId] })
   }
 }
@@ -103,6 +113,7 @@ export function LiveProvider({ session, enabled, children }: { session: Session;
   const [sendTyping, setSendTyping] = useState<(channelId: string) => void>(() => () => {})
   // The queue of unsent messages is this person's own.
   useEffect(() => openOutbox(session.user_id), [session.user_id])
+  useEffect(() => openAttention(session.user_id), [session.user_id])
   useEffect(() => {
     if (!enabled) return
     let wasLive = false
@@ -122,7 +133,7 @@ export function LiveProvider({ session, enabled, children }: { session: Session;
         if (next !== 'live') return
         // Whatever happened while we were away and the log cannot replay is fetched again (the
         // first connection follows the lists' first fetch: nothing was missed).
-        if (wasLive) reconcileSoon(queryClient, 0)
+        if (wasLive) void reconcileSoon(queryClient, 0)
         wasLive = true
         void flushOutbox()
       },

@@ -6,6 +6,7 @@ import { useEffect, useRef } from 'react'
 import { useQueryClient } from '@tanstack/react-query'
 import { api, unwrap } from '../api/client.ts'
 import { readMarked } from '../channels/sidebar-state.ts'
+import { conversationSeen } from '../live/attention.ts'
 
 export const READ_EVERY_MS = 3000
 
@@ -24,6 +25,7 @@ export function useReadMarker(channelId: string, newestId: string | undefined): 
       if (!id) return
       s.pending = null
       s.sent = Date.now()
+      conversationSeen(channelId)
       void unwrap(api.PUT('/api/v1/channels/{id}/read', { params: { path: { id: channelId } }, body: { message_id: id } })).then(
         (read) => readMarked(queryClient, channelId, read),
         // Not marked now (offline, refused): the next message or visit tries again.

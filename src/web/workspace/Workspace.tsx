@@ -6,7 +6,8 @@ import { useQuery } from '@tanstack/react-query'
 import { api, unwrap } from '../api/client.ts'
 import type { Session } from '../api/session.ts'
 import { Sidebar } from '../channels/Sidebar.tsx'
-import { useChannels } from '../channels/queries.ts'
+import { useChannels, useDms } from '../channels/queries.ts'
+import { unreadTotal, useAttentionInTab, useUnseenMentions } from '../live/attention.ts'
 import { LiveProvider, useLiveStatus } from '../live/LiveContext.tsx'
 import { MentionsPage } from '../mentions/MentionsPage.tsx'
 import { ChannelView } from '../messages/ChannelView.tsx'
@@ -48,6 +49,11 @@ export function Workspace({ session }: { session: Session }) {
     if (drawer) document.querySelector<HTMLElement>('.sidebar input, .sidebar a')?.focus()
   }, [drawer])
   const activeId = params?.id ?? null
+  const channels = useChannels()
+  const dms = useDms()
+  const unread = unreadTotal(channels.data, dms.data, activeId)
+  const mentions = useUnseenMentions()
+  useAttentionInTab(unread, mentions)
   // The credential is checked over REST before the socket opens: a removed account or an
   // expired session goes back to the login page instead of failing a WebSocket handshake.
   const me = useQuery({ queryKey: ['me'], queryFn: () => unwrap(api.GET('/api/v1/auth/me')), staleTime: Infinity })
@@ -68,6 +74,11 @@ export function Workspace({ session }: { session: Session }) {
         <div className="main">
           <button type="button" ref={toggle} className="drawer-toggle" aria-expanded={drawer} onClick={() => setDrawer(!drawer)}>
             <span aria-hidden="true">☰</span> Conversations
+            {(unread > 0 || mentions > 0) && (
+              <span className="unread-dot" data-testid="menu-unread">
+                <span className="visually-hidden">, unread messages</span>
+              </span>
+            )}
           </button>
           <LiveBanner />
           <Switch>
