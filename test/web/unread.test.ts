@@ -47,7 +47,10 @@ t.test('unread you can act on', { skip }, async (t) => {
     const bar = page.getByTestId('unread-bar')
     await bar.waitFor()
     t.match(await bar.textContent(), `${unread} new messages`)
-    await page.getByTestId('message').filter({ hasText: `Message ${HISTORY - 1}` }).waitFor()
+    await page
+      .getByTestId('message')
+      .filter({ hasText: `Message ${HISTORY - 1}` })
+      .waitFor()
     await bar.getByRole('button', { name: 'Jump to first unread' }).click()
     const line = page.getByTestId('unread-line')
     await line.waitFor()
@@ -66,7 +69,10 @@ t.test('unread you can act on', { skip }, async (t) => {
     await screenshot(page, 'unread-line-desktop')
     const recent = page.getByRole('button', { name: /Jump to recent/ })
     await recent.click()
-    await page.getByTestId('message').filter({ hasText: `Message ${HISTORY - 1}` }).waitFor()
+    await page
+      .getByTestId('message')
+      .filter({ hasText: `Message ${HISTORY - 1}` })
+      .waitFor()
     await recent.waitFor({ state: 'detached' })
     await page.waitForFunction(() => (globalThis as unknown as Head).document.title === 'Agent Messaging')
     await checkAccessibility(t, page, 'conversation with unread line')

@@ -122,13 +122,10 @@ export async function setNotifications(on: boolean): Promise<boolean> {
 }
 
 export const useNotificationsOn = (): boolean =>
-  useSyncExternalStore(
-    (listener) => {
-      notifyListeners.add(listener)
-      return () => notifyListeners.delete(listener)
-    },
-    notificationsOn,
-  )
+  useSyncExternalStore((listener) => {
+    notifyListeners.add(listener)
+    return () => notifyListeners.delete(listener)
+  }, notificationsOn)
 
 /** Shows a desktop notification, unless the conversation is already in front of the person. */
 export function notify(channelId: string, title: string, body: string): void {
