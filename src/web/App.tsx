@@ -7,6 +7,9 @@ import { LoginPage } from './auth/LoginPage.tsx'
 import { InvitePage } from './invite/InvitePage.tsx'
 import { Workspace } from './workspace/Workspace.tsx'
 
+/** The login page, coming back to where the person was going (its query too: `?thread=`, `?message=`). */
+const loginFor = (target: string) => `/login${target === '/' ? '' : `?next=${encodeURIComponent(target)}`}`
+
 export function App() {
   const session = useSession()
   const queryClient = useQueryClient()
@@ -24,7 +27,7 @@ export function App() {
     <Switch>
       <Route path="/invite" component={InvitePage} />
       <Route path="/login" component={LoginPage} />
-      <Route>{session ? <Workspace session={session} /> : <Redirect to={`/login${location === '/' ? '' : `?next=${encodeURIComponent(location)}`}`} />}</Route>
+      <Route>{session ? <Workspace session={session} /> : <Redirect to={loginFor(location + window.location.search)} />}</Route>
     </Switch>
   )
 }

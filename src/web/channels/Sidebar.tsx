@@ -8,6 +8,7 @@ import { OnlineDot } from '../ui/OnlineDot.tsx'
 import { ErrorNote } from '../ui/ErrorNote.tsx'
 import { SearchBox } from '../search/SearchBox.tsx'
 import { notificationsSupported, setNotifications, useNotificationsOn, useUnseenMentions } from '../live/attention.ts'
+import { openSwitcher } from '../workspace/Switcher.tsx'
 import { NewChannel } from './NewChannel.tsx'
 import { NewDm } from './NewDm.tsx'
 import { useChannels, useDms } from './queries.ts'
@@ -60,6 +61,9 @@ export function Sidebar({ session, activeId, onNavigate }: { session: Session; a
         <span className="workspace-name">Agent Messaging</span>
       </div>
       <SearchBox onSearch={onNavigate} />
+      <button type="button" className="link-button small switcher-button" onClick={openSwitcher} aria-keyshortcuts="Control+K Meta+K">
+        Jump to… <kbd>Ctrl K</kbd>
+      </button>
       <Link
         href="/mentions"
         onClick={onNavigate}

@@ -11,6 +11,7 @@ import { useMentionAutocomplete } from '../mentions/MentionAutocomplete.tsx'
 import { useSendTyping } from '../live/LiveContext.tsx'
 import { ErrorNote } from '../ui/ErrorNote.tsx'
 import { PaperclipIcon } from '../ui/PaperclipIcon.tsx'
+import { useDraft } from './drafts.ts'
 import { formatSize } from './format.ts'
 import { parseMarkdown, renderMarkdown } from './Markdown.tsx'
 import { enqueue, isTransient, postText } from './outbox.ts'
@@ -27,7 +28,7 @@ interface Draft {
 
 export function Composer({ channelId, title, readOnly, onSent }: { channelId: string; title: string; readOnly: string | null; onSent?: () => void }) {
   const sendTyping = useSendTyping()
-  const [text, setText] = useState('')
+  const [text, setText] = useDraft(`c:${channelId}`)
   const [file, setFile] = useState<File | null>(null)
   const [fileProblem, setFileProblem] = useState<string | null>(null)
   const [dragging, setDragging] = useState(false)

@@ -4,9 +4,11 @@ import { lazy, Suspense, useEffect, useRef, useState } from 'react'
 import { Redirect, Route, Switch, useRoute } from 'wouter'
 import { useQuery } from '@tanstack/react-query'
 import { api, unwrap } from '../api/client.ts'
-import type { Session } from '../api/session.ts'
+import { signOut, type Session } from '../api/session.ts'
 import { Sidebar } from '../channels/Sidebar.tsx'
-import { useChannels, useDms } from '../channels/queries.ts'
+import { isAwaitingApproval, useChannels, useDms } from '../channels/queries.ts'
+import { AuthFrame } from '../ui/AuthFrame.tsx'
+import { Switcher } from './Switcher.tsx'
 import { unreadTotal, useAttentionInTab, useUnseenMentions } from '../live/attention.ts'
 import { LiveProvider, useLiveStatus } from '../live/LiveContext.tsx'
 import { MentionsPage } from '../mentions/MentionsPage.tsx'
@@ -39,6 +41,19 @@ function Home() {
   )
 }
 
+function AwaitingApproval({ session }: { session: Session }) {
+  return (
+    <AuthFrame title="Waiting for approval">
+      <p role="status" data-testid="awaiting-approval">
+        Your account ({session.email}) is waiting for the workspace owner to approve it. You can use the workspace as soon as they do; this page checks now and then.
+      </p>
+      <button type="button" className="link-button" onClick={() => signOut()}>
+        Sign out
+      </button>
+    </AuthFrame>
+  )
+}
+
 export function Workspace({ session }: { session: Session }) {
   const [, params] = useRoute('/c/:id')
   const [drawer, setDrawer] = useState(false)
@@ -57,8 +72,12 @@ export function Workspace({ session }: { session: Session }) {
   // The credential is checked over REST before the socket opens: a removed account or an
   // expired session goes back to the login page instead of failing a WebSocket handshake.
   const me = useQuery({ queryKey: ['me'], queryFn: () => unwrap(api.GET('/api/v1/auth/me')), staleTime: Infinity })
+  // An account awaiting approval may only ask who it is: it waits, told so, with no socket
+  // (which would be refused, again and again, as a lost connection).
+  const awaiting = isAwaitingApproval(channels.error)
+  if (awaiting) return <AwaitingApproval session={session} />
   return (
-    <LiveProvider session={session} enabled={me.isSuccess}>
+    <LiveProvider session={session} enabled={me.isSuccess && !channels.isPending}>
       <div
         className={drawer ? 'workspace drawer-open' : 'workspace'}
         onKeyDown={(e) => {
@@ -69,9 +88,13 @@ export function Workspace({ session }: { session: Session }) {
           }
         }}
       >
+        <a className="skip-link" href="#main-content">
+          Skip to the conversation
+        </a>
         <button type="button" className="drawer-backdrop" aria-label="Close conversations" tabIndex={-1} onClick={() => setDrawer(false)} />
         <Sidebar session={session} activeId={activeId} onNavigate={() => setDrawer(false)} />
-        <div className="main">
+        <Switcher session={session} onNavigate={() => setDrawer(false)} />
+        <main className="main" id="main-content" tabIndex={-1}>
           <button type="button" ref={toggle} className="drawer-toggle" aria-expanded={drawer} onClick={() => setDrawer(!drawer)}>
             <span aria-hidden="true">☰</span> Conversations
             {(unread > 0 || mentions > 0) && (
@@ -103,7 +126,7 @@ export function Workspace({ session }: { session: Session }) {
               </section>
             </Route>
           </Switch>
-        </div>
+        </main>
       </div>
     </LiveProvider>
   )
