@@ -17,6 +17,11 @@ export function eventChannel(c: ChannelLike): EventPayload<'channel.updated'>['c
   return { id: c.id, name: c.name, description: c.description, topic: c.topic, type: c.type, created_at: c.createdAt.toISOString() }
 }
 
+/** The payload of member.joined. */
+export function memberJoined(channel: ChannelLike, member: { id: string; type: 'AGENT' | 'HUMAN'; name: string }): EventPayload<'member.joined'> {
+  return { channel_id: channel.id, member_id: member.id, member_type: member.type, member_name: member.name, channel: eventChannel(channel) }
+}
+
 /** The payload of channel.created. */
 export function channelCreated(channel: ChannelLike, creator: { id: string; type: 'AGENT' | 'HUMAN' }): EventPayload<'channel.created'> {
   return { channel: eventChannel(channel), creator_id: creator.id, creator_type: creator.type }

@@ -143,7 +143,10 @@ export const EVENTS = {
   'channel.created': defineEvent({
     scope: 'channel',
     payload: Type.Object({ channel: EventChannelSchema, creator_id: Uuid, creator_type: ActorType }),
-    frame: { description: 'A channel or DM was created (sent to its members).', summary: 'A channel or DM was created' },
+    frame: {
+      description: 'A channel or DM was created (sent to its members; a regular channel also to the workspace owner, who reads every channel).',
+      summary: 'A channel or DM was created',
+    },
     webhook: { when: 'A channel (or DM) the agent is a member of was created.' },
     integration: {
       when: "A new channel was created (a DM only when one of the integration's `agent_ids` takes part, any agent when that list is empty).",
@@ -188,9 +191,16 @@ export const EVENTS = {
   }),
   'member.joined': defineEvent({
     scope: 'channel',
-    payload: Type.Object({ channel_id: Uuid, member_id: Uuid, member_type: ActorType, member_name: Type.String() }),
+    payload: Type.Object({
+      channel_id: Uuid,
+      member_id: Uuid,
+      member_type: ActorType,
+      member_name: Type.String(),
+      channel: { ...EventChannelSchema, description: 'The channel joined, so that the new member can list it without a request.' },
+    }),
     frame: {
-      description: 'A user or agent was added to the channel (also the creator of a new channel and both participants of a new DM).',
+      description:
+        "A user or agent was added to the channel (also the creator of a new channel and both participants of a new DM). Sent to the channel's members, the new one included, and to the workspace owner for every regular channel.",
       summary: 'A member was added to a channel',
     },
     webhook: { when: 'A user or agent joined a channel the agent belongs to (the agent itself included).' },

@@ -46,3 +46,8 @@ export function uuidv7(now = Date.now()): string {
   const hex = bytes.toString('hex')
   return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`
 }
+
+/** The time a UUIDv7 carries (its first 48 bits: milliseconds since the epoch). */
+export function uuidv7Time(id: string): Date {
+  return new Date(parseInt(id.slice(0, 8) + id.slice(9, 13), 16))
+}

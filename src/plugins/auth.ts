@@ -35,6 +35,7 @@ export interface HumanPrincipal {
   displayName: string
   role: 'admin' | 'member' | 'observer'
   isOwner: boolean
+  avatarUrl?: string | null
   /** Self-registered, not yet approved by the owner: only GET /api/v1/auth/me is allowed. */
   awaitingApproval?: boolean
 }
@@ -62,14 +63,16 @@ declare module 'fastify' {
      * limit (which runs first, to tell anonymous traffic apart) and the route policy share it.
      */
     principalOf: (request: FastifyRequest) => Promise<Principal | null>
-    signUserToken: (userId: string) => string
+    /** A session for the user; `sessionVersion` is the user's current one (users.session_version, 0 for a new user). */
+    signUserToken: (userId: string, sessionVersion?: number) => string
   }
 }
 
 declare module '@fastify/jwt' {
   interface FastifyJWT {
-    payload: { sub: string; typ: 'human' }
-    user: { sub: string; typ: 'human' }
+    /** `ver`: the user's session version when the token was issued (absent in older tokens: 0). */
+    payload: { sub: string; typ: 'human'; ver?: number }
+    user: { sub: string; typ: 'human'; ver?: number }
   }
 }
 
@@ -85,8 +88,9 @@ function credentialOf(request: FastifyRequest): string | undefined {
   return typeof token === 'string' && token ? token.replaceAll(' ', '+') : undefined
 }
 
-/** The one route an account awaiting the owner's approval may call. */
+/** The one route an account awaiting the owner's approval may call (GET only: not PATCH). */
 const ME_ROUTE = '/api/v1/auth/me'
+const pendingMayCall = (request: FastifyRequest): boolean => request.routeOptions.url === ME_ROUTE && request.method === 'GET'
 
 export const approvalPending = (): AppError => new AppError('APPROVAL_PENDING', "this account awaits the workspace owner's approval; until then only GET /api/v1/auth/me answers")
 
@@ -137,9 +141,9 @@ async function authPlugin(app: FastifyInstance, opts: { jwtSecret: string; keyCa
   }
 
   async function authenticateJwt(token: string): Promise<Principal | null> {
-    let claims: { sub?: unknown; typ?: unknown }
+    let claims: { sub?: unknown; typ?: unknown; ver?: unknown }
     try {
-      claims = app.jwt.verify<{ sub?: unknown; typ?: unknown }>(token)
+      claims = app.jwt.verify<{ sub?: unknown; typ?: unknown; ver?: unknown }>(token)
     } catch {
       return null
     }
@@ -148,7 +152,18 @@ async function authPlugin(app: FastifyInstance, opts: { jwtSecret: string; keyCa
     // would take as "log out").
     const user = await userById(prisma, claims.sub)
     if (!user || user.status !== 'active') return null
-    return { kind: 'human', id: user.id, email: user.email, displayName: user.displayName, role: user.role, isOwner: user.isOwner, awaitingApproval: user.awaitingApproval }
+    // A password change ends the sessions issued before it (docs/decisions.md, "People").
+    if ((typeof claims.ver === 'number' ? claims.ver : 0) !== user.sessionVersion) return null
+    return {
+      kind: 'human',
+      id: user.id,
+      email: user.email,
+      displayName: user.displayName,
+      role: user.role,
+      isOwner: user.isOwner,
+      avatarUrl: user.avatarUrl,
+      awaitingApproval: user.awaitingApproval,
+    }
   }
 
   app.decorate('authenticate', async (credential: string | undefined): Promise<Principal | null> => {
@@ -169,7 +184,7 @@ async function authPlugin(app: FastifyInstance, opts: { jwtSecret: string; keyCa
     return principal
   })
 
-  app.decorate('signUserToken', (userId: string) => app.jwt.sign({ sub: userId, typ: 'human' }))
+  app.decorate('signUserToken', (userId: string, sessionVersion = 0) => app.jwt.sign({ sub: userId, typ: 'human', ver: sessionVersion }))
   app.decorateRequest('principal', null as never)
 
   // Documents each route's credential in OpenAPI and adds the 401/403 answers it can give.
@@ -191,7 +206,7 @@ async function authPlugin(app: FastifyInstance, opts: { jwtSecret: string; keyCa
     const principal = await app.principalOf(request)
     if (!principal) throw unauthorized()
     request.principal = principal
-    if (principal.kind === 'human' && principal.awaitingApproval && request.routeOptions.url !== ME_ROUTE) throw approvalPending()
+    if (principal.kind === 'human' && principal.awaitingApproval && !pendingMayCall(request)) throw approvalPending()
     switch (policy) {
       case 'integration':
         if (principal.kind !== 'integration') throw unauthorized('this endpoint takes an integration key (svc_int_…)')

@@ -5,6 +5,7 @@ import type { FastifyError, FastifyInstance } from 'fastify'
 import fp from 'fastify-plugin'
 import { AppError, type ErrorCode } from '../lib/errors.ts'
 import { outageError } from '../lib/outage.ts'
+import { NOT_FOUND_PAGE, wantsPage } from './web.ts'
 
 const CODE_BY_STATUS: Record<number, ErrorCode> = {
   400: 'VALIDATION_ERROR',
@@ -125,7 +126,11 @@ async function errorsPlugin(app: FastifyInstance): Promise<void> {
   })
 
   app.setNotFoundHandler((request, reply) => {
-    reply.code(404).send({ error: `route ${request.method} ${request.url.split('?')[0]} not found`, code: 'NOT_FOUND' })
+    // A page a person opened (outside /api) gets a page; API clients keep {error, code}.
+    if (wantsPage(request.method, request.url)) {
+      return reply.code(404).header('cache-control', 'no-cache').header('x-content-type-options', 'nosniff').type('text/html; charset=utf-8').send(NOT_FOUND_PAGE)
+    }
+    return reply.code(404).send({ error: `route ${request.method} ${request.url.split('?')[0]} not found`, code: 'NOT_FOUND' })
   })
 }
 

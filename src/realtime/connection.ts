@@ -17,6 +17,8 @@ export interface Credential {
   principal: MemberPrincipal
   /** Expiry of a JWT, in epoch milliseconds. */
   expiresAt: number | null
+  /** A JWT's session version (a password change ends older sessions); null for agent keys. */
+  sessionVersion: number | null
 }
 
 export interface ConnectionLimits {

@@ -1,9 +1,9 @@
 // Periodic re-check of the credentials of open sockets: a revoked key, a deleted agent or user,
-// a deactivated account or an expired JWT closes its sockets with 4401 ("do not reconnect with
+// a deactivated account, an expired JWT or one issued before a password change closes its sockets with 4401 ("do not reconnect with
 // this credential"). Two batched queries per run, however many sockets.
 import type pg from 'pg'
 import { CLOSE_CREDENTIAL_INVALID, type Connection } from './connection.ts'
-import { activeUserIds, liveApiKeyIds } from './repo.ts'
+import { activeUserSessions, liveApiKeyIds } from './repo.ts'
 
 /** Closes the sockets among `open` whose credential is no longer valid. */
 export async function recheckCredentials(pool: pg.Pool, open: Iterable<Connection>): Promise<void> {
@@ -17,11 +17,11 @@ export async function recheckCredentials(pool: pg.Pool, open: Iterable<Connectio
     else userIds.add(principal.id)
   }
   if (!keyIds.size && !userIds.size) return
-  const [liveKeys, activeUsers] = await Promise.all([liveApiKeyIds(pool, [...keyIds]), activeUserIds(pool, [...userIds])])
+  const [liveKeys, activeUsers] = await Promise.all([liveApiKeyIds(pool, [...keyIds]), activeUserSessions(pool, [...userIds])])
   const now = Date.now()
   for (const conn of checked) {
-    const { principal, expiresAt } = conn.credential
-    const valid = principal.kind === 'agent' ? liveKeys.has(principal.keyId) : activeUsers.has(principal.id) && (expiresAt === null || expiresAt > now)
+    const { principal, expiresAt, sessionVersion } = conn.credential
+    const valid = principal.kind === 'agent' ? liveKeys.has(principal.keyId) : activeUsers.get(principal.id) === (sessionVersion ?? 0) && (expiresAt === null || expiresAt > now)
     if (!valid) conn.socket.close(CLOSE_CREDENTIAL_INVALID, 'credential revoked or expired')
   }
 }

@@ -18,7 +18,7 @@ import { SINCE_INTEGER_NOTE, SinceSchema, toEventFrame } from './frames.ts'
 import type { Hub } from './hub.ts'
 import { inboundFrames, sendJson } from './inbound.ts'
 import type { Presence } from './presence.ts'
-import { touchAgentSeen } from './repo.ts'
+import { touchAgentSeen, touchUserSeen } from './repo.ts'
 import type { Signals } from './signals.ts'
 import { channelIdsOf } from '../modules/channels/access.ts'
 
@@ -62,11 +62,13 @@ export async function gateway(app: FastifyInstance, { broker, hub, signals, pres
     if (!principal || principal.kind === 'integration') throw unauthorized()
     if (principal.kind === 'human' && principal.awaitingApproval) throw approvalPending()
     let expiresAt: number | null = null
+    let sessionVersion: number | null = null
     if (principal.kind === 'human') {
-      const claims = app.jwt.decode<{ exp?: number }>(token!)
+      const claims = app.jwt.decode<{ exp?: number; ver?: number }>(token!)
       expiresAt = typeof claims?.exp === 'number' ? claims.exp * 1000 : null
+      sessionVersion = typeof claims?.ver === 'number' ? claims.ver : 0
     }
-    credentials.set(request, { principal, expiresAt })
+    credentials.set(request, { principal, expiresAt, sessionVersion })
   }
 
   /** Sends the missed events after `since` that the member may see; returns the new position. */
@@ -116,17 +118,22 @@ export async function gateway(app: FastifyInstance, { broker, hub, signals, pres
   }
 
   /**
-   * Presence of agents: their first socket anywhere makes them online, their last one closing
-   * offline; last_seen_at records both moments, and the members of their channels are told.
+   * Presence of agents and humans: their first socket anywhere makes them online, their last one
+   * closing offline; last_seen_at records both moments, and the members of their channels are told.
    */
-  async function agentPresence(principal: MemberPrincipal, online: boolean): Promise<void> {
-    if (principal.kind !== 'agent') return
+  async function memberPresence(principal: MemberPrincipal, online: boolean): Promise<void> {
     const changed = online ? await presence.connected(principal.id) : await presence.disconnected(principal.id)
     const at = new Date()
-    await touchAgentSeen(app.db.pool, principal.id, at)
+    if (principal.kind === 'agent') await touchAgentSeen(app.db.pool, principal.id, at)
+    else await touchUserSeen(app.db.pool, principal.id, at)
     if (!changed) return
     const channelIds = await channelIdsOf(app, principal.id)
-    signals.publish({ channelIds, except: principal.id, frame: { type: 'presence', agent_id: principal.id, online, last_seen_at: at.toISOString() } })
+    const agent = principal.kind === 'agent'
+    signals.publish({
+      channelIds,
+      except: principal.id,
+      frame: { type: 'presence', member_id: principal.id, member_type: agent ? 'AGENT' : 'HUMAN', ...(agent ? { agent_id: principal.id } : {}), online, last_seen_at: at.toISOString() },
+    })
   }
   const presenceFailed = (error: unknown): void => app.log.warn({ err: error }, 'could not record presence')
 
@@ -164,13 +171,13 @@ export async function gateway(app: FastifyInstance, { broker, hub, signals, pres
       socket.on('close', () => {
         connections.delete(conn)
         hub.remove(conn)
-        if (counted) agentPresence(conn.principal, false).catch(presenceFailed)
+        if (counted) memberPresence(conn.principal, false).catch(presenceFailed)
       })
       start(conn, since).then(
         () => {
           if (conn.open) {
             counted = true
-            agentPresence(conn.principal, true).catch(presenceFailed)
+            memberPresence(conn.principal, true).catch(presenceFailed)
           }
           return agentConnected(conn.principal).catch((error: unknown) => app.log.error({ err: error }, 'could not record agent.connected'))
         },

@@ -18,7 +18,7 @@ import { withTimeout } from '../lib/timeout.ts'
 import { bearer, type MemberPrincipal } from '../plugins/auth.ts'
 import type { Cursor } from './cursor.ts'
 import { LongPoll } from './long-poll.ts'
-import { activeUserIds, liveApiKeyIds } from './repo.ts'
+import { activeUserSessions, liveApiKeyIds } from './repo.ts'
 import { EventStream, SSE_HEADERS, startStream } from './sse.ts'
 
 const READER_WAIT_MS = 3_000
@@ -28,6 +28,8 @@ const RETRY_AFTER_SECONDS = '1'
 export interface HeldCredential {
   principal: MemberPrincipal
   expiresAt: number | null
+  /** A JWT's session version (a password change ends older sessions); null for agent keys. */
+  sessionVersion: number | null
 }
 
 export interface EventStreams {
@@ -92,9 +94,9 @@ async function httpEventsPlugin(app: FastifyInstance): Promise<void> {
 
   function credentialOf(request: FastifyRequest): HeldCredential {
     const principal = request.principal as MemberPrincipal
-    if (principal.kind !== 'human') return { principal, expiresAt: null }
-    const claims = app.jwt.decode<{ exp?: number }>(bearer(request) ?? '')
-    return { principal, expiresAt: typeof claims?.exp === 'number' ? claims.exp * 1000 : null }
+    if (principal.kind !== 'human') return { principal, expiresAt: null, sessionVersion: null }
+    const claims = app.jwt.decode<{ exp?: number; ver?: number }>(bearer(request) ?? '')
+    return { principal, expiresAt: typeof claims?.exp === 'number' ? claims.exp * 1000 : null, sessionVersion: typeof claims?.ver === 'number' ? claims.ver : 0 }
   }
 
   /** Registers a subscriber with the hub and waits for this instance's log reader. */
@@ -180,11 +182,11 @@ async function httpEventsPlugin(app: FastifyInstance): Promise<void> {
       else userIds.add(credential.principal.id)
     }
     if (!keyIds.size && !userIds.size) return
-    const [liveKeys, activeUsers] = await Promise.all([liveApiKeyIds(app.db.pool, [...keyIds]), activeUserIds(app.db.pool, [...userIds])])
+    const [liveKeys, activeUsers] = await Promise.all([liveApiKeyIds(app.db.pool, [...keyIds]), activeUserSessions(app.db.pool, [...userIds])])
     const now = Date.now()
     for (const holder of held) {
-      const { principal, expiresAt } = holder.credential
-      const valid = principal.kind === 'agent' ? liveKeys.has(principal.keyId) : activeUsers.has(principal.id) && (expiresAt === null || expiresAt > now)
+      const { principal, expiresAt, sessionVersion } = holder.credential
+      const valid = principal.kind === 'agent' ? liveKeys.has(principal.keyId) : activeUsers.get(principal.id) === (sessionVersion ?? 0) && (expiresAt === null || expiresAt > now)
       if (valid) continue
       if (holder instanceof LongPoll) holder.end('revoked')
       else holder.end({ type: 'error', id: null, code: 'UNAUTHORIZED', error: 'credential revoked or expired' })

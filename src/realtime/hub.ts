@@ -44,10 +44,18 @@ function ownMessage(memberId: string, event: DomainEvent): boolean {
   return (event.payload.message as { author_id?: unknown } | undefined)?.author_id === memberId
 }
 
+/** The channels a member receives live: its own, or also every regular one (the workspace owner). */
+export interface LiveChannels {
+  channelIds: string[]
+  readsAllRegular: boolean
+}
+
 interface MemberState {
   clients: Set<Client>
   /** Channel ids; null while loading. */
   channels: Set<string> | null
+  /** The workspace owner: every regular channel, joined or not (new ones included). */
+  readsAllRegular: boolean
   loading: Promise<void>
   /** Membership changes seen while loading, applied on top of the loaded set. */
   queued: DomainEvent[]
@@ -68,7 +76,7 @@ export class Hub {
   private readonly catchingUp = new Set<Client>()
 
   constructor(
-    private readonly loadChannels: (memberId: string) => Promise<string[]>,
+    private readonly loadChannels: (memberId: string) => Promise<LiveChannels>,
     private readonly log: FastifyBaseLogger,
   ) {}
 
@@ -87,7 +95,7 @@ export class Hub {
     this.catchingUp.add(client)
     let state = this.members.get(client.memberId)
     if (!state) {
-      const fresh: MemberState = { clients: new Set(), channels: null, loading: Promise.resolve(), queued: [] }
+      const fresh: MemberState = { clients: new Set(), channels: null, readsAllRegular: false, loading: Promise.resolve(), queued: [] }
       fresh.loading = this.load(client.memberId, fresh)
       this.members.set(client.memberId, fresh)
       state = fresh
@@ -98,11 +106,17 @@ export class Hub {
 
   private async load(memberId: string, state: MemberState): Promise<void> {
     try {
-      const ids = await this.loadChannels(memberId)
+      const { channelIds, readsAllRegular } = await this.loadChannels(memberId)
       if (this.members.get(memberId) !== state) return
       state.channels = new Set()
-      for (const id of ids) this.join(memberId, state, id)
-      for (const event of state.queued) this.applyMembership(event)
+      state.readsAllRegular = readsAllRegular
+      for (const id of channelIds) this.join(memberId, state, id)
+      for (const event of state.queued) {
+        // A new channel concerns only this member here (the others had it applied already).
+        if (event.type === 'channel.created') {
+          if (readsAllRegular) this.join(memberId, state, event.channelId)
+        } else this.applyMembership(event)
+      }
       state.queued = []
     } catch (error) {
       // Let the next connection of this member try again.
@@ -126,7 +140,14 @@ export class Hub {
    * An ephemeral signal (src/realtime/signals.ts): to the live sockets here of the current members
    * of its channels, once per socket, never to `except`. Nothing is buffered or replayed.
    */
-  deliverSignal(channelIds: string[], except: string | null, frame: Buffer): void {
+  deliverSignal(channelIds: string[] | 'workspace', except: string | null, frame: Buffer): void {
+    if (channelIds === 'workspace') {
+      for (const [memberId, state] of this.members) {
+        if (memberId === except) continue
+        for (const client of state.clients) if (client.signals && !client.pending) client.send(frame)
+      }
+      return
+    }
     const seen = new Set<string>()
     for (const channelId of channelIds) {
       for (const memberId of this.channelMembers.get(channelId) ?? []) {
@@ -236,13 +257,20 @@ export class Hub {
   private applyMembership(event: DomainEvent): void {
     const channelId = event.channelId
     if (!channelId) return
-    if (event.type === 'member.joined' || event.type === 'member.left') {
+    if (event.type === 'channel.created' && event.payload.channel.type === 'channel') {
+      // The owner reads every regular channel: a new one is theirs at once.
+      for (const [memberId, state] of this.members) {
+        if (!state.channels) state.queued.push(event)
+        else if (state.readsAllRegular) this.join(memberId, state, channelId)
+      }
+    } else if (event.type === 'member.joined' || event.type === 'member.left') {
       const memberId = String(event.payload.member_id)
       const state = this.members.get(memberId)
       if (!state) return
       if (!state.channels) state.queued.push(event)
       else if (event.type === 'member.joined') this.join(memberId, state, channelId)
-      else {
+      // The owner still reads a regular channel it left (a DM cannot be left).
+      else if (!state.readsAllRegular) {
         state.channels.delete(channelId)
         this.unindex(memberId, channelId)
       }

@@ -3,7 +3,7 @@
 import websocket from '@fastify/websocket'
 import type { FastifyInstance } from 'fastify'
 import fp from 'fastify-plugin'
-import { channelIdsOf } from '../modules/channels/access.ts'
+import { liveChannelsOf } from '../modules/channels/access.ts'
 import type { Broker } from './broker.ts'
 import { gateway } from './gateway.ts'
 import { encodeFrame, Hub } from './hub.ts'
@@ -29,7 +29,7 @@ async function realtimePlugin(app: FastifyInstance): Promise<void> {
     scanLagMs: config.outboxScanLagMs,
     fullScanMs: config.outboxFullScanMs,
   })
-  const hub = new Hub((memberId) => channelIdsOf(app, memberId), app.log)
+  const hub = new Hub((memberId) => liveChannelsOf(app, memberId), app.log)
   broker.onEntries(hub.dispatch)
   // Typing, status and presence: ephemeral, beside the log (src/realtime/signals.ts).
   const signals = new Signals(

@@ -78,10 +78,16 @@ export async function liveApiKeyIds(pool: pg.Pool, keyIds: string[]): Promise<Se
 }
 
 /** Of the given user ids, those that still exist and are active. */
-export async function activeUserIds(pool: pg.Pool, userIds: string[]): Promise<Set<string>> {
-  if (!userIds.length) return new Set()
-  const { rows } = await pool.query<{ id: string }>("SELECT id::text FROM users WHERE id = ANY($1::uuid[]) AND status = 'active'", [userIds])
-  return new Set(rows.map((r) => r.id))
+/** The active users among `userIds`, with their session version (a password change increments it). */
+export async function activeUserSessions(pool: pg.Pool, userIds: string[]): Promise<Map<string, number>> {
+  if (!userIds.length) return new Map()
+  const { rows } = await pool.query<{ id: string; session_version: number }>("SELECT id::text, session_version FROM users WHERE id = ANY($1::uuid[]) AND status = 'active'", [userIds])
+  return new Map(rows.map((r) => [r.id, r.session_version]))
+}
+
+/** Presence: a user's socket opened or closed now (users.last_seen_at). */
+export async function touchUserSeen(pool: pg.Pool, userId: string, at: Date): Promise<void> {
+  await pool.query({ name: 'user-last-seen', text: 'UPDATE users SET last_seen_at = $2 WHERE id = $1', values: [userId, at] })
 }
 
 /** Presence: an agent's socket opened or closed now (agents.last_seen_at). */

@@ -44,14 +44,32 @@ export const AgentStatusFrame = Type.Object(
 export const PresenceFrame = Type.Object(
   {
     type: Type.Literal('presence'),
-    agent_id: Uuid,
-    online: Type.Boolean({ description: 'Whether the agent has an open WebSocket on any instance.' }),
+    member_id: Uuid,
+    member_type: ActorType,
+    agent_id: Type.Optional({ ...Uuid, description: 'An agent: its id (the same as `member_id`; kept for clients written before humans had presence). Absent for humans.' }),
+    online: Type.Boolean({ description: 'Whether the member has an open WebSocket on any instance.' }),
     last_seen_at: Timestamp,
   },
   {
     additionalProperties: false,
     title: 'presence',
-    description: "An agent connected (its first socket) or disconnected (its last one); sent to the members of the agent's channels. Not part of the event log.",
+    description:
+      "An agent or a human connected (its first socket) or disconnected (its last one); sent to the members of the member's channels. Not part of the event log.",
+  },
+)
+
+export const UserUpdatedFrame = Type.Object(
+  {
+    type: Type.Literal('user_updated'),
+    user_id: Uuid,
+    display_name: Type.String(),
+    avatar_url: Type.Union([Type.String(), Type.Null()]),
+  },
+  {
+    additionalProperties: false,
+    title: 'user_updated',
+    description:
+      'A human changed their display name or avatar (PATCH /api/v1/auth/me); sent to every connected WebSocket of the workspace, theirs included. Not part of the event log: a client that reconnects reloads people over REST.',
   },
 )
 
@@ -65,11 +83,12 @@ export const TypingClientFrame = Type.Object(
   },
 )
 
-export type SignalFrame = Static<typeof TypingFrame> | Static<typeof AgentStatusFrame> | Static<typeof PresenceFrame>
+export type SignalFrame = Static<typeof TypingFrame> | Static<typeof AgentStatusFrame> | Static<typeof PresenceFrame> | Static<typeof UserUpdatedFrame>
 
 /** One signal: the frame, the channels whose current members get it, and who does not. */
 export interface Signal {
-  channelIds: string[]
+  /** `workspace`: every connected member (a change of someone everyone may list). */
+  channelIds: string[] | 'workspace'
   /** A member who never gets it (the typist). */
   except: string | null
   frame: SignalFrame

@@ -192,7 +192,11 @@ export interface paths {
         delete?: never;
         options?: never;
         head?: never;
-        patch?: never;
+        /**
+         * Change the signed-in human's profile: display name, avatar, password
+         * @description Any of `display_name`, `avatar_url` (an http(s) URL, or null to remove it) and a password change (`new_password` with `current_password`, both or neither). Answers the caller as GET /api/v1/auth/me does. A password change ends every session issued before it, this one included: the answer's `session.token` replaces the caller's token, and other devices must log in again (their sockets close with 4401). Errors: `WRONG_PASSWORD` (400; nothing changed; counts towards the account's login limit, then 429 `RATE_LIMITED`), `WEAK_PASSWORD`, `VALIDATION_ERROR`. Agents (API keys): 403; an account awaiting approval: 403 `APPROVAL_PENDING`. A new name or avatar is pushed to every connected WebSocket as a `user_updated` frame.
+         */
+        patch: operations["updateMe"];
         trace?: never;
     };
     "/api/v1/invite": {
@@ -477,6 +481,46 @@ export interface paths {
          * @description Any member except observers, or an admin, may add. `user_id` is a user or an agent id; unknown: 404. Already a member: 409 `ALREADY_MEMBER`. DMs keep their two participants (403). Emits `member.joined`.
          */
         post: operations["addChannelMember"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/channels/browse": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The channel browser: every public channel, joined or not
+         * @description Any human or agent of the workspace. Public channels only (`private: false`); private channels and DMs are never listed, to anyone (the owner finds the private ones in GET /api/v1/channels). `q` filters by name. Join one with POST /api/v1/channels/{id}/join.
+         */
+        get: operations["browseChannels"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/channels/{id}/join": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Join a public channel
+         * @description The caller becomes a member (observers too: they read, and still cannot post). A private channel, a DM or an unknown id: 404 (private channels are joined only when a member adds you; the workspace owner may join any regular channel). Already a member: 409 `ALREADY_MEMBER`. Emits `member.joined`.
+         */
+        post: operations["joinChannel"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1414,7 +1458,7 @@ export interface components {
              * @description Stable machine-readable code from a closed list; each code and its HTTP status are in docs/errors.md.
              * @enum {string}
              */
-            code: "VALIDATION_ERROR" | "INVALID_JSON" | "WEAK_PASSWORD" | "INVALID_EMAIL" | "DUPLICATE_NAME" | "INVALID_ROLE" | "INVALID_CURSOR" | "INVALID_URL" | "INVALID_EMOJI" | "INVITE_INVALID" | "INVITE_EXPIRED" | "INVITE_USED" | "INVITE_EMAIL_MISMATCH" | "SELF_DM" | "MISSING_IDEMPOTENCY_BODY" | "BAD_REQUEST" | "THREAD_NOT_ROOT" | "UNAUTHORIZED" | "FORBIDDEN" | "APPROVAL_PENDING" | "REGISTRATION_CLOSED" | "NOT_FOUND" | "METHOD_NOT_ALLOWED" | "NOT_ACCEPTABLE" | "REQUEST_TIMEOUT" | "CONFLICT" | "ALREADY_BOOTSTRAPPED" | "EMAIL_TAKEN" | "NAME_TAKEN" | "ALREADY_MEMBER" | "IDEMPOTENCY_KEY_REUSED" | "IDEMPOTENCY_IN_PROGRESS" | "GONE" | "PAYLOAD_TOO_LARGE" | "URI_TOO_LONG" | "UNSUPPORTED_MEDIA_TYPE" | "UNPROCESSABLE" | "RATE_LIMITED" | "LOOP_DETECTED" | "HEADERS_TOO_LARGE" | "INTERNAL_ERROR" | "SERVICE_UNAVAILABLE" | "OUTCOME_UNKNOWN";
+            code: "VALIDATION_ERROR" | "INVALID_JSON" | "WEAK_PASSWORD" | "INVALID_EMAIL" | "DUPLICATE_NAME" | "INVALID_ROLE" | "INVALID_CURSOR" | "INVALID_URL" | "INVALID_EMOJI" | "INVITE_INVALID" | "INVITE_EXPIRED" | "INVITE_USED" | "INVITE_EMAIL_MISMATCH" | "SELF_DM" | "MISSING_IDEMPOTENCY_BODY" | "BAD_REQUEST" | "THREAD_NOT_ROOT" | "WRONG_PASSWORD" | "UNAUTHORIZED" | "FORBIDDEN" | "APPROVAL_PENDING" | "REGISTRATION_CLOSED" | "NOT_FOUND" | "METHOD_NOT_ALLOWED" | "NOT_ACCEPTABLE" | "REQUEST_TIMEOUT" | "CONFLICT" | "ALREADY_BOOTSTRAPPED" | "EMAIL_TAKEN" | "NAME_TAKEN" | "ALREADY_MEMBER" | "IDEMPOTENCY_KEY_REUSED" | "IDEMPOTENCY_IN_PROGRESS" | "GONE" | "PAYLOAD_TOO_LARGE" | "URI_TOO_LONG" | "UNSUPPORTED_MEDIA_TYPE" | "UNPROCESSABLE" | "RATE_LIMITED" | "LOOP_DETECTED" | "HEADERS_TOO_LARGE" | "INTERNAL_ERROR" | "SERVICE_UNAVAILABLE" | "OUTCOME_UNKNOWN";
         };
         /**
          * Message
@@ -1588,6 +1632,8 @@ export interface components {
             description: string;
             topic: string | null;
             type: "channel" | "dm";
+            /** @description Private: hidden from the channel browser, joined only when a member adds you. Public (false): listed by GET /api/v1/channels/browse and open to anyone of the workspace to join (docs/access.md). Always true for a DM. */
+            private: boolean;
             /**
              * Format: date-time
              * @description ISO 8601 UTC timestamp.
@@ -1617,10 +1663,16 @@ export interface components {
             name: string;
             type: "channel" | "dm";
             description: string;
+            /** @description Private channel (true for a DM): hidden from the channel browser. */
+            private: boolean;
             /** @description Messages after the caller's read marker not written by the caller (0 where the caller is not a member). */
             unread_count: number;
             /** @description The newest message the caller has marked read here (`PUT …/read`); null if none. */
             last_read_message_id: string | null;
+            /** @description Whether the caller is a member (false: the workspace owner reading a regular channel it has not joined). */
+            is_member: boolean;
+            /** @description When the channel's newest message was posted (its last activity; a client moves it forward from `new_message` frames); null when it has none. Millisecond precision, from the message id (UUIDv7). */
+            last_message_at: string | null;
         };
         /**
          * ChannelList
@@ -1740,6 +1792,8 @@ export interface components {
             unread_count: number;
             /** @description The newest message the caller has marked read here (`PUT …/read`); null if none. */
             last_read_message_id: string | null;
+            /** @description When the channel's newest message was posted (its last activity; a client moves it forward from `new_message` frames); null when it has none. Millisecond precision, from the message id (UUIDv7). */
+            last_message_at: string | null;
         }[];
         /**
          * DirectoryEntry
@@ -1756,15 +1810,17 @@ export interface components {
             name: string;
             /** @description An agent's unique `name` (letters, digits, hyphens); null for humans. */
             handle: string | null;
+            /** @description Picture URL (an agent's `avatar_url`, a human's from PATCH /api/v1/auth/me); null when none. */
+            avatar_url: string | null;
             /** @description A human's role. An agent: `admin` for the primary agent (it counts as an admin, docs/access.md), otherwise `member`. */
             role: "admin" | "member" | "observer";
             /** @description The workspace owner (the bootstrap admin). */
             is_owner: boolean;
             /** @description `invited`: a human who has not accepted the invite yet (they can already be added to channels and sent messages, and read them once they join). */
             status: "active" | "invited";
-            /** @description An agent: whether it has an open WebSocket. Null for humans. */
+            /** @description Whether the agent or human has an open WebSocket on any instance (never null since humans have presence too). */
             online: boolean | null;
-            /** @description An agent: when a socket of it last opened or closed. Null for humans and agents that never connected. */
+            /** @description When a socket of the agent or human last opened or closed. Null for members that never connected. */
             last_seen_at: string | null;
             /** @description An agent's short status (`PUT /agents/me/status`); null when none, expired, or a human. */
             status_text: string | null;
@@ -1907,6 +1963,8 @@ export interface components {
             id: string;
             email: string;
             display_name: string;
+            /** @description Picture URL (http or https); null when none. */
+            avatar_url: string | null;
             /** @enum {unknown} */
             role: "admin" | "member" | "observer";
             is_owner: boolean;
@@ -2008,7 +2066,10 @@ export interface components {
                 id: string;
                 /** @description Short form: the agent name. */
                 name: string;
+                /** @description The primary agent's display name. */
                 display_name: string;
+                /** @description The owner's display name (`primary_agent.display_name` of the request, or the e-mail's local part). */
+                owner_display_name: string;
             };
             agents: {
                 /** Format: uuid */
@@ -2277,6 +2338,20 @@ export interface components {
             member_id: string;
             member_type: "AGENT" | "HUMAN";
             member_name: string;
+            /** @description The channel joined, so that the new member can list it without a request. */
+            channel: {
+                /** Format: uuid */
+                id: string;
+                name: string;
+                description: string;
+                topic: string | null;
+                type: "channel" | "dm";
+                /**
+                 * Format: date-time
+                 * @description ISO 8601 UTC timestamp.
+                 */
+                created_at: string;
+            };
         } | {
             /** @enum {string} */
             type: "member_left";
@@ -2708,6 +2783,8 @@ export interface operations {
                         email: string;
                         /** @description At least 12 characters, at most 72 bytes (UTF-8). */
                         password: string;
+                        /** @description The owner's own name as people see it (1-255 characters, not blank); default: the e-mail's local part. Not the primary agent's name (that is `agent_profile.display_name`). */
+                        display_name?: string;
                         agent_profile: {
                             /** @description Letters (A-Z, a-z), digits and hyphens, 3-100 characters; unique in the workspace, ignoring case. */
                             name: string;
@@ -3340,6 +3417,8 @@ export interface operations {
                         id: string;
                         email: string;
                         display_name: string;
+                        /** @description Picture URL (http or https); null when none. */
+                        avatar_url: string | null;
                         /** @enum {unknown} */
                         role: "admin" | "member" | "observer";
                         /** @description The workspace owner (the human admin created by bootstrap). */
@@ -3444,6 +3523,135 @@ export interface operations {
                 headers: {
                     /** @description Seconds until the budget has room again. */
                     "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unexpected server failure (`INTERNAL_ERROR`); nothing is leaked. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The database is unreachable or not answering (`SERVICE_UNAVAILABLE`: nothing was stored), or it stopped answering while committing (`OUTCOME_UNKNOWN`: retry with the same `Idempotency-Key`); retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    updateMe: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description 1-255 characters, not blank. */
+                    display_name?: string;
+                    /** @description An http(s) URL of at most 2048 characters; null removes the picture. */
+                    avatar_url?: string | null;
+                    /** @description Required with `new_password`: the password in use now. */
+                    current_password?: string;
+                    /** @description The new password: at least 12 characters, at most 72 bytes (UTF-8). Requires `current_password`. */
+                    new_password?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description The caller as GET /api/v1/auth/me shows it after the change (plus `session` after a password change). */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        type: "HUMAN";
+                        /** Format: uuid */
+                        id: string;
+                        email: string;
+                        display_name: string;
+                        /** @description Picture URL (http or https); null when none. */
+                        avatar_url: string | null;
+                        /** @enum {unknown} */
+                        role: "admin" | "member" | "observer";
+                        is_owner: boolean;
+                        /** @description Present only when the password changed: every session issued before (this one included) has ended; use this token from now on. */
+                        session?: {
+                            /** @description JWT (HS256) for `Authorization: Bearer`; valid 24 hours. Replaces the token of this request, which ended with the change. */
+                            token: string;
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601 UTC timestamp.
+                             */
+                            expires_at: string;
+                        };
+                    };
+                };
+            };
+            /** @description Bad input (`VALIDATION_ERROR` or another 400 code of docs/errors.md); nothing was changed. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing, invalid, expired or revoked credentials (`UNAUTHORIZED`). */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The caller may see the resource but not do this (`FORBIDDEN`), e.g. a role or an owner-only action. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Request body too large (`PAYLOAD_TOO_LARGE`). */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unsupported Content-Type (`UNSUPPORTED_MEDIA_TYPE`). */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Change the signed-in human's profile: display name, avatar, password: done. */
+            429: {
+                headers: {
                     [name: string]: unknown;
                 };
                 content: {
@@ -5002,6 +5210,8 @@ export interface operations {
                     description?: string;
                     /** @description Up to 250 characters. */
                     topic?: string;
+                    /** @description Private: hidden from the channel browser, joined only when a member adds you. Public (false): listed by GET /api/v1/channels/browse and open to anyone of the workspace to join (docs/access.md). Default false. */
+                    private?: boolean;
                 };
             };
         };
@@ -5423,6 +5633,8 @@ export interface operations {
                     /** @description Up to 1,000 characters. */
                     description?: string;
                     topic?: string | null;
+                    /** @description Private: hidden from the channel browser, joined only when a member adds you. Public (false): listed by GET /api/v1/channels/browse and open to anyone of the workspace to join (docs/access.md). */
+                    private?: boolean;
                 };
             };
         };
@@ -5643,6 +5855,217 @@ export interface operations {
                 };
             };
         };
+        responses: {
+            /** @description The member just added, with the channel it joined. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MemberAdded"];
+                };
+            };
+            /** @description Bad input (`VALIDATION_ERROR` or another 400 code of docs/errors.md); nothing was changed. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing, invalid, expired or revoked credentials (`UNAUTHORIZED`). */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The caller may see the resource but not do this (`FORBIDDEN`), e.g. a role or an owner-only action. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found, or not visible to the caller (`NOT_FOUND`): both answer the same. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Conflicts with the current state (`CONFLICT`, `NAME_TAKEN`, `ALREADY_MEMBER`, … see docs/errors.md). */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Request body too large (`PAYLOAD_TOO_LARGE`). */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unsupported Content-Type (`UNSUPPORTED_MEDIA_TYPE`). */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limited (only when a limit is configured). `Retry-After` gives the seconds to wait. */
+            429: {
+                headers: {
+                    /** @description Seconds until the budget has room again. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unexpected server failure (`INTERNAL_ERROR`); nothing is leaked. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The database is unreachable or not answering (`SERVICE_UNAVAILABLE`: nothing was stored), or it stopped answering while committing (`OUTCOME_UNKNOWN`: retry with the same `Idempotency-Key`); retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    browseChannels: {
+        parameters: {
+            query?: {
+                /** @description Only channels whose name contains this text, ignoring case. */
+                q?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Public channels, by name (ignoring case). Private channels and DMs are never listed. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** Format: uuid */
+                        id: string;
+                        name: string;
+                        description: string;
+                        topic: string | null;
+                        /**
+                         * Format: date-time
+                         * @description ISO 8601 UTC timestamp.
+                         */
+                        created_at: string;
+                        member_count: number;
+                        /** @description Whether the caller is a member already (else POST /api/v1/channels/{id}/join). */
+                        is_member: boolean;
+                    }[];
+                };
+            };
+            /** @description Bad input (`VALIDATION_ERROR` or another 400 code of docs/errors.md); nothing was changed. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing, invalid, expired or revoked credentials (`UNAUTHORIZED`). */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The caller may see the resource but not do this (`FORBIDDEN`), e.g. a role or an owner-only action. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limited (only when a limit is configured). `Retry-After` gives the seconds to wait. */
+            429: {
+                headers: {
+                    /** @description Seconds until the budget has room again. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unexpected server failure (`INTERNAL_ERROR`); nothing is leaked. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The database is unreachable or not answering (`SERVICE_UNAVAILABLE`: nothing was stored), or it stopped answering while committing (`OUTCOME_UNKNOWN`: retry with the same `Idempotency-Key`); retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    joinChannel: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
         responses: {
             /** @description The member just added, with the channel it joined. */
             201: {
@@ -10427,6 +10850,20 @@ export interface operations {
                         member_id: string;
                         member_type: "AGENT" | "HUMAN";
                         member_name: string;
+                        /** @description The channel joined, so that the new member can list it without a request. */
+                        channel: {
+                            /** Format: uuid */
+                            id: string;
+                            name: string;
+                            description: string;
+                            topic: string | null;
+                            type: "channel" | "dm";
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601 UTC timestamp.
+                             */
+                            created_at: string;
+                        };
                     };
                 };
             };

@@ -144,7 +144,7 @@ const samples: { [T in keyof typeof EVENTS]: EventPayload<T> } = {
   'channel.created': { channel, creator_id: actorId, creator_type: 'HUMAN' },
   'channel.updated': { channel: { ...channel, topic: 'news' } },
   'channel.deleted': { channel_id: channelId },
-  'member.joined': { channel_id: channelId, member_id: actorId, member_type: 'AGENT', member_name: 'Ada' },
+  'member.joined': { channel_id: channelId, member_id: actorId, member_type: 'AGENT', member_name: 'Ada', channel },
   'member.left': { channel_id: channelId, member_id: actorId, member_type: 'AGENT' },
   'reaction.added': { channel_id: channelId, message_id: message.id, emoji: '👀', member_id: actorId, member_type: 'AGENT', member_name: 'Ada', count: 1 },
   'reaction.removed': { channel_id: channelId, message_id: message.id, emoji: '👀', member_id: actorId, member_type: 'AGENT', member_name: 'Ada', count: 0 },

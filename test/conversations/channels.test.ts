@@ -30,7 +30,7 @@ t.test('create a channel: 201 with the spec fields; the creator is its first mem
     creator_type: 'AGENT',
   })
   t.equal(c.events[0]!.channelId, ch.id)
-  t.same(c.events[1]!.payload, { channel_id: ch.id, member_id: c.ws.agents[0]!.id, member_type: 'AGENT', member_name: 'agent-1' })
+  t.same(c.events[1]!.payload, { channel_id: ch.id, member_id: c.ws.agents[0]!.id, member_type: 'AGENT', member_name: 'agent-1', channel: (c.events[0]!.payload as { channel: unknown }).channel })
   const outbox = await c.app.db.prisma.outboxEvent.count({ where: { channelId: ch.id } })
   t.equal(outbox, 2, 'events are in the outbox too')
 })
@@ -89,8 +89,8 @@ t.test("list: a plain array of {id, name, type, description} of the caller's cha
   const mine = await c.api({ method: 'GET', url: '/api/v1/channels', headers: bearer(c.tok.a1) })
   t.equal(mine.statusCode, 200)
   t.same(mine.json(), [
-    { id: a.id, name: 'alpha', type: 'channel', description: 'alpha channel', unread_count: 0, last_read_message_id: null },
-    { id: dm.json().id, name: 'agent-2', type: 'dm', description: '', unread_count: 0, last_read_message_id: null },
+    { id: a.id, name: 'alpha', type: 'channel', description: 'alpha channel', private: false, unread_count: 0, last_read_message_id: null, is_member: true, last_message_at: null },
+    { id: dm.json().id, name: 'agent-2', type: 'dm', description: '', private: true, unread_count: 0, last_read_message_id: null, is_member: true, last_message_at: null },
   ])
   const member = await c.api({ method: 'GET', url: '/api/v1/channels', headers: bearer(c.tok.member) })
   t.same(
@@ -105,6 +105,15 @@ t.test("list: a plain array of {id, name, type, description} of the caller's cha
     [a.id, b.id],
     'all regular channels, not the DMs of others',
   )
+  t.same(
+    owner.json().map((x: any) => x.is_member),
+    [false, false],
+    'the owner reads them without being a member',
+  )
+  // last_message_at: the newest message's time, to the millisecond.
+  const posted = (await c.api({ method: 'POST', url: `/api/v1/channels/${a.id}/messages`, headers: bearer(c.tok.a1), payload: { text: 'hi' } })).json()
+  const after = (await c.api({ method: 'GET', url: '/api/v1/channels', headers: bearer(c.tok.a1) })).json()
+  t.equal(after.find((x: any) => x.id === a.id).last_message_at, posted.created_at)
 })
 
 t.test('get: members and the owner; others, unknown and malformed ids 404', async (t) => {
@@ -183,7 +192,18 @@ t.test('members: add (201, events), already a member 409, unknown id 404, rights
   )
   t.same(
     c.events.map((e) => [e.type, e.payload]),
-    [['member.joined', { channel_id: ch.id, member_id: c.ws.member.id, member_type: 'HUMAN', member_name: 'member' }]],
+    [
+      [
+        'member.joined',
+        {
+          channel_id: ch.id,
+          member_id: c.ws.member.id,
+          member_type: 'HUMAN',
+          member_name: 'member',
+          channel: { id: ch.id, name: ch.name, description: ch.description, topic: ch.topic, type: 'channel', created_at: ch.created_at },
+        },
+      ],
+    ],
   )
   const again = await c.api({ method: 'POST', url, headers: bearer(c.tok.member), payload: { user_id: c.ws.member.id } })
   t.equal(again.statusCode, 409)

@@ -13,16 +13,29 @@ t.test('GET /directory lists agents then humans, the same for every kind of call
 
   const res = await c.api({ method: 'GET', url: '/api/v1/directory', headers: bearer(c.tok.member) })
   t.equal(res.statusCode, 200)
-  const agent = (id: string, name: string, role: string) => ({ id, type: 'AGENT', name, handle: name, role, is_owner: false, status: 'active', online: false, last_seen_at: null, status_text: null })
+  const agent = (id: string, name: string, role: string) => ({
+    id,
+    type: 'AGENT',
+    name,
+    handle: name,
+    avatar_url: null,
+    role,
+    is_owner: false,
+    status: 'active',
+    online: false,
+    last_seen_at: null,
+    status_text: null,
+  })
   const human = (id: string, name: string, role: string, isOwner = false, status = 'active') => ({
     id,
     type: 'HUMAN',
     name,
     handle: null,
+    avatar_url: null,
     role,
     is_owner: isOwner,
     status,
-    online: null,
+    online: false,
     last_seen_at: null,
     status_text: null,
   })

@@ -134,14 +134,14 @@ t.test('events: one per change, with the new count; none for a repeat', async (t
     ],
   )
   t.same(Object.keys(frames[0]).sort(), ['channel_id', 'count', 'cursor', 'emoji', 'event_id', 'member_id', 'member_name', 'member_type', 'message_id', 'occurred_at', 'type'])
-  t.same(await log(c.tok.owner), [], 'the owner is not a member of this channel: no reaction events')
+  t.same(await log(c.tok.primary), [], 'the primary agent is not a member of this channel: no reaction events')
 })
 
 t.test('WebSocket: members get reaction frames, non-members none', async (t) => {
   const { c, ch, m } = await world(t)
   await listen(c.app)
   const { client: member } = await connect(c.app, c.tok.member)
-  const { client: stranger } = await connect(c.app, c.tok.owner)
+  const { client: stranger } = await connect(c.app, c.tok.primary)
   t.teardown(() => Promise.all([member.close(), stranger.close()]).then(() => {}))
   await react(c, c.tok.a1, ch.id, m.id, EYES)
   const added = await member.type('reaction_added')
@@ -149,7 +149,7 @@ t.test('WebSocket: members get reaction frames, non-members none', async (t) => 
   await unreact(c, c.tok.a1, ch.id, m.id, EYES)
   t.match(await member.type('reaction_removed'), { message_id: m.id, emoji: EYES, count: 0 })
   // A marker the stranger does get (its own DM) proves it would have had the reaction by now.
-  const dm = (await c.api({ method: 'POST', url: '/api/v1/dm', headers: bearer(c.tok.a1), payload: { participant_id: c.ws.owner.id } })).json()
+  const dm = (await c.api({ method: 'POST', url: '/api/v1/dm', headers: bearer(c.tok.a1), payload: { participant_id: c.ws.primary.id } })).json()
   await post(c.api, c.tok.a1, dm.id, 'marker')
   await stranger.type('new_message')
   t.same(

@@ -45,7 +45,7 @@ t.test('register after bootstrap creates a member who can log in (and, awaiting 
   t.equal(claims.exp - claims.iat, 86_400, '24 hours')
   t.equal(new Date(claims.exp * 1000).toISOString(), session.expires_at)
   const me = await api({ method: 'GET', url: '/api/v1/auth/me', headers: bearer(session.token) })
-  t.same(me.json(), { type: 'HUMAN', id: body.id, email: 'new.user@example.com', display_name: 'New User', role: 'member', is_owner: false })
+  t.same(me.json(), { type: 'HUMAN', id: body.id, email: 'new.user@example.com', display_name: 'New User', avatar_url: null, role: 'member', is_owner: false })
 })
 
 t.test('register validation: 400 with specific codes, 409 for a taken e-mail, nothing stored', async (t) => {
@@ -176,7 +176,7 @@ t.test('GET /users lists the active people with their roles, for any member or a
       ],
       'by display name, with roles',
     )
-    t.same(Object.keys(people[0]!).sort(), ['created_at', 'display_name', 'email', 'id', 'is_owner', 'role'])
+    t.same(Object.keys(people[0]!).sort(), ['avatar_url', 'created_at', 'display_name', 'email', 'id', 'is_owner', 'role'])
     t.equal(people.find((p) => p.is_owner)!.id, ws.owner.id)
     t.notMatch(res.body, /password|\$2b\$/, 'no password hashes')
   }

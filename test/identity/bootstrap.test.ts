@@ -63,7 +63,10 @@ t.test('bootstrap creates the whole workspace and answers the long and the short
   t.equal(claims.sub, p.user_id)
   t.equal(claims.exp - claims.iat, 86_400)
   const me = await api({ method: 'GET', url: '/api/v1/auth/me', headers: bearer(p.jwt_token) })
-  t.same(me.json(), { type: 'HUMAN', id: p.user_id, email: 'owner@example.com', display_name: 'Primary Bot', role: 'admin', is_owner: true })
+  // The owner is named after their e-mail (no display_name given), not after the primary agent.
+  t.same(me.json(), { type: 'HUMAN', id: p.user_id, email: 'owner@example.com', display_name: 'owner', avatar_url: null, role: 'admin', is_owner: true })
+  t.equal(p.owner_display_name, 'owner')
+  t.equal(p.display_name, 'Primary Bot', "the primary agent's own name")
 
   // every API key works and identifies its agent
   for (const [key, id] of [[p.api_key, p.agent_id], ...body.agents.map((a: { api_key: string; agent_id: string }) => [a.api_key, a.agent_id])]) {

@@ -81,7 +81,7 @@ t.test('MCP tools over the REST services', async (t) => {
 
   await t.test('list_channels: only the channels the agent reads', async (t) => {
     const res = await call(client, 'list_channels')
-    t.same(structured(res).channels, [{ id: general, name: 'general', type: 'channel', description: 'general things', unread_count: 0, last_read_message_id: null }])
+    t.same(structured(res).channels, [{ id: general, name: 'general', type: 'channel', description: 'general things', private: false, unread_count: 0, last_read_message_id: null, is_member: true, last_message_at: null }])
     t.equal(structured(res).total, 1)
     t.equal(structured(res).next_offset, null)
     t.notMatch(textOf(res), 'secret')

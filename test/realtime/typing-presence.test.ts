@@ -29,7 +29,7 @@ t.test('typing over WebSocket: to the other members only, one per channel every 
   const { c, ch, side } = await world(t)
   const typist = await open(t, c, c.tok.a1)
   const member = await open(t, c, c.tok.member)
-  const stranger = await open(t, c, c.tok.owner)
+  const stranger = await open(t, c, c.tok.a2)
 
   typist.send({ type: 'typing', channel_id: ch.id })
   typist.send({ type: 'typing', channel_id: ch.id }) // within 3 s: dropped
@@ -48,8 +48,8 @@ t.test('typing over WebSocket: to the other members only, one per channel every 
     'not echoed to the sender',
   )
 
-  // The stranger (the owner, not a member of either channel) gets a typing frame of its own DM, and none before it.
-  const dm = (await c.api({ method: 'POST', url: '/api/v1/dm', headers: bearer(c.tok.a1), payload: { participant_id: c.ws.owner.id } })).json()
+  // The stranger (an agent in neither channel) gets a typing frame of its own DM, and none before it.
+  const dm = (await c.api({ method: 'POST', url: '/api/v1/dm', headers: bearer(c.tok.a1), payload: { participant_id: c.ws.agents[1]!.id } })).json()
   await member.close()
   const marker = await open(t, c, c.tok.a1)
   marker.send({ type: 'typing', channel_id: dm.id })
@@ -112,8 +112,8 @@ t.test('presence: online and last_seen_at flip as the socket opens and closes; m
 
   const { client: socket } = await connect(c.app, c.tok.a1)
   const up = await member.type('presence')
-  t.same(Object.keys(up).sort(), ['agent_id', 'last_seen_at', 'online', 'type'])
-  t.match(up, { agent_id: c.ws.agents[0]!.id, online: true })
+  t.same(Object.keys(up).sort(), ['agent_id', 'last_seen_at', 'member_id', 'member_type', 'online', 'type'])
+  t.match(up, { member_id: c.ws.agents[0]!.id, member_type: 'AGENT', agent_id: c.ws.agents[0]!.id, online: true })
   const during = await agent(c)
   t.equal(during.online, true)
   t.equal(during.last_seen_at, up.last_seen_at)
@@ -130,8 +130,8 @@ t.test('presence: online and last_seen_at flip as the socket opens and closes; m
   )
   t.match(
     directory.find((e: any) => e.id === c.ws.member.id),
-    { online: null, last_seen_at: null, status_text: null },
-    'humans have no presence',
+    { online: true, status_text: null },
+    'humans have presence too: the member has a socket open',
   )
 
   await socket.close()

@@ -26,6 +26,14 @@ export function listAwaitingApproval(db: Db) {
   return db.user.findMany({ where: { awaitingApproval: true }, orderBy: { createdAt: 'asc' } })
 }
 
+/** Changes a user's profile (and password: `passwordHash` with `newSession` ends every older session). */
+export function updateProfile(db: Db, id: string, data: { displayName?: string; avatarUrl?: string | null; passwordHash?: string }) {
+  return db.user.update({
+    where: { id },
+    data: { ...data, ...(data.passwordHash ? { sessionVersion: { increment: 1 } } : {}) },
+  })
+}
+
 /** Approves an account awaiting approval; null when there is no such account. */
 export async function approveUser(db: Db, id: string) {
   const { count } = await db.user.updateMany({ where: { id, awaitingApproval: true }, data: { awaitingApproval: false } })

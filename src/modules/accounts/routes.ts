@@ -5,8 +5,9 @@ import type { FastifyInstance } from 'fastify'
 import { Type } from 'typebox'
 import { errors, IdParams } from '../../schemas/common.ts'
 import { assertValidRequest } from './rules.ts'
-import { LoginBodySchema, MeSchema, PeopleListSchema, RegisterBodySchema, RegisteredUserSchema, RegistrationListSchema, SessionSchema } from './schemas.ts'
-import { approveRegistration, describeCaller, listPeople, listRegistrations, login, register, rejectRegistration } from './service.ts'
+import type { HumanPrincipal } from '../../plugins/auth.ts'
+import { LoginBodySchema, MeSchema, PeopleListSchema, RegisterBodySchema, RegisteredUserSchema, RegistrationListSchema, SessionSchema, UpdatedMeSchema, UpdateMeBodySchema } from './schemas.ts'
+import { approveRegistration, describeCaller, listPeople, listRegistrations, login, register, rejectRegistration, updateMe } from './service.ts'
 
 export default async function accountsRoutes(fastify: FastifyInstance): Promise<void> {
   const app = fastify.withTypeProvider<TypeBoxTypeProvider>()
@@ -128,5 +129,26 @@ export default async function accountsRoutes(fastify: FastifyInstance): Promise<
       },
     },
     async (request) => describeCaller(request.principal),
+  )
+
+  app.patch(
+    '/auth/me',
+    {
+      config: { auth: 'human' },
+      attachValidation: true,
+      schema: {
+        operationId: 'updateMe',
+        tags: ['auth'],
+        summary: "Change the signed-in human's profile: display name, avatar, password",
+        description:
+          "Any of `display_name`, `avatar_url` (an http(s) URL, or null to remove it) and a password change (`new_password` with `current_password`, both or neither). Answers the caller as GET /api/v1/auth/me does. A password change ends every session issued before it, this one included: the answer's `session.token` replaces the caller's token, and other devices must log in again (their sockets close with 4401). Errors: `WRONG_PASSWORD` (400; nothing changed; counts towards the account's login limit, then 429 `RATE_LIMITED`), `WEAK_PASSWORD`, `VALIDATION_ERROR`. Agents (API keys): 403; an account awaiting approval: 403 `APPROVAL_PENDING`. A new name or avatar is pushed to every connected WebSocket as a `user_updated` frame.",
+        body: UpdateMeBodySchema,
+        response: { 200: UpdatedMeSchema, ...errors(400, 403, 429) },
+      },
+    },
+    async (request) => {
+      assertValidRequest(request)
+      return updateMe(fastify, request.principal as HumanPrincipal, request.body, request.ip)
+    },
   )
 }

@@ -81,8 +81,9 @@ export function assertValidRequest(request: FastifyRequest): void {
   const path = first?.instancePath ?? ''
   const field = path.split('/').pop() ?? ''
   if (error.validationContext === 'body') {
-    if (field === 'password' && first?.keyword === 'minLength') throw weakPassword()
-    if (field === 'password' && first?.keyword === 'maxLength') throw new AppError('VALIDATION_ERROR', `password must be at most ${MAX_PASSWORD_BYTES} bytes`)
+    const password = field === 'password' || field === 'new_password'
+    if (password && first?.keyword === 'minLength') throw weakPassword()
+    if (password && first?.keyword === 'maxLength') throw new AppError('VALIDATION_ERROR', `password must be at most ${MAX_PASSWORD_BYTES} bytes`)
     if (field === 'email' && (first?.keyword === 'format' || first?.keyword === 'maxLength')) {
       throw new AppError('INVALID_EMAIL', `'${path.replace(/^\//, '').replaceAll('/', '.')}' is not a valid e-mail address`)
     }

@@ -1,6 +1,6 @@
 import { Type, type Static } from 'typebox'
 import { Timestamp, Uuid } from '../../schemas/common.ts'
-import { DisplayNameField, EmailField, PasswordField } from './rules.ts'
+import { DisplayNameField, EmailField, nullable, PasswordField, UrlField } from './rules.ts'
 
 export const RoleSchema = Type.Enum(['admin', 'member', 'observer'])
 
@@ -38,19 +38,23 @@ export const SessionSchema = Type.Object(
   { additionalProperties: false },
 )
 
+const AvatarUrl = Type.Union([Type.String(), Type.Null()], { description: 'Picture URL (http or https); null when none.' })
+
+const HumanMeProperties = {
+  type: Type.Literal('HUMAN'),
+  id: Uuid,
+  email: Type.String(),
+  display_name: Type.String(),
+  avatar_url: AvatarUrl,
+  role: RoleSchema,
+  is_owner: Type.Boolean(),
+}
+
+export const HumanMeSchema = Type.Object(HumanMeProperties, { additionalProperties: false })
+
 export const MeSchema = Type.Union(
   [
-    Type.Object(
-      {
-        type: Type.Literal('HUMAN'),
-        id: Uuid,
-        email: Type.String(),
-        display_name: Type.String(),
-        role: RoleSchema,
-        is_owner: Type.Boolean(),
-      },
-      { additionalProperties: false },
-    ),
+    HumanMeSchema,
     Type.Object(
       {
         type: Type.Literal('AGENT'),
@@ -65,6 +69,32 @@ export const MeSchema = Type.Union(
   { description: 'The caller: a human (JWT) or an agent (API key).' },
 )
 
+export const UpdateMeBodySchema = Type.Object(
+  {
+    display_name: Type.Optional(DisplayNameField),
+    avatar_url: Type.Optional(nullable({ ...UrlField, description: 'An http(s) URL of at most 2048 characters; null removes the picture.' })),
+    current_password: Type.Optional(Type.String({ minLength: 1, maxLength: 1024, description: 'Required with `new_password`: the password in use now.' })),
+    new_password: Type.Optional({ ...PasswordField, description: `The new password: at least 12 characters, at most 72 bytes (UTF-8). Requires \`current_password\`.` }),
+  },
+  { additionalProperties: false, minProperties: 1 },
+)
+
+export const UpdatedMeSchema = Type.Object(
+  {
+    ...HumanMeProperties,
+    session: Type.Optional(
+      Type.Object(
+        {
+          token: Type.String({ description: 'JWT (HS256) for `Authorization: Bearer`; valid 24 hours. Replaces the token of this request, which ended with the change.' }),
+          expires_at: Timestamp,
+        },
+        { additionalProperties: false, description: 'Present only when the password changed: every session issued before (this one included) has ended; use this token from now on.' },
+      ),
+    ),
+  },
+  { additionalProperties: false, description: 'The caller as GET /api/v1/auth/me shows it after the change (plus `session` after a password change).' },
+)
+
 export const RegistrationListSchema = Type.Object(
   { registrations: Type.Array(RegisteredUserSchema, { description: 'Self-registered accounts awaiting approval, oldest first.' }) },
   { additionalProperties: false },
@@ -75,6 +105,7 @@ export const PersonSchema = Type.Object(
     id: Uuid,
     email: Type.String(),
     display_name: Type.String(),
+    avatar_url: AvatarUrl,
     role: RoleSchema,
     is_owner: Type.Boolean({ description: 'The workspace owner (the human admin created by bootstrap).' }),
     created_at: Timestamp,
@@ -93,3 +124,5 @@ export type RegisteredUser = Static<typeof RegisteredUserSchema>
 export type LoginBody = Static<typeof LoginBodySchema>
 export type Session = Static<typeof SessionSchema>
 export type Me = Static<typeof MeSchema>
+export type UpdateMeBody = Static<typeof UpdateMeBodySchema>
+export type UpdatedMe = Static<typeof UpdatedMeSchema>

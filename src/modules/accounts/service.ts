@@ -6,11 +6,11 @@ import type { Db, Prisma } from '../../db/client.ts'
 import { AppError, forbidden, notFound, unauthorized } from '../../lib/errors.ts'
 import { uuidv7 } from '../../lib/ids.ts'
 import { hashPassword, verifyAgainstDummy, verifyPassword } from '../../lib/password.ts'
-import type { Principal } from '../../plugins/auth.ts'
+import type { HumanPrincipal, Principal } from '../../plugins/auth.ts'
 import { workspaceInstance } from '../workspace/service.ts'
-import { approveUser, countUsers, createUser, deleteAwaitingUser, findUserByEmail, findUserById, listActiveUsers, listAwaitingApproval } from './repo.ts'
+import { approveUser, countUsers, createUser, deleteAwaitingUser, findUserByEmail, findUserById, listActiveUsers, listAwaitingApproval, updateProfile } from './repo.ts'
 import { assertPassword, normalizeEmail } from './rules.ts'
-import type { LoginBody, Me, Person, RegisterBody, RegisteredUser, RegistrationList, Session } from './schemas.ts'
+import type { LoginBody, Me, Person, RegisterBody, RegisteredUser, RegistrationList, Session, UpdatedMe, UpdateMeBody } from './schemas.ts'
 
 const LOGIN_FAILED = 'invalid e-mail or password'
 
@@ -72,6 +72,7 @@ export async function listPeople(app: FastifyInstance): Promise<Person[]> {
     id: user.id,
     email: user.email,
     display_name: user.displayName,
+    avatar_url: user.avatarUrl,
     role: user.role,
     is_owner: user.isOwner,
     created_at: user.createdAt.toISOString(),
@@ -95,8 +96,8 @@ export async function rejectRegistration(app: FastifyInstance, id: string): Prom
   if (!(await deleteAwaitingUser(app.db.prisma, id))) throw notFound('registration awaiting approval')
 }
 
-export function sessionFor(app: FastifyInstance, user: { id: string; email: string; displayName: string; role: 'admin' | 'member' | 'observer'; isOwner: boolean }): Session {
-  const token = app.signUserToken(user.id)
+export function sessionFor(app: FastifyInstance, user: { id: string; email: string; displayName: string; role: 'admin' | 'member' | 'observer'; isOwner: boolean; sessionVersion: number }): Session {
+  const token = app.signUserToken(user.id, user.sessionVersion)
   const { exp } = app.jwt.decode<{ exp: number }>(token) ?? { exp: Math.floor(Date.now() / 1000) + 86_400 }
   return {
     token,
@@ -132,12 +133,71 @@ export async function login(app: FastifyInstance, body: LoginBody, clientAddress
 
 export function describeCaller(principal: Principal): Me {
   if (principal.kind === 'human') {
-    return { type: 'HUMAN', id: principal.id, email: principal.email, display_name: principal.displayName, role: principal.role, is_owner: principal.isOwner }
+    return {
+      type: 'HUMAN',
+      id: principal.id,
+      email: principal.email,
+      display_name: principal.displayName,
+      avatar_url: principal.avatarUrl ?? null,
+      role: principal.role,
+      is_owner: principal.isOwner,
+    }
   }
   if (principal.kind === 'agent') {
     return { type: 'AGENT', id: principal.id, name: principal.name, display_name: principal.displayName, key_id: principal.keyId }
   }
   throw forbidden('integration keys have no account')
+}
+
+const wrongPassword = (): AppError => new AppError('WRONG_PASSWORD', 'the current password is not correct; nothing was changed')
+
+/**
+ * The signed-in human changes their profile: display name, avatar, password. A password change
+ * takes the current password (a wrong one counts towards the account's login limit, so a stolen
+ * session cannot guess it quickly) and ends every session issued before it, this one included:
+ * the answer carries a new token for the caller (docs/decisions.md, "People"). A new name or
+ * avatar is pushed to every connected client as a `user_updated` frame.
+ */
+export async function updateMe(app: FastifyInstance, principal: HumanPrincipal, body: UpdateMeBody, clientAddress: string): Promise<UpdatedMe> {
+  if ((body.new_password === undefined) !== (body.current_password === undefined)) {
+    throw new AppError('VALIDATION_ERROR', "'new_password' and 'current_password' go together: a password change takes the current one")
+  }
+  const data: { displayName?: string; avatarUrl?: string | null; passwordHash?: string } = {}
+  if (body.display_name !== undefined) data.displayName = body.display_name.trim()
+  if (body.avatar_url !== undefined) data.avatarUrl = body.avatar_url
+  if (body.new_password !== undefined) {
+    assertPassword(body.new_password)
+    data.passwordHash = await checkedNewPassword(app, principal, body.current_password!, body.new_password, clientAddress)
+  }
+  const user = await updateProfile(app.db.prisma, principal.id, data)
+  const me: UpdatedMe = {
+    type: 'HUMAN',
+    id: user.id,
+    email: user.email,
+    display_name: user.displayName,
+    avatar_url: user.avatarUrl,
+    role: user.role,
+    is_owner: user.isOwner,
+  }
+  if (data.passwordHash) {
+    const session = sessionFor(app, user)
+    me.session = { token: session.token, expires_at: session.expires_at }
+  }
+  if (user.displayName !== principal.displayName || user.avatarUrl !== (principal.avatarUrl ?? null)) {
+    app.realtime.signals.publish({ channelIds: 'workspace', except: null, frame: { type: 'user_updated', user_id: user.id, display_name: user.displayName, avatar_url: user.avatarUrl } })
+  }
+  return me
+}
+
+/** The bcrypt hash of the new password, once the current one is verified (else WRONG_PASSWORD). */
+async function checkedNewPassword(app: FastifyInstance, principal: HumanPrincipal, current: string, next: string, clientAddress: string): Promise<string> {
+  await app.loginLimit.assertAllowed(principal.email, clientAddress)
+  const user = await findUserById(app.db.prisma, principal.id)
+  if (!user?.passwordHash || !(await verifyPassword(current, user.passwordHash))) {
+    await app.loginLimit.recordFailure(principal.email, clientAddress)
+    throw wrongPassword()
+  }
+  return hashPassword(next)
 }
 
 // For other modules (bootstrap, invites) and the auth plugin: users by id or e-mail, in the

@@ -28,6 +28,10 @@ export const BootstrapBodySchema = Type.Object(
       {
         email: EmailField,
         password: PasswordField,
+        display_name: Type.Optional({
+          ...DisplayNameField,
+          description: "The owner's own name as people see it (1-255 characters, not blank); default: the e-mail's local part. Not the primary agent's name (that is `agent_profile.display_name`).",
+        }),
         agent_profile: AgentProfile,
       },
       { additionalProperties: false, description: 'The workspace owner (a human admin who logs in with this e-mail and password) and the primary agent.' },
@@ -73,7 +77,8 @@ export const BootstrapResultSchema = Type.Object(
         api_key_id: Uuid,
         id: Type.String({ format: 'uuid', description: 'Short form: same as `agent_id`.' }),
         name: Type.String({ description: 'Short form: the agent name.' }),
-        display_name: Type.String(),
+        display_name: Type.String({ description: "The primary agent's display name." }),
+        owner_display_name: Type.String({ description: "The owner's display name (`primary_agent.display_name` of the request, or the e-mail's local part)." }),
       },
       { additionalProperties: false },
     ),

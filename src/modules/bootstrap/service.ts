@@ -4,7 +4,7 @@
 // concurrent calls, so exactly one of them finds zero users and succeeds; the others get 409.
 import type { FastifyInstance } from 'fastify'
 import type { Prisma } from '../../db/client.ts'
-import { channelCreated } from '../../events/builders.ts'
+import { channelCreated, memberJoined } from '../../events/builders.ts'
 import { AppError } from '../../lib/errors.ts'
 import { uuidv7 } from '../../lib/ids.ts'
 import { hashPassword } from '../../lib/password.ts'
@@ -76,10 +76,12 @@ export async function bootstrap(app: FastifyInstance, body: BootstrapBody): Prom
       const instanceId = uuidv7()
       await createWorkspaceInstance(tx, instanceId)
 
+      const ownerEmail = normalizeEmail(body.primary_agent.email)
       const owner = await insertUser(tx, {
         id: uuidv7(),
-        email: normalizeEmail(body.primary_agent.email),
-        displayName: body.primary_agent.agent_profile.display_name.trim(),
+        email: ownerEmail,
+        // The owner is a person, not the primary agent: their own name, or their e-mail's.
+        displayName: body.primary_agent.display_name?.trim() ?? displayNameFromEmail(ownerEmail),
         passwordHash,
         role: 'admin',
         status: 'active',
@@ -131,7 +133,7 @@ export async function bootstrap(app: FastifyInstance, body: BootstrapBody): Prom
 
       emit('channel.created', channel.id, channelCreated(channel, { id: owner.id, type: 'HUMAN' }))
       for (const m of members) {
-        emit('member.joined', channel.id, { channel_id: channel.id, member_id: m.memberId, member_type: m.memberType, member_name: m.name })
+        emit('member.joined', channel.id, memberJoined(channel, { id: m.memberId, type: m.memberType, name: m.name }))
       }
 
       const token = app.signUserToken(owner.id)
@@ -156,6 +158,7 @@ export async function bootstrap(app: FastifyInstance, body: BootstrapBody): Prom
           id: primary.id,
           name: primary.name,
           display_name: primary.displayName,
+          owner_display_name: owner.displayName,
         },
         agents: agents.slice(1).map((agent, i) => ({
           agent_id: agent.id,

@@ -25,6 +25,15 @@ export function channelIdsOf(app: FastifyInstance, memberId: string): Promise<st
   return repo.channelIdsOf(app.db.pool, memberId)
 }
 
+/**
+ * The channels whose events `memberId` receives (WebSocket, event streams, GET /events): its
+ * own, and for the workspace owner every regular channel, since it reads them all
+ * (docs/decisions.md, "Live sidebar"). `readsAllRegular` says the second applies.
+ */
+export function liveChannelsOf(app: FastifyInstance, memberId: string): Promise<{ channelIds: string[]; readsAllRegular: boolean }> {
+  return repo.liveChannelsOf(app.db.pool, memberId)
+}
+
 export interface ChannelAccess {
   channel: ChannelRow
   /** The caller is a member (not merely the owner reading). */
@@ -37,6 +46,15 @@ export const isObserver = (p: MemberPrincipal): boolean => p.kind === 'human' &&
 /** Members see their channels; the workspace owner also sees every regular channel (not others' DMs). */
 export function canRead(principal: MemberPrincipal, channel: ChannelRow, member: boolean): boolean {
   return member || (isOwner(principal) && channel.type === 'channel')
+}
+
+/**
+ * Joining by oneself (the channel browser): a public regular channel, or any channel the caller
+ * may read already (the owner, a private channel it reads). Private ones stay hidden: 404.
+ */
+export function canJoin(principal: MemberPrincipal, channel: ChannelRow, member: boolean): boolean {
+  if (channel.type !== 'channel') return member
+  return !channel.private || canRead(principal, channel, member)
 }
 
 /** The channel if the caller may read it; otherwise 404, as for an unknown id. */

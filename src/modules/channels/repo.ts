@@ -1,6 +1,7 @@
 // Channels and memberships. Hot lookups (membership checks made on every post and by realtime
 // delivery) go through the shared pg pool; everything else through Prisma.
 import type pg from 'pg'
+import { uuidv7Time } from '../../lib/ids.ts'
 import type { Prisma, PrismaClient } from '../../db/client.ts'
 
 type Db = PrismaClient | Prisma.TransactionClient
@@ -16,6 +17,7 @@ export interface ChannelRow {
   topic: string | null
   type: 'channel' | 'dm'
   dmKey: string | null
+  private: boolean
   createdById: string | null
   createdAt: Date
   updatedAt: Date
@@ -36,10 +38,22 @@ export async function channelIdsOf(pool: pg.Pool, memberId: string): Promise<str
   return rows.map((r) => r.channel_id)
 }
 
+/**
+ * The channels whose events a member receives live: its own, and for the workspace owner (who
+ * reads every regular channel) every regular channel too.
+ */
+export async function liveChannelsOf(pool: pg.Pool, memberId: string): Promise<{ channelIds: string[]; readsAllRegular: boolean }> {
+  const owner = await pool.query<{ is_owner: boolean }>('SELECT is_owner FROM users WHERE id = $1', [memberId])
+  const readsAllRegular = owner.rows[0]?.is_owner === true
+  if (!readsAllRegular) return { channelIds: await channelIdsOf(pool, memberId), readsAllRegular }
+  const { rows } = await pool.query<{ id: string }>("SELECT channel_id AS id FROM channel_members WHERE member_id = $1 UNION SELECT id FROM channels WHERE type = 'channel'", [memberId])
+  return { channelIds: rows.map((r) => r.id), readsAllRegular }
+}
+
 /** The channel and whether `memberId` belongs to it (null: no such channel). */
 export async function findChannelFor(pool: pg.Pool, channelId: string, memberId: string): Promise<{ channel: ChannelRow; member: boolean } | null> {
   const { rows } = await pool.query(
-    `SELECT c.id, c.name, c.description, c.topic, c.type, c.dm_key, c.created_by_id, c.created_at, c.updated_at,
+    `SELECT c.id, c.name, c.description, c.topic, c.type, c.dm_key, c.private, c.created_by_id, c.created_at, c.updated_at,
             EXISTS (SELECT 1 FROM channel_members m WHERE m.channel_id = c.id AND m.member_id = $2) AS is_member
        FROM channels c WHERE c.id = $1`,
     [channelId, memberId],
@@ -54,6 +68,7 @@ export async function findChannelFor(pool: pg.Pool, channelId: string, memberId:
       topic: r.topic,
       type: r.type,
       dmKey: r.dm_key,
+      private: r.private,
       createdById: r.created_by_id,
       createdAt: r.created_at,
       updatedAt: r.updated_at,
@@ -83,7 +98,7 @@ export function createChannel(db: Db, data: Prisma.ChannelUncheckedCreateInput) 
   return db.channel.create({ data })
 }
 
-export function updateChannel(db: Db, id: string, data: { name?: string; description?: string; topic?: string | null }) {
+export function updateChannel(db: Db, id: string, data: { name?: string; description?: string; topic?: string | null; private?: boolean }) {
   return db.channel.update({ where: { id }, data })
 }
 
@@ -102,8 +117,23 @@ export function listChannels(db: Db, memberId: string, includeAllRegular: boolea
   return db.channel.findMany({
     where: includeAllRegular ? { OR: [{ type: 'channel' }, { members: { some: { memberId } } }] } : { members: { some: { memberId } } },
     orderBy: [{ createdAt: 'asc' }, { id: 'asc' }],
-    select: { id: true, name: true, type: true, description: true },
+    select: { id: true, name: true, type: true, description: true, private: true },
   })
+}
+
+/** Public regular channels (the channel browser), by name, optionally whose name contains `query`. */
+export async function listPublicChannels(pool: pg.Pool, memberId: string, query: string | undefined) {
+  const { rows } = await pool.query<{ id: string; name: string; description: string; topic: string | null; created_at: Date; member_count: number; is_member: boolean }>(
+    `SELECT c.id, c.name, c.description, c.topic, c.created_at,
+            (SELECT count(*)::int FROM channel_members m WHERE m.channel_id = c.id) AS member_count,
+            EXISTS (SELECT 1 FROM channel_members m WHERE m.channel_id = c.id AND m.member_id = $1) AS is_member
+       FROM channels c
+      WHERE c.type = 'channel' AND NOT c.private
+        AND ($2::text IS NULL OR strpos(lower(c.name), lower($2::text)) > 0)
+      ORDER BY lower(c.name), c.id`,
+    [memberId, query ?? null],
+  )
+  return rows
 }
 
 export function listMembers(db: Db, channelId: string) {
@@ -178,6 +208,19 @@ export async function readStates(pool: pg.Pool, memberId: string, channelIds: st
     [memberId, channelIds],
   )
   return new Map(rows.map((r) => [r.channel_id, { channelId: r.channel_id, lastReadMessageId: r.last_read_message_id, unreadCount: Number(r.unread) }]))
+}
+
+/**
+ * When each channel's newest message was posted, from its id (UUIDv7, in posting order): one
+ * index-only descent of messages (channel_id, id) per channel, no table read.
+ */
+export async function lastMessageTimes(pool: pg.Pool, channelIds: string[]): Promise<Map<string, Date>> {
+  if (!channelIds.length) return new Map()
+  const { rows } = await pool.query<{ id: string; newest: string | null }>(
+    'SELECT c.id, (SELECT m.id FROM messages m WHERE m.channel_id = c.id ORDER BY m.id DESC LIMIT 1) AS newest FROM unnest($1::uuid[]) AS c(id)',
+    [channelIds],
+  )
+  return new Map(rows.filter((r) => r.newest !== null).map((r) => [r.id, uuidv7Time(r.newest!)]))
 }
 
 /**

@@ -9,12 +9,14 @@ import { idempotencyKeyOf } from '../idempotency/service.ts'
 import {
   AddedMemberSchema,
   AddMemberBody,
+  BrowseQuery,
   ChannelListSchema,
   ChannelSchema,
   CreateChannelBody,
   MemberListSchema,
   MarkReadBody,
   MemberParams,
+  PublicChannelListSchema,
   ReadStateSchema,
   UpdateChannelBody,
   type ChannelDto,
@@ -163,6 +165,40 @@ export default async function channelsRoutes(fastify: FastifyInstance): Promise<
       },
     },
     async (request, reply) => reply.code(201).send(await channels.addMember(fastify, member(request), request.params.id, request.body.user_id)),
+  )
+
+  app.get(
+    '/channels/browse',
+    {
+      config: { auth: 'any' },
+      schema: {
+        operationId: 'browseChannels',
+        tags: ['channels'],
+        summary: 'The channel browser: every public channel, joined or not',
+        description:
+          'Any human or agent of the workspace. Public channels only (`private: false`); private channels and DMs are never listed, to anyone (the owner finds the private ones in GET /api/v1/channels). `q` filters by name. Join one with POST /api/v1/channels/{id}/join.',
+        querystring: BrowseQuery,
+        response: { 200: PublicChannelListSchema, ...errors(400) },
+      },
+    },
+    async (request) => channels.browseChannels(fastify, member(request), request.query.q),
+  )
+
+  app.post(
+    '/channels/:id/join',
+    {
+      config: { auth: 'any' },
+      schema: {
+        operationId: 'joinChannel',
+        tags: ['channels'],
+        summary: 'Join a public channel',
+        description:
+          'The caller becomes a member (observers too: they read, and still cannot post). A private channel, a DM or an unknown id: 404 (private channels are joined only when a member adds you; the workspace owner may join any regular channel). Already a member: 409 `ALREADY_MEMBER`. Emits `member.joined`.',
+        params: IdParams,
+        response: { 201: AddedMemberSchema, ...errors(400, 404, 409) },
+      },
+    },
+    async (request, reply) => reply.code(201).send(await channels.joinChannel(fastify, member(request), request.params.id)),
   )
 
   app.delete(

@@ -1,17 +1,17 @@
 // Channels and their members. Every rule about who may do what is in ./access.ts; this file
 // applies them and records the changes with their domain events (channel.*, member.*).
 import type { FastifyInstance } from 'fastify'
-import { channelCreated, eventChannel } from '../../events/builders.ts'
+import { channelCreated, eventChannel, memberJoined } from '../../events/builders.ts'
 import type { Tx } from '../../events/bus.ts'
 import { AppError, forbidden, notFound } from '../../lib/errors.ts'
 import { uuidv7 } from '../../lib/ids.ts'
 import type { MemberPrincipal } from '../../plugins/auth.ts'
 import { rememberResponse, requestHash, withIdempotency, type StoredResponse } from '../idempotency/service.ts'
 import { removeFiles } from '../messages/files.ts'
-import { assertCanAddMember, assertCanManage, assertCanRemoveMember, isObserver, readableChannel } from './access.ts'
+import { assertCanAddMember, assertCanManage, assertCanRemoveMember, canJoin, isObserver, readableChannel } from './access.ts'
 import * as repo from './repo.ts'
 import type { ChannelRow } from './repo.ts'
-import type { AddedMemberDto, ChannelDto, ChannelListItemDto, CreateChannelInput, MemberDto, ReadStateDto, UpdateChannelInput } from './schemas.ts'
+import type { AddedMemberDto, ChannelDto, ChannelListItemDto, CreateChannelInput, MemberDto, PublicChannelDto, ReadStateDto, UpdateChannelInput } from './schemas.ts'
 
 const nameTaken = (name: string): AppError => new AppError('NAME_TAKEN', `a channel named '${name}' already exists`)
 const actorType = (p: MemberPrincipal): 'AGENT' | 'HUMAN' => (p.kind === 'agent' ? 'AGENT' : 'HUMAN')
@@ -24,6 +24,7 @@ export async function toChannelDto(app: FastifyInstance, c: ChannelRow, isMember
     description: c.description,
     topic: c.topic,
     type: c.type,
+    private: c.type === 'dm' || c.private,
     created_at: c.createdAt.toISOString(),
     updated_at: c.updatedAt.toISOString(),
     created_by: c.createdById,
@@ -51,17 +52,19 @@ export async function createChannel(app: FastifyInstance, principal: MemberPrinc
           description: input.description ?? '',
           topic: input.topic?.trim() || null,
           type: 'channel',
+          private: input.private ?? false,
           createdById: principal.id,
         })
         await repo.addMember(tx, channel.id, principal.id, actorType(principal))
         emit('channel.created', channel.id, channelCreated(channel, { id: principal.id, type: actorType(principal) }))
-        emit('member.joined', channel.id, { channel_id: channel.id, member_id: principal.id, member_type: actorType(principal), member_name: principal.displayName })
+        emit('member.joined', channel.id, memberJoined(channel, { id: principal.id, type: actorType(principal), name: principal.displayName }))
         const body: ChannelDto = {
           id: channel.id,
           name: channel.name,
           description: channel.description,
           topic: channel.topic,
           type: 'channel',
+          private: channel.private,
           created_at: channel.createdAt.toISOString(),
           updated_at: channel.updatedAt.toISOString(),
           created_by: principal.id,
@@ -83,18 +86,19 @@ export async function listChannels(app: FastifyInstance, principal: MemberPrinci
   const dmIds = channels.filter((c) => c.type === 'dm').map((c) => c.id)
   const peers = await repo.dmPeers(app.db.prisma, dmIds, principal.id)
   const actors = peers.size ? await repo.findActors(app.db.prisma, [...new Set(peers.values())]) : new Map()
-  const reads = await repo.readStates(
-    app.db.pool,
-    principal.id,
-    channels.map((c) => c.id),
-  )
+  const ids = channels.map((c) => c.id)
+  const [reads, lastTimes] = await Promise.all([repo.readStates(app.db.pool, principal.id, ids), repo.lastMessageTimes(app.db.pool, ids)])
   return channels.map((c) => ({
     id: c.id,
     name: c.type === 'dm' ? (actors.get(peers.get(c.id) ?? '')?.name ?? c.name) : c.name,
     type: c.type,
     description: c.description,
+    private: c.type === 'dm' || c.private,
     unread_count: reads.get(c.id)?.unreadCount ?? 0,
     last_read_message_id: reads.get(c.id)?.lastReadMessageId ?? null,
+    // Read states exist for the caller's own channels only: the others are the owner's reading.
+    is_member: reads.has(c.id),
+    last_message_at: lastTimes.get(c.id)?.toISOString() ?? null,
   }))
 }
 
@@ -124,7 +128,7 @@ export async function updateChannel(app: FastifyInstance, principal: MemberPrinc
     }
     // An empty topic clears it, like null (the body parser may coerce null to '').
     const topic = input.topic === undefined ? undefined : input.topic?.trim() || null
-    const channel = await repo.updateChannel(tx, channelId, { name, description: input.description, topic })
+    const channel = await repo.updateChannel(tx, channelId, { name, description: input.description, topic, private: input.private })
     emit('channel.updated', channelId, { channel: eventChannel(channel) })
     return channel
   })
@@ -175,7 +179,7 @@ export async function addMember(app: FastifyInstance, principal: MemberPrincipal
     return await app.events.transaction(async (tx, emit) => {
       if (await repo.findMember(tx, channelId, memberId)) throw alreadyMember()
       const row = await repo.addMember(tx, channelId, memberId, actor.type)
-      emit('member.joined', channelId, { channel_id: channelId, member_id: memberId, member_type: actor.type, member_name: actor.name })
+      emit('member.joined', channelId, memberJoined(access.channel, actor))
       return { channel_id: channelId, id: memberId, user_id: memberId, type: actor.type, name: actor.name, joined_at: row.joinedAt.toISOString() }
     })
   } catch (error) {
@@ -186,13 +190,40 @@ export async function addMember(app: FastifyInstance, principal: MemberPrincipal
   }
 }
 
+/** The channel browser: public channels, with whether the caller is in each. */
+export async function browseChannels(app: FastifyInstance, principal: MemberPrincipal, query: string | undefined): Promise<PublicChannelDto[]> {
+  const rows = await repo.listPublicChannels(app.db.pool, principal.id, query?.trim() || undefined)
+  return rows.map((r) => ({ ...r, created_at: r.created_at.toISOString() }))
+}
+
+/** Joins a public channel (or one the caller reads already); private channels answer 404. */
+export async function joinChannel(app: FastifyInstance, principal: MemberPrincipal, channelId: string): Promise<AddedMemberDto> {
+  const found = await repo.findChannelFor(app.db.pool, channelId, principal.id)
+  if (!found || !canJoin(principal, found.channel, found.member)) throw notFound('channel')
+  if (found.member) throw alreadyMember()
+  const me = { id: principal.id, type: actorType(principal), name: principal.displayName }
+  try {
+    return await app.events.transaction(async (tx, emit) => {
+      const row = await repo.addMember(tx, channelId, me.id, me.type)
+      emit('member.joined', channelId, memberJoined(found.channel, me))
+      return { channel_id: channelId, id: me.id, user_id: me.id, type: me.type, name: me.name, joined_at: row.joinedAt.toISOString() }
+    })
+  } catch (error) {
+    const code = (error as { code?: string }).code
+    if (code === 'P2002') throw alreadyMember()
+    if (code === 'P2003') throw notFound('channel')
+    throw error
+  }
+}
+
 /** Makes the workspace owner a member before its first post in a channel (member.joined). */
-export async function joinOnPost(app: FastifyInstance, principal: MemberPrincipal, channelId: string): Promise<void> {
+export async function joinOnPost(app: FastifyInstance, principal: MemberPrincipal, channel: ChannelRow): Promise<void> {
+  const channelId = channel.id
   try {
     await app.events.transaction(async (tx, emit) => {
       if (await repo.findMember(tx, channelId, principal.id)) return
       await repo.addMember(tx, channelId, principal.id, actorType(principal))
-      emit('member.joined', channelId, { channel_id: channelId, member_id: principal.id, member_type: actorType(principal), member_name: principal.displayName })
+      emit('member.joined', channelId, memberJoined(channel, { id: principal.id, type: actorType(principal), name: principal.displayName }))
     })
   } catch (error) {
     const code = (error as { code?: string }).code
@@ -223,6 +254,11 @@ export async function removeMember(app: FastifyInstance, principal: MemberPrinci
 /** Users and agents by id (a member id may name either). */
 export function findActors(app: FastifyInstance, ids: string[]): Promise<Map<string, repo.Actor>> {
   return repo.findActors(app.db.prisma, ids)
+}
+
+/** When each channel's newest message was posted (absent: none). */
+export function lastMessageTimes(app: FastifyInstance, channelIds: string[]): Promise<Map<string, Date>> {
+  return repo.lastMessageTimes(app.db.pool, channelIds)
 }
 
 /** The caller's unread count and last read message in each of these channels. */

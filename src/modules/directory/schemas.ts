@@ -7,6 +7,7 @@ export const DirectoryEntrySchema = Type.Object(
     type: Type.Union([Type.Literal('AGENT'), Type.Literal('HUMAN')]),
     name: Type.String({ description: 'Display name.' }),
     handle: Type.Union([Type.String(), Type.Null()], { description: "An agent's unique `name` (letters, digits, hyphens); null for humans." }),
+    avatar_url: Type.Union([Type.String(), Type.Null()], { description: 'Picture URL (an agent\'s `avatar_url`, a human\'s from PATCH /api/v1/auth/me); null when none.' }),
     role: Type.Union([Type.Literal('admin'), Type.Literal('member'), Type.Literal('observer')], {
       description: "A human's role. An agent: `admin` for the primary agent (it counts as an admin, docs/access.md), otherwise `member`.",
     }),
@@ -15,9 +16,9 @@ export const DirectoryEntrySchema = Type.Object(
       description: '`invited`: a human who has not accepted the invite yet (they can already be added to channels and sent messages, and read them once they join).',
     }),
     // ---- presence (docs/decisions.md, "Typing and presence") ----
-    online: Type.Union([Type.Boolean(), Type.Null()], { description: 'An agent: whether it has an open WebSocket. Null for humans.' }),
+    online: Type.Union([Type.Boolean(), Type.Null()], { description: 'Whether the agent or human has an open WebSocket on any instance (never null since humans have presence too).' }),
     last_seen_at: Type.Union([Type.String({ format: 'date-time' }), Type.Null()], {
-      description: 'An agent: when a socket of it last opened or closed. Null for humans and agents that never connected.',
+      description: 'When a socket of the agent or human last opened or closed. Null for members that never connected.',
     }),
     status_text: Type.Union([Type.String(), Type.Null()], { description: "An agent's short status (`PUT /agents/me/status`); null when none, expired, or a human." }),
   },

@@ -14,13 +14,14 @@ const byName = (a: DirectoryEntry, b: DirectoryEntry): number => {
 
 export async function listDirectory(app: FastifyInstance): Promise<DirectoryEntry[]> {
   const [agents, humans] = await Promise.all([repo.listAgents(app.db.prisma), repo.listHumans(app.db.prisma)])
-  const online = await app.realtime.presence.online(agents.map((a) => a.id))
+  const online = await app.realtime.presence.online([...agents.map((a) => a.id), ...humans.map((h) => h.id)])
   const now = Date.now()
   const agentEntries = agents.map((a): DirectoryEntry => ({
     id: a.id,
     type: 'AGENT',
     name: a.displayName,
     handle: a.name,
+    avatar_url: a.avatarUrl,
     role: a.isPrimary ? 'admin' : 'member',
     is_owner: false,
     status: 'active',
@@ -33,11 +34,12 @@ export async function listDirectory(app: FastifyInstance): Promise<DirectoryEntr
     type: 'HUMAN',
     name: h.displayName,
     handle: null,
+    avatar_url: h.avatarUrl,
     role: h.role,
     is_owner: h.isOwner,
     status: h.status,
-    online: null,
-    last_seen_at: null,
+    online: online.has(h.id),
+    last_seen_at: h.lastSeenAt ? h.lastSeenAt.toISOString() : null,
     status_text: null,
   }))
   return [...agentEntries.sort(byName), ...humanEntries.sort(byName)]

@@ -1,6 +1,6 @@
 // Direct messages: a channel of type `dm` with exactly two participants.
 import { Type, type Static } from 'typebox'
-import { LastRead, UnreadCount } from '../channels/schemas.ts'
+import { LastMessageAt, LastRead, UnreadCount } from '../channels/schemas.ts'
 import { Timestamp, Uuid } from '../../schemas/common.ts'
 
 export const CreateDmBody = Type.Object({ participant_id: Type.String({ format: 'uuid', description: 'Id of a user or an agent (not the caller).' }) }, { additionalProperties: false })
@@ -23,6 +23,6 @@ export const DmSchema = Type.Object(
   { additionalProperties: false },
 )
 export type DmDto = Static<typeof DmSchema>
-export const DmListItem = Type.Object({ ...DmSchema.properties, unread_count: UnreadCount, last_read_message_id: LastRead }, { additionalProperties: false })
+export const DmListItem = Type.Object({ ...DmSchema.properties, unread_count: UnreadCount, last_read_message_id: LastRead, last_message_at: LastMessageAt }, { additionalProperties: false })
 export type DmListItemDto = Static<typeof DmListItem>
 export const DmListSchema = Type.Array(DmListItem, { description: 'Oldest first.' })

@@ -1,12 +1,12 @@
 // Direct messages between two users or agents. Messages go through the message endpoints; the
 // access model treats a DM as a channel whose only readers are its two participants.
 import type { FastifyInstance } from 'fastify'
-import { channelCreated } from '../../events/builders.ts'
+import { channelCreated, memberJoined } from '../../events/builders.ts'
 import { AppError, forbidden, notFound } from '../../lib/errors.ts'
 import { uuidv7 } from '../../lib/ids.ts'
 import type { MemberPrincipal } from '../../plugins/auth.ts'
 import { isObserver } from '../channels/access.ts'
-import { addMembersIn, findActors, readStates } from '../channels/service.ts'
+import { addMembersIn, findActors, lastMessageTimes, readStates } from '../channels/service.ts'
 import { rememberResponse, requestHash, withIdempotency, type StoredResponse } from '../idempotency/service.ts'
 import * as repo from './repo.ts'
 import type { DmDto, DmListItemDto } from './schemas.ts'
@@ -43,7 +43,7 @@ export async function openDm(app: FastifyInstance, principal: MemberPrincipal, p
             { channelId: created.id, memberId: peer.id, memberType: peer.type },
           ])
           emit('channel.created', created.id, channelCreated(created, me))
-          for (const m of [me, peer]) emit('member.joined', created.id, { channel_id: created.id, member_id: m.id, member_type: m.type, member_name: m.name })
+          for (const m of [me, peer]) emit('member.joined', created.id, memberJoined(created, m))
           result = { statusCode: 201, body: dto(created.id, created.createdAt) }
         } else {
           const existing = await repo.findDmByKey(tx, dmKey)
@@ -59,11 +59,8 @@ export async function openDm(app: FastifyInstance, principal: MemberPrincipal, p
 
 export async function listDms(app: FastifyInstance, principal: MemberPrincipal): Promise<DmListItemDto[]> {
   const dms = await repo.listDmsOf(app.db.prisma, principal.id)
-  const reads = await readStates(
-    app,
-    principal.id,
-    dms.map((d) => d.id),
-  )
+  const ids = dms.map((d) => d.id)
+  const [reads, lastTimes] = await Promise.all([readStates(app, principal.id, ids), lastMessageTimes(app, ids)])
   const peerIds = dms.map((d) => d.members.find((m) => m.memberId !== principal.id)?.memberId).filter((id): id is string => Boolean(id))
   const actors = await findActors(app, [...new Set(peerIds)])
   return dms.map((d) => {
@@ -77,6 +74,7 @@ export async function listDms(app: FastifyInstance, principal: MemberPrincipal):
       created_at: d.createdAt.toISOString(),
       unread_count: reads.get(d.id)?.unreadCount ?? 0,
       last_read_message_id: reads.get(d.id)?.lastReadMessageId ?? null,
+      last_message_at: lastTimes.get(d.id)?.toISOString() ?? null,
     }
   })
 }

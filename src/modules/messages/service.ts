@@ -5,7 +5,7 @@
 import type { FastifyInstance } from 'fastify'
 import { newEvent } from '../../events/bus.ts'
 import { AppError, badRequest, forbidden, notFound } from '../../lib/errors.ts'
-import { uuidv7 } from '../../lib/ids.ts'
+import { uuidv7, uuidv7Time } from '../../lib/ids.ts'
 import type { MemberPrincipal } from '../../plugins/auth.ts'
 import { assertCanPost, isAdmin, isObserver, joinsOnPost, readableChannel } from '../channels/access.ts'
 import { joinOnPost } from '../channels/service.ts'
@@ -84,7 +84,9 @@ export async function createMessage(
         const guard = await loopGuardSettings(app)
         const chainDepth = await loopGuard.chainDepth(app, author, inReplyToEvent, guard)
         const id = uuidv7()
-        const createdAt = new Date()
+        // The id's own time: a channel's last activity is read from its newest id (an index-only
+        // scan, src/modules/channels/repo.ts) and must equal the message's created_at.
+        const createdAt = uuidv7Time(id)
         admission = await admitOrExplain(app, author, conversation, createdAt, guard)
         const mentioned = await mentionsForPost(app, channelId, author.id, text, input.mentions)
 
@@ -135,7 +137,7 @@ export async function createMessage(
             // and the owner joins a regular channel on its first post there.
             const access = await readableChannel(app, author, channelId)
             assertCanPost(author, access)
-            if (joinsOnPost(author, access)) await joinOnPost(app, author, channelId)
+            if (joinsOnPost(author, access)) await joinOnPost(app, author, access.channel)
             inserted = await repo.insertMessage(app, row)
           }
         } catch (error) {

@@ -10,7 +10,7 @@ import { toEventFrame, type EventFrame } from '../frames.ts'
 import { visibleTo } from '../hub.ts'
 import type { LogEntry, LogInfo } from '../broker.ts'
 import type { HeldCredential } from '../http-events.ts'
-import { channelIdsOf } from '../../modules/channels/access.ts'
+import { liveChannelsOf } from '../../modules/channels/access.ts'
 import type { EventPage } from './schemas.ts'
 
 const SCAN_PAGE = 1_000
@@ -20,11 +20,11 @@ const unavailable = (cause: unknown): AppError => new AppError('SERVICE_UNAVAILA
 
 export async function readEventLog(app: FastifyInstance, member: MemberPrincipal, since: Cursor | undefined, limit: number): Promise<EventPage> {
   const { broker } = app.realtime
-  const [info, channelIds] = await Promise.all([broker.info().catch((e: unknown): Promise<LogInfo> => Promise.reject(unavailable(e))), channelIdsOf(app, member.id)])
+  const [info, live] = await Promise.all([broker.info().catch((e: unknown): Promise<LogInfo> => Promise.reject(unavailable(e))), liveChannelsOf(app, member.id)])
   if (since !== undefined && (compareCursors(since, info.floor) < 0 || compareCursors(since, info.newest) > 0)) {
     return { events: [], next_cursor: info.newest, has_more: false, resync_required: true }
   }
-  const channels = new Set<string>(channelIds)
+  const channels = new Set<string>(live.channelIds)
   const events: EventFrame[] = []
   let cursor = since ?? info.floor
   let scanned = 0
