@@ -4,6 +4,7 @@ import { Redirect, Route, Switch, useLocation } from 'wouter'
 import { useQueryClient } from '@tanstack/react-query'
 import { useSession } from './api/session.ts'
 import { LoginPage } from './auth/LoginPage.tsx'
+import { SignupPage } from './auth/SignupPage.tsx'
 import { InvitePage } from './invite/InvitePage.tsx'
 import { Workspace } from './workspace/Workspace.tsx'
 
@@ -27,6 +28,7 @@ export function App() {
     <Switch>
       <Route path="/invite" component={InvitePage} />
       <Route path="/login" component={LoginPage} />
+      <Route path="/signup" component={SignupPage} />
       <Route>{session ? <Workspace session={session} /> : <Redirect to={loginFor(location + window.location.search)} />}</Route>
     </Switch>
   )

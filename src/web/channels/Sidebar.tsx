@@ -106,6 +106,9 @@ export function Sidebar({ session, activeId, onNavigate }: { session: Session; a
         {channels.isSuccess && regular.length === 0 && <li className="muted small">No channels yet.</li>}
       </ul>
       {session.role !== 'observer' && <NewChannel onCreated={onNavigate} />}
+      <Link href="/browse" onClick={onNavigate} className="link-button small new-channel browse-link">
+        Browse channels
+      </Link>
       <h2 className="sidebar-title" id="dms-title">
         Direct messages
       </h2>
@@ -130,9 +133,9 @@ export function Sidebar({ session, activeId, onNavigate }: { session: Session; a
       )}
       <NotificationToggle />
       <div className="sidebar-foot">
-        <span className="me" title={session.email}>
+        <Link href="/profile" onClick={onNavigate} className="me" title={`${session.email}: your profile`}>
           {session.display_name}
-        </span>
+        </Link>
         <button type="button" className="link-button" onClick={() => signOut()}>
           Sign out
         </button>

@@ -43,7 +43,12 @@ const loaded = (queryClient: QueryClient) => queryClient.getQueryData(CHANNELS_K
  */
 export function messageArrived(queryClient: QueryClient, channelId: string, createdAt: string, fromSomeoneElse: boolean): void {
   lastActivity.set(channelId, createdAt)
-  const found = change(queryClient, channelId, (c) => (fromSomeoneElse ? { ...c, unread_count: c.unread_count + 1 } : c))
+  // A channel the person reads without belonging to it (the owner) keeps no unread count.
+  const found = change(queryClient, channelId, (c) => ({
+    ...c,
+    last_message_at: createdAt,
+    unread_count: fromSomeoneElse && !('is_member' in c && !c.is_member) ? c.unread_count + 1 : c.unread_count,
+  }))
   if (!found && loaded(queryClient)) void reconcileSoon(queryClient)
 }
 

@@ -126,7 +126,7 @@ export function LiveProvider({ session, enabled, children }: { session: Session;
       // Ephemeral frames: typing, and agents' presence and status.
       onFrame: (frame) => {
         if (frame.type === 'typing' && frame.member_id !== session.user_id) noteTyping(String(frame.channel_id), String(frame.member_id), String(frame.member_name))
-        else if (frame.type === 'presence' || frame.type === 'agent_status') void queryClient.invalidateQueries({ queryKey: ['directory'] })
+        else if (frame.type === 'presence' || frame.type === 'agent_status' || frame.type === 'user_updated') void queryClient.invalidateQueries({ queryKey: ['directory'] })
       },
       onStatus: (next) => {
         setStatus(next)

@@ -9,6 +9,8 @@ import { Sidebar } from '../channels/Sidebar.tsx'
 import { isAwaitingApproval, useChannels, useDms } from '../channels/queries.ts'
 import { AuthFrame } from '../ui/AuthFrame.tsx'
 import { Switcher } from './Switcher.tsx'
+import { BrowsePage } from '../channels/BrowsePage.tsx'
+import { ProfilePage } from '../people/ProfilePage.tsx'
 import { unreadTotal, useAttentionInTab, useUnseenMentions } from '../live/attention.ts'
 import { LiveProvider, useLiveStatus } from '../live/LiveContext.tsx'
 import { MentionsPage } from '../mentions/MentionsPage.tsx'
@@ -108,6 +110,12 @@ export function Workspace({ session }: { session: Session }) {
             <Route path="/c/:id">{(p) => <ChannelView key={p.id} channelId={p.id} session={session} />}</Route>
             <Route path="/search">
               <SearchPage />
+            </Route>
+            <Route path="/browse">
+              <BrowsePage onNavigate={() => setDrawer(false)} />
+            </Route>
+            <Route path="/profile">
+              <ProfilePage session={session} />
             </Route>
             <Route path="/mentions">
               <MentionsPage session={session} />
