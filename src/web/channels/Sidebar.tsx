@@ -23,6 +23,12 @@ function Unread({ count }: { count: number }) {
   )
 }
 
+/** Direct messages, the most recently active first (kept current by events: sidebar-state.ts). */
+function byActivity<T extends { last_message_at?: string | null; created_at: string }>(list: T[] | undefined): T[] {
+  const at = (dm: T) => dm.last_message_at ?? dm.created_at
+  return (list ?? []).slice().sort((a, b) => at(b).localeCompare(at(a)))
+}
+
 /** Desktop notifications for DMs and mentions: off until turned on here. */
 function NotificationToggle() {
   const on = useNotificationsOn()
@@ -113,7 +119,7 @@ export function Sidebar({ session, activeId, onNavigate }: { session: Session; a
         Direct messages
       </h2>
       <ul aria-labelledby="dms-title" className="conversation-list">
-        {(dms.data ?? []).map((dm) => (
+        {byActivity(dms.data).map((dm) => (
           <li key={dm.id}>
             <Link href={`/c/${dm.id}`} onClick={onNavigate} className={dm.id === activeId ? 'conversation active' : 'conversation'} aria-current={dm.id === activeId ? 'page' : undefined}>
               <span className="conversation-name">{dm.participant.name}</span>
