@@ -111,11 +111,16 @@ export function MessageList({
   }, [anchorIndex]) // eslint-disable-line react-hooks/exhaustive-deps
 
   const { hasNextPage, isFetchingNextPage, fetchNextPage, hasPreviousPage, isFetchingPreviousPage, fetchPreviousPage } = query
+  const lastTop = useRef(0)
   const onScroll = () => {
     const el = scroller.current
     if (!el) return
     const fromBottom = el.scrollHeight - el.scrollTop - el.clientHeight
-    atBottom.current = fromBottom < 80
+    // Only a move up leaves the bottom: a scroll down that falls short (the list following a burst
+    // of messages while their rows are still being measured) must not stop it from following.
+    const up = el.scrollTop < lastTop.current
+    lastTop.current = el.scrollTop
+    atBottom.current = fromBottom < 80 || (atBottom.current && !up)
     if (awayFromBottom === atBottom.current) setAwayFromBottom(!atBottom.current)
     // Not before the jump: the first scroll events come from bringing the message into view.
     if (anchor && !jumped.current) return
