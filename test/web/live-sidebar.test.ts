@@ -102,3 +102,33 @@ t.test('live sidebar state', { skip }, async (t) => {
   t.same(reader.problems, [])
   t.same(phone.problems, [])
 })
+
+t.test('the owner sees live what happens in channels it does not belong to', { skip }, async (t) => {
+  const { api, app, base } = await startServer(t)
+  const ws = await seedWorkspace(app)
+  const lobby = await createChannel(api, ws.owner.token, 'lobby', { description: null, members: [ws.primary.id] })
+  const leave = await api({ method: 'DELETE', url: `/api/v1/channels/${lobby.id}/members/${ws.owner.id}`, headers: bearer(ws.owner.token) })
+  t.ok([200, 204].includes(leave.statusCode), `the owner left #lobby (${leave.statusCode})`)
+  const browser = await launch(t)
+  for (const width of [1280, 360]) {
+    const { page, problems } = await openPage(t, browser, { width, height: width === 360 ? 740 : 800 })
+    await signedInContext(page, ws.owner, 'admin', true)
+    await page.goto(`${base}/c/${lobby.id}`)
+    await page.getByRole('heading', { name: 'lobby' }).waitFor()
+    // An agent's message in a channel the owner reads without belonging to it arrives live.
+    const text = `agent news ${width}`
+    const res = await api({ method: 'POST', url: `/api/v1/channels/${lobby.id}/messages`, headers: { ...bearer(ws.primary.key), ...json }, payload: { text } })
+    t.equal(res.statusCode, 201)
+    await page.getByTestId('message').filter({ hasText: text }).waitFor()
+    // A channel a member creates shows up in the owner's sidebar without a reload.
+    const created = await api({ method: 'POST', url: '/api/v1/channels', headers: { ...bearer(ws.member.token), ...json }, payload: { name: `made by member ${width}` } })
+    t.equal(created.statusCode, 201)
+    if (width === 360) await page.getByRole('button', { name: /^Conversations/ }).click()
+    await page
+      .getByRole('navigation', { name: 'Conversations' })
+      .getByRole('link', { name: new RegExp(`made by member ${width}`) })
+      .waitFor()
+    t.equal(await page.getByRole('navigation', { name: 'Conversations' }).getByRole('link', { name: /lobby/ }).getByTestId('unread').count(), 0, 'no unread count where the owner is no member')
+    t.same(problems, [])
+  }
+})
