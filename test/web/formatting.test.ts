@@ -47,9 +47,13 @@ t.test('formatted messages', { skip }, async (t) => {
   t.same(res.json().mentions, [ws.member.id])
   const browser = await launch(t)
 
-  for (const width of [1280, 360]) {
-    await t.test(`rendered safely at ${width} px`, async (t) => {
-      const { page, problems } = await openPage(t, browser, { width, height: width === 360 ? 740 : 800 })
+  for (const [width, scheme] of [
+    [1280, 'light'],
+    [360, 'light'],
+    [1280, 'dark'],
+  ] as const) {
+    await t.test(`rendered safely at ${width} px, ${scheme}`, async (t) => {
+      const { page, problems } = await openPage(t, browser, { width, height: width === 360 ? 740 : 800, scheme })
       await signedInContext(page, ws.member, 'member')
       await page.goto(`${base}/c/${channel.id}`)
       const message = page.getByTestId('message').filter({ hasText: 'Deploy report' })
@@ -88,8 +92,8 @@ t.test('formatted messages', { skip }, async (t) => {
       const page360 = await page.evaluate(() => (globalThis as unknown as Doc).document.documentElement.scrollWidth)
       t.ok(page360 <= width, `the page itself does not overflow (${page360})`)
       await message.scrollIntoViewIfNeeded()
-      await checkAccessibility(t, page, `formatted message ${width}`)
-      await screenshot(page, `formatting-${width}`)
+      await checkAccessibility(t, page, `formatted message ${width} ${scheme}`)
+      await screenshot(page, `formatting-${width}${scheme === 'dark' ? '-dark' : ''}`)
       t.same(problems, [])
     })
   }
