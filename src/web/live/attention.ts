@@ -2,7 +2,9 @@
 // kept in localStorage per person so a reload keeps them), the unread total shown in the tab's
 // title and favicon, and desktop notifications for DMs and mentions, which the person turns on.
 import { useEffect, useSyncExternalStore } from 'react'
-import type { ChannelSummary, DmSummary } from '../channels/sidebar-state.ts'
+import { attentionTitle, TITLE } from './attention-math.ts'
+
+export { attentionTitle, unreadTotal } from './attention-math.ts'
 
 const listeners = new Set<() => void>()
 const emit = () => listeners.forEach((listener) => listener())
@@ -63,26 +65,11 @@ export function allMentionsSeen(): void {
 
 export const useUnseenMentions = (): number => useSyncExternalStore(subscribe, () => unseen.size)
 
-/** Unread messages across the conversations, leaving out the one on screen. */
-export function unreadTotal(channels: ChannelSummary[] | undefined, dms: DmSummary[] | undefined, activeId: string | null): number {
-  let total = 0
-  for (const c of channels ?? []) if (c.type === 'channel' && c.id !== activeId) total += c.unread_count
-  for (const d of dms ?? []) if (d.id !== activeId) total += d.unread_count
-  return total
-}
-
-const TITLE = 'Agent Messaging'
 const PLAIN_ICON = "<rect width='16' height='16' rx='4' fill='#4f46e5'/>"
 
 function favicon(unread: number, mentions: number): string {
   const badge = mentions > 0 ? "<circle cx='12' cy='4' r='4' fill='#dc2626'/>" : unread > 0 ? "<circle cx='12' cy='4' r='3.5' fill='#f59e0b'/>" : ''
   return `data:image/svg+xml,${encodeURIComponent(`<svg xmlns='http://www.w3.org/2000/svg' viewBox='0 0 16 16'>${PLAIN_ICON}${badge}</svg>`)}`
-}
-
-/** "(3) Agent Messaging", "(3 · 1 @) …" with unseen mentions; the favicon gets a dot. */
-export function attentionTitle(unread: number, mentions: number): string {
-  if (!unread && !mentions) return TITLE
-  return `(${unread > 99 ? '99+' : unread}${mentions ? ` · ${mentions} @` : ''}) ${TITLE}`
 }
 
 export function useAttentionInTab(unread: number, mentions: number): void {
