@@ -99,6 +99,22 @@ t.test('live sidebar state', { skip }, async (t) => {
     ['GET /api/v1/channels', 'GET /api/v1/dm'],
     'one fetch of each list for the new conversation',
   )
+  // Someone connecting (a presence frame to the members of their channels) changes the directory
+  // in place: nobody's page downloads it again.
+  requests.reader.length = 0
+  requests.phone.length = 0
+  counting = true
+  const owner = await openPage(t, browser)
+  await signedInContext(owner.page, ws.owner, 'admin', true)
+  await owner.page.goto(`${base}/c/${busy.id}`)
+  await owner.page.getByTestId('message').filter({ hasText: 'burst end' }).waitFor()
+  await reader.page.waitForTimeout(1500)
+  counting = false
+  t.same(
+    [...requests.reader, ...requests.phone].filter((r) => r.includes('/directory')),
+    [],
+    'no directory refetch on presence',
+  )
   t.same(reader.problems, [])
   t.same(phone.problems, [])
 })

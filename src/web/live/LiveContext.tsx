@@ -12,6 +12,7 @@ import { flushOutbox, openOutbox } from '../messages/outbox.ts'
 import type { MessageWindow, WindowPage } from '../messages/queries.ts'
 import { messageDeleted, replyArrived, replyUpdated } from '../messages/threads.ts'
 import type { Message } from '../messages/types.ts'
+import { applyPeopleFrame } from '../people/directory-state.ts'
 import { mentionArrived, notify, openAttention } from './attention.ts'
 import { applyReactionEvent } from './reactions.ts'
 import { noteTyping, stopTyping, TYPING_SEND_MS } from './typing.ts'
@@ -123,10 +124,10 @@ export function LiveProvider({ session, enabled, children }: { session: Session;
       connect: (url) => new WebSocket(url) as unknown as SocketLike,
       onEvent: (event) => applyEvent(queryClient, event, session.user_id),
       onResync: () => void queryClient.invalidateQueries(),
-      // Ephemeral frames: typing, and agents' presence and status.
+      // Ephemeral frames: typing; presence, agents' status and people's names (in place).
       onFrame: (frame) => {
         if (frame.type === 'typing' && frame.member_id !== session.user_id) noteTyping(String(frame.channel_id), String(frame.member_id), String(frame.member_name))
-        else if (frame.type === 'presence' || frame.type === 'agent_status' || frame.type === 'user_updated') void queryClient.invalidateQueries({ queryKey: ['directory'] })
+        else applyPeopleFrame(queryClient, frame)
       },
       onStatus: (next) => {
         setStatus(next)
