@@ -9,7 +9,6 @@ import { MIN_PASSWORD, PasswordRule } from '../invite/PasswordRule.tsx'
 import { ErrorNote } from '../ui/ErrorNote.tsx'
 
 const SENTENCES = {
-  WRONG_PASSWORD: 'The current password is not right. Nothing was changed.',
   VALIDATION_ERROR: 'The picture must be a web address starting with http:// or https://, and the name cannot be blank.',
 }
 
