@@ -4,8 +4,12 @@ import { Redirect, Route, Switch, useLocation } from 'wouter'
 import { useQueryClient } from '@tanstack/react-query'
 import { useSession } from './api/session.ts'
 import { LoginPage } from './auth/LoginPage.tsx'
+import { SignupPage } from './auth/SignupPage.tsx'
 import { InvitePage } from './invite/InvitePage.tsx'
 import { Workspace } from './workspace/Workspace.tsx'
+
+/** The login page, coming back to where the person was going (its query too: `?thread=`, `?message=`). */
+const loginFor = (target: string) => `/login${target === '/' ? '' : `?next=${encodeURIComponent(target)}`}`
 
 export function App() {
   const session = useSession()
@@ -24,7 +28,8 @@ export function App() {
     <Switch>
       <Route path="/invite" component={InvitePage} />
       <Route path="/login" component={LoginPage} />
-      <Route>{session ? <Workspace session={session} /> : <Redirect to={`/login${location === '/' ? '' : `?next=${encodeURIComponent(location)}`}`} />}</Route>
+      <Route path="/signup" component={SignupPage} />
+      <Route>{session ? <Workspace session={session} /> : <Redirect to={loginFor(location + window.location.search)} />}</Route>
     </Switch>
   )
 }

@@ -45,6 +45,7 @@ const SENTENCES: Record<string, string> = {
   MISSING_IDEMPOTENCY_BODY: 'The request was not understood. Reload the page and try again.',
   APPROVAL_PENDING: 'Your account is waiting for the workspace owner to approve it.',
   REGISTRATION_CLOSED: 'This workspace does not accept sign-ups. Ask its owner for an invitation.',
+  WRONG_PASSWORD: 'The current password is not right. Nothing was changed.',
   METHOD_NOT_ALLOWED: 'That action is not available. Reload the page and try again.',
   NOT_ACCEPTABLE: 'That action is not available. Reload the page and try again.',
   REQUEST_TIMEOUT: 'The server took too long to answer. Try again.',

@@ -1,5 +1,5 @@
 import { useState, type FormEvent } from 'react'
-import { Redirect, useSearch } from 'wouter'
+import { Link, Redirect, useSearch } from 'wouter'
 import { useMutation } from '@tanstack/react-query'
 import { api, unwrap } from '../api/client.ts'
 import { ApiError } from '../api/errors.ts'
@@ -51,7 +51,9 @@ export function LoginPage() {
           {login.isPending ? 'Signing in…' : 'Sign in'}
         </button>
       </form>
-      <p className="hint">New here? Open the invite link you were sent to set your password.</p>
+      <p className="hint">
+        New here? Open the invite link you were sent to set your password, or <Link href="/signup">create an account</Link> if this workspace lets anyone sign up.
+      </p>
     </AuthFrame>
   )
 }

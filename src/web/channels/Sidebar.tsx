@@ -1,4 +1,5 @@
 // Channels and direct messages, each a link to its conversation.
+import { useState } from 'react'
 import { Link } from 'wouter'
 import type { Session } from '../api/session.ts'
 import { signOut } from '../api/session.ts'
@@ -6,6 +7,8 @@ import { AgentBadge } from '../ui/AgentBadge.tsx'
 import { OnlineDot } from '../ui/OnlineDot.tsx'
 import { ErrorNote } from '../ui/ErrorNote.tsx'
 import { SearchBox } from '../search/SearchBox.tsx'
+import { notificationsSupported, setNotifications, useNotificationsOn, useUnseenMentions } from '../live/attention.ts'
+import { openSwitcher } from '../workspace/Switcher.tsx'
 import { NewChannel } from './NewChannel.tsx'
 import { NewDm } from './NewDm.tsx'
 import { useChannels, useDms } from './queries.ts'
@@ -20,10 +23,43 @@ function Unread({ count }: { count: number }) {
   )
 }
 
+/** Direct messages, the most recently active first (kept current by events: sidebar-state.ts). */
+function byActivity<T extends { last_message_at?: string | null; created_at: string }>(list: T[] | undefined): T[] {
+  const at = (dm: T) => dm.last_message_at ?? dm.created_at
+  return (list ?? []).slice().sort((a, b) => at(b).localeCompare(at(a)))
+}
+
+/** Desktop notifications for DMs and mentions: off until turned on here. */
+function NotificationToggle() {
+  const on = useNotificationsOn()
+  const [refused, setRefused] = useState(false)
+  if (!notificationsSupported()) return null
+  return (
+    <div className="notify-toggle">
+      <button
+        type="button"
+        className="link-button small"
+        aria-pressed={on}
+        onClick={() => {
+          void setNotifications(!on).then((now) => setRefused(!on && !now))
+        }}
+      >
+        {on ? 'Desktop notifications: on' : 'Turn on desktop notifications'}
+      </button>
+      {refused && (
+        <p className="muted small" role="status">
+          The browser blocks notifications for this site; allow them in its site settings.
+        </p>
+      )}
+    </div>
+  )
+}
+
 export function Sidebar({ session, activeId, onNavigate }: { session: Session; activeId: string | null; onNavigate?: () => void }) {
   const channels = useChannels()
   const dms = useDms()
   const regular = (channels.data ?? []).filter((c) => c.type === 'channel')
+  const mentions = useUnseenMentions()
   return (
     <nav className="sidebar" aria-label="Conversations">
       <div className="sidebar-head">
@@ -31,6 +67,9 @@ export function Sidebar({ session, activeId, onNavigate }: { session: Session; a
         <span className="workspace-name">Agent Messaging</span>
       </div>
       <SearchBox onSearch={onNavigate} />
+      <button type="button" className="link-button small switcher-button" onClick={openSwitcher} aria-keyshortcuts="Control+K Meta+K">
+        Jump to… <kbd>Ctrl K</kbd>
+      </button>
       <Link
         href="/mentions"
         onClick={onNavigate}
@@ -41,6 +80,12 @@ export function Sidebar({ session, activeId, onNavigate }: { session: Session; a
           @
         </span>
         <span className="conversation-name">Mentions</span>
+        {mentions > 0 && (
+          <span className="unread mentions-badge" data-testid="mentions-badge">
+            {mentions > 99 ? '99+' : mentions}
+            <span className="visually-hidden"> new</span>
+          </span>
+        )}
       </Link>
       <h2 className="sidebar-title" id="channels-title">
         Channels
@@ -67,11 +112,14 @@ export function Sidebar({ session, activeId, onNavigate }: { session: Session; a
         {channels.isSuccess && regular.length === 0 && <li className="muted small">No channels yet.</li>}
       </ul>
       {session.role !== 'observer' && <NewChannel onCreated={onNavigate} />}
+      <Link href="/browse" onClick={onNavigate} className="link-button small new-channel browse-link">
+        Browse channels
+      </Link>
       <h2 className="sidebar-title" id="dms-title">
         Direct messages
       </h2>
       <ul aria-labelledby="dms-title" className="conversation-list">
-        {(dms.data ?? []).map((dm) => (
+        {byActivity(dms.data).map((dm) => (
           <li key={dm.id}>
             <Link href={`/c/${dm.id}`} onClick={onNavigate} className={dm.id === activeId ? 'conversation active' : 'conversation'} aria-current={dm.id === activeId ? 'page' : undefined}>
               <span className="conversation-name">{dm.participant.name}</span>
@@ -89,10 +137,11 @@ export function Sidebar({ session, activeId, onNavigate }: { session: Session; a
           Workspace settings
         </Link>
       )}
+      <NotificationToggle />
       <div className="sidebar-foot">
-        <span className="me" title={session.email}>
+        <Link href="/profile" onClick={onNavigate} className="me" title={`${session.email}: your profile`}>
           {session.display_name}
-        </span>
+        </Link>
         <button type="button" className="link-button" onClick={() => signOut()}>
           Sign out
         </button>

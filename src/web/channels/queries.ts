@@ -1,7 +1,17 @@
 import { useQuery } from '@tanstack/react-query'
 import { api, unwrap } from '../api/client.ts'
+import { ApiError } from '../api/errors.ts'
 
-export const useChannels = () => useQuery({ queryKey: ['sidebar', 'channels'], queryFn: () => unwrap(api.GET('/api/v1/channels')) })
+/** An account awaiting the owner's approval is refused everything but /auth/me. */
+export const isAwaitingApproval = (error: unknown) => error instanceof ApiError && error.code === 'APPROVAL_PENDING'
+
+// While awaiting approval, the list is asked for again now and then: approval opens the workspace.
+export const useChannels = () =>
+  useQuery({
+    queryKey: ['sidebar', 'channels'],
+    queryFn: () => unwrap(api.GET('/api/v1/channels')),
+    refetchInterval: (query) => (isAwaitingApproval(query.state.error) ? 30_000 : false),
+  })
 
 export const useDms = () => useQuery({ queryKey: ['sidebar', 'dms'], queryFn: () => unwrap(api.GET('/api/v1/dm')) })
 

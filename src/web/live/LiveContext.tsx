@@ -1,15 +1,19 @@
 // One reconnecting socket per signed-in tab (src/sdk/realtime.ts). Events update the cached
-// server state in place (messages) or mark it stale (channels, members); `resync_required`
-// refetches everything. The connection state is shared for the "reconnecting…" banner.
+// server state in place (messages, the sidebar's unread counts: channels/sidebar-state.ts) or
+// mark it stale (members; the sidebar, debounced, for what an event cannot tell);
+// `resync_required` refetches everything. The connection state is shared for the "reconnecting…" banner.
 import { createContext, useContext, useEffect, useState, type ReactNode } from 'react'
 import { useQueryClient, type QueryClient } from '@tanstack/react-query'
 import { RealtimeClient, type RealtimeEvent, type RealtimeStatus, type SocketLike } from '../../sdk/realtime.ts'
 import type { Session } from '../api/session.ts'
+import { channelRemoved, isDm, messageArrived, reconcileSoon, resetSidebarState } from '../channels/sidebar-state.ts'
 import { clearLive, forgetLive, rememberLive, updateLive } from '../messages/live-buffer.ts'
 import { flushOutbox, openOutbox } from '../messages/outbox.ts'
 import type { MessageWindow, WindowPage } from '../messages/queries.ts'
 import { messageDeleted, replyArrived, replyUpdated } from '../messages/threads.ts'
 import type { Message } from '../messages/types.ts'
+import { applyPeopleFrame } from '../people/directory-state.ts'
+import { mentionArrived, notify, openAttention } from './attention.ts'
 import { applyReactionEvent } from './reactions.ts'
 import { noteTyping, stopTyping, TYPING_SEND_MS } from './typing.ts'
 
@@ -34,15 +38,15 @@ export function applyEvent(queryClient: QueryClient, event: RealtimeEvent, me: s
     case 'new_message': {
       const message = event.message as Message
       // A reply is not in the channel's list (roots only): its root and its thread change.
+      messageArrived(queryClient, channelId, message.created_at, message.author_id !== me)
+      if (message.author_id !== me) void isDm(queryClient, channelId).then((dm) => dm && notify(channelId, message.author_name, message.text))
       if (message.thread_id) {
         replyArrived(queryClient, message)
-        if (message.author_id !== me) void queryClient.invalidateQueries({ queryKey: ['sidebar'] })
         return
       }
       rememberLive(message)
       // Only a window that reaches the newest messages shows it; one still behind fetches it later.
       updateMessages(queryClient, channelId, (messages, page, index) => (index === 0 && !page.newer && !messages.some((m) => m.id === message.id) ? [message, ...messages] : messages))
-      if (message.author_id !== me) void queryClient.invalidateQueries({ queryKey: ['sidebar'] })
       stopTyping(channelId, message.author_id)
       return
     }
@@ -63,22 +67,34 @@ export function applyEvent(queryClient: QueryClient, event: RealtimeEvent, me: s
       forgetLive(channelId, id)
       // A root with replies stays (a placeholder); a reply leaves its thread.
       if (messageDeleted(queryClient, channelId, id, (event.thread_id as string | null | undefined) ?? null)) updateMessages(queryClient, channelId, (messages) => messages.filter((m) => m.id !== id))
-      void queryClient.invalidateQueries({ queryKey: ['sidebar'] })
+      // It may have been unread: the count comes from the server, with the next reconciliation.
+      void reconcileSoon(queryClient)
       return
     }
-    case 'message_mentioned':
-      // The Mentions view refreshes; the message itself arrives as new_message / message_updated.
+    case 'message_mentioned': {
+      // The Mentions view refreshes (when open); the message itself arrives as new_message /
+      // message_updated. Unless its conversation is on screen, it counts as unseen.
+      const message = event.message as Message
       void queryClient.invalidateQueries({ queryKey: ['mentions'] })
+      if (!(event.mentioned_ids as string[] | undefined)?.includes(me)) return
+      const onScreen = document.visibilityState === 'visible' && (location.pathname === `/c/${channelId}` || location.pathname === '/mentions')
+      if (!onScreen) mentionArrived(message.id, channelId)
+      // A DM's message is notified as such, mentions or not.
+      void isDm(queryClient, channelId).then((dm) => dm || notify(channelId, `${message.author_name} mentioned you`, message.text))
       return
+    }
     case 'member_joined':
     case 'member_left':
       void queryClient.invalidateQueries({ queryKey: ['members', channelId] })
       void queryClient.invalidateQueries({ queryKey: ['channel', channelId] })
-      if (event.member_id === me) void queryClient.invalidateQueries({ queryKey: ['sidebar'] })
+      if (event.member_id === me) void reconcileSoon(queryClient)
+      return
+    case 'channel_deleted':
+      channelRemoved(queryClient, channelId)
       return
     default:
-      // channel_created, channel_updated, channel_deleted
-      void queryClient.invalidateQueries({ queryKey: ['sidebar'] })
+      // channel_created, channel_updated
+      void reconcileSoon(queryClient)
       void queryClient.invalidateQueries({ queryKey: ['channel', channelId] })
   }
 }
@@ -98,26 +114,29 @@ export function LiveProvider({ session, enabled, children }: { session: Session;
   const [sendTyping, setSendTyping] = useState<(channelId: string) => void>(() => () => {})
   // The queue of unsent messages is this person's own.
   useEffect(() => openOutbox(session.user_id), [session.user_id])
+  useEffect(() => openAttention(session.user_id), [session.user_id])
   useEffect(() => {
     if (!enabled) return
-    const sent = () => void queryClient.invalidateQueries({ queryKey: ['sidebar'] })
+    let wasLive = false
     const client = new RealtimeClient({
       url: (since) => socketUrl(session.token, since),
       // The DOM types its handlers with DOM event classes; SocketLike only needs their `data`/`code`.
       connect: (url) => new WebSocket(url) as unknown as SocketLike,
       onEvent: (event) => applyEvent(queryClient, event, session.user_id),
       onResync: () => void queryClient.invalidateQueries(),
-      // Ephemeral frames: typing, and agents' presence and status.
+      // Ephemeral frames: typing; presence, agents' status and people's names (in place).
       onFrame: (frame) => {
         if (frame.type === 'typing' && frame.member_id !== session.user_id) noteTyping(String(frame.channel_id), String(frame.member_id), String(frame.member_name))
-        else if (frame.type === 'presence' || frame.type === 'agent_status') void queryClient.invalidateQueries({ queryKey: ['directory'] })
+        else applyPeopleFrame(queryClient, frame)
       },
       onStatus: (next) => {
         setStatus(next)
         if (next !== 'live') return
-        // Whatever happened while we were away and the log cannot replay is fetched again.
-        void queryClient.invalidateQueries({ queryKey: ['sidebar'] })
-        void flushOutbox(sent)
+        // Whatever happened while we were away and the log cannot replay is fetched again (the
+        // first connection follows the lists' first fetch: nothing was missed).
+        if (wasLive) void reconcileSoon(queryClient, 0)
+        wasLive = true
+        void flushOutbox()
       },
     })
     client.start()
@@ -129,16 +148,17 @@ export function LiveProvider({ session, enabled, children }: { session: Session;
     })
     const online = () => {
       client.reconnectNow()
-      void flushOutbox(sent)
+      void flushOutbox()
     }
     window.addEventListener('online', online)
     // The browser may not notice a network that came back; try what waits now and then.
-    const retry = setInterval(() => void flushOutbox(sent), OUTBOX_RETRY_MS)
+    const retry = setInterval(() => void flushOutbox(), OUTBOX_RETRY_MS)
     return () => {
       clearInterval(retry)
       window.removeEventListener('online', online)
       client.stop()
       clearLive()
+      resetSidebarState()
     }
   }, [enabled, session.token, session.user_id, queryClient])
   return (

@@ -1,14 +1,14 @@
 // One conversation: its header (with its members), the message list and the composer. The list
 // opens at the newest messages, or at `?message=<id>` (a search result).
-import { useState } from 'react'
+import { useEffect, useState } from 'react'
 import { useLocation, useSearch } from 'wouter'
 import type { Session } from '../api/session.ts'
 import { MembersDialog } from '../channels/MembersDialog.tsx'
-import { useChannel, useDms } from '../channels/queries.ts'
+import { useChannel, useChannels, useDms } from '../channels/queries.ts'
 import { AgentBadge } from '../ui/AgentBadge.tsx'
 import { ErrorNote } from '../ui/ErrorNote.tsx'
 import { Composer } from './Composer.tsx'
-import { MessageList } from './MessageList.tsx'
+import { MessageList, type UnreadAtOpen } from './MessageList.tsx'
 import { ThreadPanel } from './ThreadPanel.tsx'
 import { TypingLine } from './TypingLine.tsx'
 import { OnlineDot } from '../ui/OnlineDot.tsx'
@@ -26,6 +26,14 @@ export function ChannelView({ channelId, session }: { channelId: string; session
     navigate(rest ? `${location}?${rest}` : location)
   }
   const [membersOpen, setMembersOpen] = useState(false)
+  // Where reading stopped, as it was when the conversation opened: the "new messages" line stays
+  // there while the marker moves on.
+  const channels = useChannels()
+  const summary = channels.data?.find((c) => c.id === channelId) ?? dms.data?.find((d) => d.id === channelId)
+  const [unreadAtOpen, setUnreadAtOpen] = useState<UnreadAtOpen | null | undefined>(undefined)
+  useEffect(() => {
+    if (unreadAtOpen === undefined && summary) setUnreadAtOpen(summary.unread_count > 0 ? { lastReadId: summary.last_read_message_id, count: summary.unread_count } : null)
+  }, [summary, unreadAtOpen])
   if (channel.isPending) {
     return (
       <section className="channel-view" aria-busy="true">
@@ -72,7 +80,7 @@ export function ChannelView({ channelId, session }: { channelId: string; session
           )}
         </header>
         {membersOpen && <MembersDialog channel={info} session={session} onClose={() => setMembersOpen(false)} />}
-        <MessageList key={anchor ?? 'newest'} channelId={channelId} session={session} keepsReadMarker={info.is_member} anchor={anchor} />
+        <MessageList key={anchor ?? 'newest'} channelId={channelId} session={session} keepsReadMarker={info.is_member} anchor={anchor} unread={unreadAtOpen ?? null} />
         <TypingLine channelId={channelId} />
         <Composer
           channelId={channelId}

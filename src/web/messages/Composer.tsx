@@ -5,13 +5,15 @@
 // outbox (shown above the box) and goes out when it is back; a message the server refuses, or a
 // file that cannot be sent, comes back into the box marked as not sent, with a retry.
 import { useEffect, useRef, useState, type DragEvent, type KeyboardEvent } from 'react'
-import { useMutation, useQueryClient } from '@tanstack/react-query'
+import { useMutation } from '@tanstack/react-query'
 import { ApiError } from '../api/errors.ts'
 import { useMentionAutocomplete } from '../mentions/MentionAutocomplete.tsx'
 import { useSendTyping } from '../live/LiveContext.tsx'
 import { ErrorNote } from '../ui/ErrorNote.tsx'
 import { PaperclipIcon } from '../ui/PaperclipIcon.tsx'
+import { useDraft } from './drafts.ts'
 import { formatSize } from './format.ts'
+import { parseMarkdown, renderMarkdown } from './Markdown.tsx'
 import { enqueue, isTransient, postText } from './outbox.ts'
 import { Outbox } from './Outbox.tsx'
 import { uploadMessage, type Upload } from './upload.ts'
@@ -25,15 +27,15 @@ interface Draft {
 }
 
 export function Composer({ channelId, title, readOnly, onSent }: { channelId: string; title: string; readOnly: string | null; onSent?: () => void }) {
-  const queryClient = useQueryClient()
   const sendTyping = useSendTyping()
-  const [text, setText] = useState('')
+  const [text, setText] = useDraft(`c:${channelId}`)
   const [file, setFile] = useState<File | null>(null)
   const [fileProblem, setFileProblem] = useState<string | null>(null)
   const [dragging, setDragging] = useState(false)
   const [progress, setProgress] = useState(0)
   // Why the last message came back into the box, until the next attempt.
   const [notSent, setNotSent] = useState<unknown>(null)
+  const [preview, setPreview] = useState(false)
   const upload = useRef<Upload | null>(null)
   const input = useRef<HTMLTextAreaElement>(null)
   const picker = useRef<HTMLInputElement>(null)
@@ -75,8 +77,8 @@ export function Composer({ channelId, title, readOnly, onSent }: { channelId: st
       setFile((chosen) => chosen ?? draft.file)
       if (!(error instanceof ApiError && error.code === 'CANCELLED')) setNotSent(error)
     },
+    // One's own message changes no unread count: the sidebar is left alone.
     onSuccess: () => {
-      void queryClient.invalidateQueries({ queryKey: ['sidebar'] })
       input.current?.focus()
       onSent?.()
     },
@@ -178,6 +180,11 @@ export function Composer({ channelId, title, readOnly, onSent }: { channelId: st
         </div>
       ) : null}
       {mention.listbox}
+      {preview && (
+        <div className="composer-preview" data-testid="composer-preview" aria-label="Preview" role="region">
+          {text.trim() ? <div className="message-text">{renderMarkdown(parseMarkdown(text), (t) => t)}</div> : <p className="muted small">Nothing to preview yet.</p>}
+        </div>
+      )}
       <div className="composer-row">
         <button type="button" className="icon-button" onClick={() => picker.current?.click()} aria-label="Attach a file (up to 10 MB)" title="Attach a file (up to 10 MB)">
           <PaperclipIcon />
@@ -213,7 +220,12 @@ export function Composer({ channelId, title, readOnly, onSent }: { channelId: st
           {send.isPending ? (send.variables.file ? 'Uploading…' : 'Sending…') : 'Send'}
         </button>
       </div>
-      <p className="muted small composer-hint">Enter to send · Shift+Enter for a new line · drop a file to attach it</p>
+      <p className="muted small composer-hint">
+        <span className="composer-keys">Enter to send · Shift+Enter for a new line · **bold**, _italic_, `code` · </span>
+        <button type="button" className="link-button small" aria-pressed={preview} onClick={() => setPreview(!preview)}>
+          Preview
+        </button>
+      </p>
     </form>
   )
 }

@@ -1,4 +1,4 @@
-// A message's text with its mentions marked: each `@name` that names a member the message
+// A message's text, formatted (Markdown.tsx), with its mentions marked: each `@name` that names a member the message
 // mentions is a highlighted span, and a mention of the signed-in person stands out more. The
 // tokens are found by the server's own rules (src/lib/mentions.ts); a token is marked only when
 // the message's `mentions` holds someone with that handle, so a name that did not resolve (a
@@ -7,6 +7,7 @@ import { useMemo, type ReactNode } from 'react'
 import { handleOf, mentionTokens } from '../../lib/mentions.ts'
 import type { Session } from '../api/session.ts'
 import { useDirectory } from '../people/queries.ts'
+import { parseMarkdown, renderMarkdown } from './Markdown.tsx'
 import type { Message } from './types.ts'
 
 /** Handle → id of the people a message mentions (from the workspace directory). */
@@ -27,24 +28,29 @@ function useMentionedHandles(mentions: readonly string[]): Map<string, string> {
 export function MessageText({ message, session, className = 'message-text' }: { message: Pick<Message, 'text' | 'mentions'>; session: Session; className?: string }) {
   const mentions = message.mentions ?? []
   const handles = useMentionedHandles(mentions)
-  const parts = useMemo(() => {
-    if (!handles.size) return [message.text]
-    const out: ReactNode[] = []
-    let at = 0
-    for (const token of mentionTokens(message.text)) {
-      const id = handles.get(token.handle)
-      if (!id) continue
-      out.push(message.text.slice(at, token.index))
-      const me = id === session.user_id
-      out.push(
-        <span key={token.index} className={me ? 'mention mention-me' : 'mention'} data-testid={me ? 'mention-me' : 'mention'}>
-          {message.text.slice(token.index, token.index + token.length)}
-        </span>,
-      )
-      at = token.index + token.length
+  const tokens = useMemo(() => parseMarkdown(message.text), [message.text])
+  const content = useMemo(() => {
+    const marked = (text: string, key: string): ReactNode => {
+      if (!handles.size) return text
+      const out: ReactNode[] = []
+      let at = 0
+      for (const token of mentionTokens(text)) {
+        const id = handles.get(token.handle)
+        if (!id) continue
+        out.push(text.slice(at, token.index))
+        const me = id === session.user_id
+        out.push(
+          <span key={`${key}@${token.index}`} className={me ? 'mention mention-me' : 'mention'} data-testid={me ? 'mention-me' : 'mention'}>
+            {text.slice(token.index, token.index + token.length)}
+          </span>,
+        )
+        at = token.index + token.length
+      }
+      if (at === 0) return text
+      out.push(text.slice(at))
+      return out
     }
-    out.push(message.text.slice(at))
-    return out
-  }, [handles, message.text, session.user_id])
-  return <p className={className}>{parts}</p>
+    return renderMarkdown(tokens, marked)
+  }, [handles, tokens, session.user_id])
+  return <div className={className}>{content}</div>
 }

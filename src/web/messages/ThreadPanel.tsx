@@ -1,11 +1,12 @@
 // A thread beside the conversation (full screen on a phone): its root, its replies oldest to
 // newest (older ones on demand), and a composer that replies in the thread. Live replies join it
 // through the LiveContext (threads.ts); Escape or the close button returns to the conversation.
-import { useEffect, useLayoutEffect, useMemo, useRef, useState, type KeyboardEvent } from 'react'
+import { useEffect, useLayoutEffect, useMemo, useRef, type KeyboardEvent } from 'react'
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query'
 import { api, unwrap } from '../api/client.ts'
 import type { Session } from '../api/session.ts'
 import { ErrorNote } from '../ui/ErrorNote.tsx'
+import { useDraft } from './drafts.ts'
 import { MessageItem } from './MessageItem.tsx'
 import { InThreadPanel, threadKey, useReplies } from './threads.ts'
 
@@ -39,8 +40,14 @@ export function ThreadPanel({
   const oldestFirst = useMemo(() => (replies.data?.pages.flatMap((page) => page.messages) ?? []).slice().reverse(), [replies.data])
   const scroller = useRef<HTMLDivElement>(null)
   const heading = useRef<HTMLHeadingElement>(null)
-  // Opening a thread moves the focus into it, so keyboard and screen-reader users land there.
-  useEffect(() => heading.current?.focus(), [rootId])
+  // Opening a thread moves the focus into it: into its composer, so what one types goes there
+  // (the heading when one may not reply), once the thread has loaded.
+  const loaded = root.isSuccess
+  useEffect(() => {
+    if (!loaded) return
+    const box = document.getElementById('thread-composer-text')
+    ;(box ?? heading.current)?.focus()
+  }, [rootId, loaded])
   // The newest reply stays in view as replies arrive.
   const newest = oldestFirst.at(-1)?.id
   useLayoutEffect(() => {
@@ -89,7 +96,7 @@ export function ThreadPanel({
 
 function ThreadComposer({ channelId, rootId, readOnly }: { channelId: string; rootId: string; readOnly: string | null }) {
   const queryClient = useQueryClient()
-  const [text, setText] = useState('')
+  const [text, setText] = useDraft(`t:${rootId}`)
   const input = useRef<HTMLTextAreaElement>(null)
   const send = useMutation({
     mutationFn: (draft: { text: string; key: string }) =>

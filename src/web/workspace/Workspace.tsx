@@ -1,17 +1,25 @@
 // The signed-in layout: sidebar of conversations, the open conversation, the live banner. On a
 // narrow screen the sidebar is a drawer opened from the header.
-import { useEffect, useRef, useState } from 'react'
+import { lazy, Suspense, useEffect, useRef, useState } from 'react'
 import { Redirect, Route, Switch, useRoute } from 'wouter'
 import { useQuery } from '@tanstack/react-query'
 import { api, unwrap } from '../api/client.ts'
-import type { Session } from '../api/session.ts'
+import { signOut, type Session } from '../api/session.ts'
 import { Sidebar } from '../channels/Sidebar.tsx'
-import { useChannels } from '../channels/queries.ts'
+import { isAwaitingApproval, useChannels, useDms } from '../channels/queries.ts'
+import { AuthFrame } from '../ui/AuthFrame.tsx'
+import { Switcher } from './Switcher.tsx'
+import { BrowsePage } from '../channels/BrowsePage.tsx'
+import { ProfilePage } from '../people/ProfilePage.tsx'
+import { unreadTotal, useAttentionInTab, useUnseenMentions } from '../live/attention.ts'
 import { LiveProvider, useLiveStatus } from '../live/LiveContext.tsx'
 import { MentionsPage } from '../mentions/MentionsPage.tsx'
 import { ChannelView } from '../messages/ChannelView.tsx'
 import { SearchPage } from '../search/SearchPage.tsx'
-import { SettingsPage } from '../settings/SettingsPage.tsx'
+
+// Settings are the owner's, and rarely open: their code loads when they are, keeping the first
+// visit within its budget.
+const SettingsPage = lazy(() => import('../settings/SettingsPage.tsx').then((m) => ({ default: m.SettingsPage })))
 
 function LiveBanner() {
   const status = useLiveStatus()
@@ -35,6 +43,19 @@ function Home() {
   )
 }
 
+function AwaitingApproval({ session }: { session: Session }) {
+  return (
+    <AuthFrame title="Waiting for approval">
+      <p role="status" data-testid="awaiting-approval">
+        Your account ({session.email}) is waiting for the workspace owner to approve it. You can use the workspace as soon as they do; this page checks now and then.
+      </p>
+      <button type="button" className="link-button" onClick={() => signOut()}>
+        Sign out
+      </button>
+    </AuthFrame>
+  )
+}
+
 export function Workspace({ session }: { session: Session }) {
   const [, params] = useRoute('/c/:id')
   const [drawer, setDrawer] = useState(false)
@@ -45,11 +66,20 @@ export function Workspace({ session }: { session: Session }) {
     if (drawer) document.querySelector<HTMLElement>('.sidebar input, .sidebar a')?.focus()
   }, [drawer])
   const activeId = params?.id ?? null
+  const channels = useChannels()
+  const dms = useDms()
+  const unread = unreadTotal(channels.data, dms.data, activeId)
+  const mentions = useUnseenMentions()
+  useAttentionInTab(unread, mentions)
   // The credential is checked over REST before the socket opens: a removed account or an
   // expired session goes back to the login page instead of failing a WebSocket handshake.
   const me = useQuery({ queryKey: ['me'], queryFn: () => unwrap(api.GET('/api/v1/auth/me')), staleTime: Infinity })
+  // An account awaiting approval may only ask who it is: it waits, told so, with no socket
+  // (which would be refused, again and again, as a lost connection).
+  const awaiting = isAwaitingApproval(channels.error)
+  if (awaiting) return <AwaitingApproval session={session} />
   return (
-    <LiveProvider session={session} enabled={me.isSuccess}>
+    <LiveProvider session={session} enabled={me.isSuccess && !channels.isPending}>
       <div
         className={drawer ? 'workspace drawer-open' : 'workspace'}
         onKeyDown={(e) => {
@@ -60,11 +90,20 @@ export function Workspace({ session }: { session: Session }) {
           }
         }}
       >
+        <a className="skip-link" href="#main-content">
+          Skip to the conversation
+        </a>
         <button type="button" className="drawer-backdrop" aria-label="Close conversations" tabIndex={-1} onClick={() => setDrawer(false)} />
         <Sidebar session={session} activeId={activeId} onNavigate={() => setDrawer(false)} />
-        <div className="main">
+        <Switcher session={session} onNavigate={() => setDrawer(false)} />
+        <main className="main" id="main-content" tabIndex={-1}>
           <button type="button" ref={toggle} className="drawer-toggle" aria-expanded={drawer} onClick={() => setDrawer(!drawer)}>
             <span aria-hidden="true">☰</span> Conversations
+            {(unread > 0 || mentions > 0) && (
+              <span className="unread-dot" data-testid="menu-unread">
+                <span className="visually-hidden">, unread messages</span>
+              </span>
+            )}
           </button>
           <LiveBanner />
           <Switch>
@@ -72,11 +111,19 @@ export function Workspace({ session }: { session: Session }) {
             <Route path="/search">
               <SearchPage />
             </Route>
+            <Route path="/browse">
+              <BrowsePage onNavigate={() => setDrawer(false)} />
+            </Route>
+            <Route path="/profile">
+              <ProfilePage session={session} />
+            </Route>
             <Route path="/mentions">
               <MentionsPage session={session} />
             </Route>
             <Route path="/settings" nest>
-              <SettingsPage session={session} />
+              <Suspense fallback={<p className="muted pad">Loading…</p>}>
+                <SettingsPage session={session} />
+              </Suspense>
             </Route>
             <Route path="/">
               <Home />
@@ -87,7 +134,7 @@ export function Workspace({ session }: { session: Session }) {
               </section>
             </Route>
           </Switch>
-        </div>
+        </main>
       </div>
     </LiveProvider>
   )

@@ -1,0 +1,26 @@
+// The people directory kept current from the socket's signals instead of refetched: presence
+// (an agent's or a human's first socket opened, or last one closed), an agent's status, a
+// person's new name or picture. With presence for humans, refetching the whole directory on each
+// of these frames would have every open page download it whenever anyone connects.
+import type { QueryClient } from '@tanstack/react-query'
+import type { Person } from './queries.ts'
+
+const change = (queryClient: QueryClient, id: string, update: (person: Person) => Person) =>
+  queryClient.setQueryData<Person[]>(['directory'], (people) => people?.map((p) => (p.id === id ? update(p) : p)))
+
+/** Applies a presence, agent_status or user_updated frame; false for any other frame. */
+export function applyPeopleFrame(queryClient: QueryClient, frame: Record<string, unknown>): boolean {
+  switch (frame.type) {
+    case 'presence':
+      change(queryClient, String(frame.member_id), (p) => ({ ...p, online: frame.online === true, last_seen_at: String(frame.last_seen_at) }))
+      return true
+    case 'agent_status':
+      change(queryClient, String(frame.agent_id), (p) => ({ ...p, status_text: (frame.text as string | null) ?? null }))
+      return true
+    case 'user_updated':
+      change(queryClient, String(frame.user_id), (p) => ({ ...p, name: String(frame.display_name), avatar_url: (frame.avatar_url as string | null) ?? null }))
+      return true
+    default:
+      return false
+  }
+}
