@@ -6,6 +6,7 @@ import { ApiError } from '../api/errors.ts'
 import { sessionEndReason, signIn, useSession } from '../api/session.ts'
 import { AuthFrame } from '../ui/AuthFrame.tsx'
 import { ErrorNote } from '../ui/ErrorNote.tsx'
+import { useRegistration } from './registration.ts'
 
 /** Only paths of this app: never an absolute URL handed in through `next`. */
 function safeNext(value: string | null): string {
@@ -17,6 +18,8 @@ export function LoginPage() {
   const params = new URLSearchParams(useSearch())
   const [email, setEmail] = useState('')
   const [password, setPassword] = useState('')
+  const registration = useRegistration()
+  const signUp = registration.data && registration.data.registration_mode !== 'closed'
   const login = useMutation({
     mutationFn: () => unwrap(api.POST('/api/v1/auth/login', { body: { email, password } })),
     onSuccess: (data) => signIn(data),
@@ -52,7 +55,14 @@ export function LoginPage() {
         </button>
       </form>
       <p className="hint">
-        New here? Open the invite link you were sent to set your password, or <Link href="/signup">create an account</Link> if this workspace lets anyone sign up.
+        {signUp ? (
+          <>
+            New here? Open the invite link you were sent to set your password, or <Link href="/signup">create an account</Link>
+            {registration.data?.registration_mode === 'approval' ? ' (the owner approves new accounts)' : ''}.
+          </>
+        ) : (
+          'New here? Open the invite link you were sent to set your password.'
+        )}
       </p>
     </AuthFrame>
   )

@@ -9,12 +9,14 @@ import { signIn, useSession } from '../api/session.ts'
 import { MIN_PASSWORD, PasswordRule } from '../invite/PasswordRule.tsx'
 import { AuthFrame } from '../ui/AuthFrame.tsx'
 import { ErrorNote } from '../ui/ErrorNote.tsx'
+import { useRegistration } from './registration.ts'
 
 export function SignupPage() {
   const session = useSession()
   const [name, setName] = useState('')
   const [email, setEmail] = useState('')
   const [password, setPassword] = useState('')
+  const mode = useRegistration().data?.registration_mode
   const signup = useMutation({
     mutationFn: async () => {
       await unwrap(api.POST('/api/v1/auth/register', { body: { email, password, display_name: name.trim() } }))
@@ -29,6 +31,8 @@ export function SignupPage() {
   }
   return (
     <AuthFrame title="Create an account">
+      {mode === 'closed' && <p className="notice">This workspace does not accept sign-ups. Ask its owner for an invitation.</p>}
+      {mode === 'approval' && <p className="hint">The owner approves new accounts; until then you can sign in but not read or post.</p>}
       <form onSubmit={submit} className="stack">
         <label>
           Your name
