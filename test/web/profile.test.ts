@@ -112,15 +112,8 @@ t.test('people', { skip }, async (t) => {
     t.equal(await other.page.getByRole('link', { name: 'create an account' }).count(), 0, 'no sign-up link where sign-up is closed')
     await other.page.goto(`${base}/signup`)
     await other.page.getByText('This workspace does not accept sign-ups. Ask its owner for an invitation.').waitFor()
-    await other.page.getByLabel('Your name').fill('Late Comer')
-    await other.page.getByLabel('E-mail').fill('late@example.com')
-    await other.page.getByLabel('Password').fill('a long enough password')
-    await other.page.getByRole('button', { name: 'Create account' }).click()
-    await other.page.getByText('This workspace does not accept sign-ups. Ask its owner for an invitation.').waitFor()
+    t.equal(await other.page.getByRole('button', { name: 'Create account' }).count(), 0, 'no form to fill in for nothing')
     t.same(problems, [])
-    t.same(
-      other.problems.filter((p) => !/status of 403/.test(p)),
-      [],
-    )
+    t.same(other.problems, [])
   })
 })

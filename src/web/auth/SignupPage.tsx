@@ -29,9 +29,21 @@ export function SignupPage() {
     event.preventDefault()
     signup.mutate()
   }
+  const haveAccount = (
+    <p className="hint">
+      Have an account? <Link href="/login">Sign in</Link>
+    </p>
+  )
+  if (mode === 'closed') {
+    return (
+      <AuthFrame title="Create an account">
+        <p className="notice">This workspace does not accept sign-ups. Ask its owner for an invitation.</p>
+        {haveAccount}
+      </AuthFrame>
+    )
+  }
   return (
     <AuthFrame title="Create an account">
-      {mode === 'closed' && <p className="notice">This workspace does not accept sign-ups. Ask its owner for an invitation.</p>}
       {mode === 'approval' && <p className="hint">The owner approves new accounts; until then you can sign in but not read or post.</p>}
       <form onSubmit={submit} className="stack">
         <label>
@@ -52,9 +64,7 @@ export function SignupPage() {
           {signup.isPending ? 'Creating…' : 'Create account'}
         </button>
       </form>
-      <p className="hint">
-        Have an account? <Link href="/login">Sign in</Link>
-      </p>
+      {haveAccount}
     </AuthFrame>
   )
 }
