@@ -15,9 +15,8 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import fp from 'fastify-plugin'
 import { AppError } from '../lib/errors.ts'
 import { rateLimitSetting } from '../modules/workspace/service.ts'
+import { SETTINGS_TTL_MS } from '../modules/workspace/settings.ts'
 
-/** How long a server trusts its copy of the workspace setting (other servers see a change after at most this). */
-export const SETTINGS_TTL_MS = 5_000
 const WINDOW_MS = 60_000
 const WORKSPACE_KEY = 'workspace'
 

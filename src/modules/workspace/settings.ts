@@ -2,8 +2,10 @@
 // per server, so a post costs no extra query. A change through PATCH /api/v1/workspace applies at
 // once on the server that took it and within SETTINGS_TTL_MS on the others (as the rate limit).
 import type { FastifyInstance } from 'fastify'
-import { SETTINGS_TTL_MS } from '../../plugins/rate-limit.ts'
 import { readLoopGuardSettings } from './repo.ts'
+
+/** How long a server keeps the workspace's settings it read (the loop guard's here, the rate limit's in src/plugins/rate-limit.ts). */
+export const SETTINGS_TTL_MS = 5_000
 
 export interface LoopGuardSettings {
   /** Loop protection on (the turn limit and the chain cap) or off. */
