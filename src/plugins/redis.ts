@@ -45,6 +45,24 @@ export function untilReadyOrFailed(redis: Redis, ms: number): Promise<void> {
   })
 }
 
+/**
+ * Subscribes `sub` to `channel` once the connection is ready (it refuses commands before: no
+ * offline queue), waiting for that at most `waitMs` so that messages flow once the app is ready;
+ * a connection ready later still subscribes then.
+ */
+export async function subscribeWhenReady(sub: Redis, channel: string, onError: (error: unknown) => void, waitMs = 3_000): Promise<void> {
+  const subscribe = (): Promise<unknown> => sub.subscribe(channel).catch(onError)
+  if (sub.status === 'ready') return void (await subscribe())
+  await new Promise<void>((resolve) => {
+    const timer = setTimeout(resolve, waitMs)
+    timer.unref()
+    sub.once('ready', () => {
+      clearTimeout(timer)
+      void subscribe().then(() => resolve())
+    })
+  })
+}
+
 async function redisPlugin(app: FastifyInstance, opts: { url?: string; prefix: string }): Promise<void> {
   const clients: Redis[] = []
   const make = (options?: RedisOptions): Redis => {

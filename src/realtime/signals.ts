@@ -7,6 +7,7 @@ import type { FastifyBaseLogger } from 'fastify'
 import type { Redis } from 'ioredis'
 import { Type, type Static } from 'typebox'
 import type { MemberPrincipal } from '../plugins/auth.ts'
+import { subscribeWhenReady } from '../plugins/redis.ts'
 import { Timestamp, Uuid } from '../schemas/common.ts'
 
 const ActorType = Type.Union([Type.Literal('AGENT'), Type.Literal('HUMAN')])
@@ -188,19 +189,7 @@ export class Signals {
       }
       this.safeDeliver(signal)
     })
-    // The connection refuses commands until it is ready (no offline queue): subscribe then, and
-    // wait a little for it so that signals flow once the app is ready.
-    const channel = this.redis.channel
-    const subscribe = (): Promise<unknown> => sub.subscribe(channel).catch((error: unknown) => this.log.warn({ err: error }, 'could not subscribe to signals'))
-    if (sub.status === 'ready') return void (await subscribe())
-    await new Promise<void>((resolve) => {
-      const timer = setTimeout(resolve, 3_000)
-      timer.unref()
-      sub.once('ready', () => {
-        clearTimeout(timer)
-        void subscribe().then(() => resolve())
-      })
-    })
+    await subscribeWhenReady(sub, this.redis.channel, (error) => this.log.warn({ err: error }, 'could not subscribe to signals'))
   }
 
   async stop(): Promise<void> {

@@ -6,6 +6,7 @@
 import type { FastifyInstance } from 'fastify'
 import fp from 'fastify-plugin'
 import type { Redis } from 'ioredis'
+import { subscribeWhenReady } from '../../plugins/redis.ts'
 
 /** A waiting request's ear on one member's bell, armed before its first read. */
 export class Ear {
@@ -101,16 +102,7 @@ async function inboxBellPlugin(app: FastifyInstance): Promise<void> {
           // not ours
         }
       })
-      const subscribe = (): Promise<unknown> => sub.subscribe(channel).catch((error: unknown) => app.log.warn({ err: error }, 'could not subscribe to the inbox bell'))
-      if (sub.status === 'ready') return void (await subscribe())
-      await new Promise<void>((resolve) => {
-        const timer = setTimeout(resolve, 3_000)
-        timer.unref()
-        sub.once('ready', () => {
-          clearTimeout(timer)
-          void subscribe().then(() => resolve())
-        })
-      })
+      await subscribeWhenReady(sub, channel, (error) => app.log.warn({ err: error }, 'could not subscribe to the inbox bell'))
     })
   }
   app.addHook('onClose', async () => {
