@@ -2035,7 +2035,7 @@ export interface components {
             registration_mode: "open" | "approval" | "closed";
             /** @description Loop protection on (the default) or off: the turn limit and the chain cap (`loop_guard_max_depth`) together. */
             loop_guard_enabled: boolean;
-            /** @description Loop guard: how many turns agents may take in one channel or thread within `loop_guard_window_seconds` with no human message in between. A turn is an agent post that follows, within the window, a message by another agent that the poster could have been answering (it listens through a webhook, an integration or a socket). One agent posting any number of messages in a row takes no turn. The post that would be one turn too many answers 429 `LOOP_DETECTED` with `Retry-After`. Default 20. */
+            /** @description Loop guard: how many turns one pair of agents may take in one channel or thread within `loop_guard_window_seconds` with no human message in between. A turn is an agent post that follows, within the window, a message by another agent that the poster could have been answering (it listens through a webhook, an integration or a socket); a turn of another pair starts the count over. One agent posting any number of messages in a row takes no turn. The post that would be one turn too many answers 429 `LOOP_DETECTED` with `Retry-After`. Default 20. */
             loop_guard_max_turns: number;
             /** @description Loop guard: the sliding window, in seconds (1 to 86,400). Default 60. */
             loop_guard_window_seconds: number;
@@ -5847,7 +5847,7 @@ export interface operations {
                     registration_mode?: "open" | "approval" | "closed";
                     /** @description Loop protection on (the default) or off: the turn limit and the chain cap (`loop_guard_max_depth`) together. */
                     loop_guard_enabled?: boolean;
-                    /** @description Loop guard: how many turns agents may take in one channel or thread within `loop_guard_window_seconds` with no human message in between. A turn is an agent post that follows, within the window, a message by another agent that the poster could have been answering (it listens through a webhook, an integration or a socket). One agent posting any number of messages in a row takes no turn. The post that would be one turn too many answers 429 `LOOP_DETECTED` with `Retry-After`. Default 20. */
+                    /** @description Loop guard: how many turns one pair of agents may take in one channel or thread within `loop_guard_window_seconds` with no human message in between. A turn is an agent post that follows, within the window, a message by another agent that the poster could have been answering (it listens through a webhook, an integration or a socket); a turn of another pair starts the count over. One agent posting any number of messages in a row takes no turn. The post that would be one turn too many answers 429 `LOOP_DETECTED` with `Retry-After`. Default 20. */
                     loop_guard_max_turns?: number;
                     /**
                      * @deprecated

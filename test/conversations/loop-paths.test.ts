@@ -69,6 +69,42 @@ t.test('WebSocket: one agent sending 150 frames in one burst is never refused by
   t.equal(await count(c, channel, 'AGENT'), acks + 1, 'every acknowledged frame was stored')
 })
 
+t.test('three listening agents posting on their own schedules (10 messages/s each, 30 s, WebSocket) are never refused', async (t) => {
+  const c = await setup(t)
+  await listen(c.app)
+  // The defaults: 20 turns of one pair within 60 s.
+  await settings(c, { loop_guard_enabled: true, loop_guard_max_turns: 20, loop_guard_window_seconds: 60, loop_guard_max_depth: 20 })
+  const channel = await room(c)
+  const third = await c.api({ method: 'POST', url: `/api/v1/channels/${channel}/members`, headers: bearer(c.tok.a1), payload: { user_id: c.ws.primary.id } })
+  t.equal(third.statusCode, 201)
+  // Each agent has a socket open in the channel, so each hears every message: under a rule that
+  // counted every change of author between listening agents, this is about 600 turns a minute.
+  const sockets = await Promise.all([c.tok.a1, c.tok.a2, c.tok.primary].map((token) => connect(c.app, token)))
+  for (const s of sockets) t.teardown(() => s.client.close())
+  // A fixed pseudo-random schedule (the same every run): each agent sends at random moments,
+  // 300 messages in 30 s, so the three interleave at random.
+  let seed = 28
+  const random = () => (seed = (seed * 1_103_515_245 + 12_345) % 2 ** 31) / 2 ** 31
+  const schedule = sockets.flatMap((s, k) => Array.from({ length: 300 }, (_, i) => ({ at: random() * 30_000, k, id: `s${k}-${i}` })))
+  schedule.sort((x, y) => x.at - y.at)
+  const answers: Promise<Record<string, unknown>>[] = []
+  const start = Date.now()
+  for (const { at, k, id } of schedule) {
+    const wait = at - (Date.now() - start)
+    if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait))
+    sockets[k]!.client.send({ type: 'send_message', id, channel_id: channel, text: `on my own schedule ${id}` })
+    answers.push(sockets[k]!.client.next((f) => (f.type === 'ack' || f.type === 'error') && f.id === id, 'answer'))
+  }
+  const frames = await Promise.all(answers)
+  const refused = frames.filter((f) => f.type === 'error')
+  t.same(
+    refused.map((f) => f.code),
+    [],
+    'all 900 acknowledged',
+  )
+  t.equal(await count(c, channel), 900)
+})
+
 t.test('an agent with an SSE stream open hears the channel: its REST answers to another agent are turns', async (t) => {
   const c = await setup(t, LISTEN_ENV)
   await listen(c.app)

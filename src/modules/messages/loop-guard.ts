@@ -6,12 +6,15 @@
 //    agent post that follows, within `loop_guard_window_seconds`, a message by another agent
 //    (no human message in between) that the poster could have been answering: it listens to the
 //    conversation through a webhook, an integration acting for it, the socket it posts over, or a
-//    WebSocket or SSE stream it has open on this server.
-//    At most `loop_guard_max_turns` turns per conversation (a channel, or one thread of it) within
-//    the window. One agent posting any number of messages in a row takes no turn; agents that
-//    listen to nothing take none. The count, the refusal and the record happen in the statement
-//    that inserts the message (loop_guard_admit_many in its WITH clause, src/modules/messages/repo.ts),
-//    under the conversation's row lock, so it is exact across servers and costs no round trip.
+//    WebSocket or SSE stream it has open on this server. Turns add up only while the same two
+//    agents take them (an echo pair takes nothing else); a turn of another pair starts the count
+//    over, so agents posting on their own schedules, interleaved at random, are not an exchange.
+//    At most `loop_guard_max_turns` turns of one pair per conversation (a channel, or one thread
+//    of it) within the window. One agent posting any number of messages in a row takes no turn;
+//    agents that listen to nothing take none. The previous message, the count, the refusal and the
+//    record are part of the statement that inserts the message (loop_guard_admit_turns in its WITH
+//    clause, src/modules/messages/repo.ts), under the conversation's row lock, only for a turn:
+//    a post that takes none reads and writes no guard state.
 // 2. The chain cap: a message posted `in_reply_to_event` of an agent's message is one deeper than
 //    it; beyond `loop_guard_max_depth` the post is refused. A human's message is depth 0. This
 //    stops one agent answering itself, which takes no turns.

@@ -68,12 +68,39 @@ const listensSql = (author: string, socket: string): string => `(${socket}
       OR EXISTS (SELECT 1 FROM integrations n WHERE n.active AND 'message.created' = ANY(n.events)
                    AND (n.all_agents OR EXISTS (SELECT 1 FROM integration_agents ia WHERE ia.integration_id = n.id AND ia.agent_id = ${author}))))`
 
-// The loop guard's call for one message: $2 its channel, `thread` its root (or null), $3/$4 its
-// author, $7 its time; `g` the first of the guard's parameters (listening, turns, window).
-const admitOne = (thread: string, g: number): string =>
-  `loop_guard_admit_many(ARRAY[$2]::uuid[], ARRAY[${thread}]::uuid[], ARRAY[$3]::uuid[], ARRAY[$4::actor_type = 'AGENT'],
-     ARRAY[EXISTS (SELECT 1 FROM channel_members WHERE channel_id = $2 AND member_id = $3)],
-     ARRAY[$4::actor_type = 'AGENT' AND ${listensSql('$3::uuid', `$${g}::boolean`)}], ARRAY[$7]::timestamptz[], $${g + 1}::int, $${g + 2}::int)`
+const NIL = `'00000000-0000-0000-0000-000000000000'::uuid`
+
+// The loop guard for one message ($2 its channel, `thread` its root or null, $3/$4 its author, $7
+// its time; `g` the first of the guard's parameters: listening, turns, window), as two CTEs:
+// `turn` holds the post when the guard has work to do (docs/loops.md): an agent's post that
+// follows, within the window, another agent's message it could have heard (`prev` its author), or
+// a human's where turns were counted (prev null). `adm` is the guard's answer for it; a post that
+// takes no turn reads and writes no guard state.
+const admitOneCtes = (thread: string, g: number, conds: string[]): string[] => {
+  const last =
+    thread === 'NULL::uuid'
+      ? `SELECT author_id, author_type, created_at FROM messages WHERE channel_id = $2 AND thread_id IS NULL ORDER BY id DESC LIMIT 1`
+      : `SELECT author_id, author_type, created_at FROM (
+         (SELECT id, author_id, author_type, created_at FROM messages WHERE thread_id = ${thread} ORDER BY id DESC LIMIT 1)
+         UNION ALL SELECT id, author_id, author_type, created_at FROM messages WHERE id = ${thread}) u ORDER BY id DESC LIMIT 1`
+  const member = 'EXISTS (SELECT 1 FROM channel_members WHERE channel_id = $2 AND member_id = $3)'
+  return [
+    `turn AS (
+       SELECT CASE WHEN $4::actor_type = 'AGENT' THEN p.author_id END AS prev
+         FROM (SELECT 1) one LEFT JOIN (${last}) p ON true
+        WHERE ${[member, ...conds].join(' AND ')}
+          AND CASE WHEN $4::actor_type = 'AGENT'
+                   THEN p.author_type = 'AGENT' AND p.author_id <> $3 AND p.created_at > $7::timestamptz - make_interval(secs => $${g + 2}::int / 1000.0)
+                        AND ${listensSql('$3::uuid', `$${g}::boolean`)}
+                   ELSE EXISTS (SELECT 1 FROM loop_guards lg WHERE lg.channel_id = $2 AND lg.thread_id = coalesce(${thread}, ${NIL}) AND lg.pair IS NOT NULL)
+              END
+     )`,
+    `adm AS (
+       SELECT x.next FROM turn, loop_guard_admit_turns(ARRAY[$2]::uuid[], ARRAY[${thread}]::uuid[], ARRAY[$3]::uuid[], ARRAY[turn.prev]::uuid[],
+                                                       ARRAY[$7]::timestamptz[], $${g + 1}::int, $${g + 2}::int) x
+     )`,
+  ]
+}
 
 function insertSql(withAttachment: boolean, withIdempotency: boolean, withMentions = 0, withThread = false, withGuard = false): string {
   const cacheKey = `${withAttachment}:${withIdempotency}:${withMentions}:${withThread}:${withGuard}`
@@ -87,7 +114,7 @@ function insertSql(withAttachment: boolean, withIdempotency: boolean, withMentio
   const g = root + (withThread ? 1 : 0)
   const n = withAttachment ? 20 : 15
   // The message goes in only if no response is remembered for its key and the guard admits it.
-  const gates = [withIdempotency ? 'NOT EXISTS (SELECT 1 FROM prior)' : '', withGuard ? 'EXISTS (SELECT 1 FROM adm WHERE next IS NULL)' : ''].filter(Boolean)
+  const gates = [withIdempotency ? 'NOT EXISTS (SELECT 1 FROM prior)' : '', withGuard ? 'NOT EXISTS (SELECT 1 FROM adm WHERE next IS NOT NULL)' : ''].filter(Boolean)
   const gate = gates.map((c) => ` AND ${c}`).join('')
   const ctes: string[] = []
   if (withIdempotency) ctes.push(`prior AS (SELECT request_hash, status_code, response_body, created_at FROM idempotency_keys WHERE principal_id = $3 AND key = $${n})`)
@@ -97,7 +124,7 @@ function insertSql(withAttachment: boolean, withIdempotency: boolean, withMentio
       withIdempotency ? 'NOT EXISTS (SELECT 1 FROM prior)' : '',
       withThread ? `EXISTS (SELECT 1 FROM messages r WHERE r.id = $${root}::uuid AND r.channel_id = $2 AND r.thread_id IS NULL)` : '',
     ].filter(Boolean)
-    ctes.push(`adm AS (SELECT * FROM ${admitOne(withThread ? `$${root}::uuid` : 'NULL::uuid', g)}${conds.length ? ` WHERE ${conds.join(' AND ')}` : ''})`)
+    ctes.push(...admitOneCtes(withThread ? `$${root}::uuid` : 'NULL::uuid', g, conds))
   }
   if (withThread) ctes.push(rootSummaryCte(root, gate))
   const parts = [
@@ -188,28 +215,47 @@ function insertManySql(withGuard: boolean): string {
      WHERE i.idem_key IS NOT NULL
   ), fresh AS (
     SELECT * FROM input i WHERE NOT EXISTS (SELECT 1 FROM prior p WHERE p.ord = i.ord)
+  ), mem AS (
+    SELECT i.* FROM fresh i
+     WHERE EXISTS (SELECT 1 FROM channel_members m WHERE m.channel_id = i.channel_id AND m.member_id = i.author_id)
   )${
+    // The guard (docs/loops.md): each post's previous message is the one before it in the batch,
+    // or for the first of its channel the newest stored there (one index probe per channel). Only
+    // turns (an agent's post after another agent's message within the window, the poster
+    // listening) and humans' posts where turns were counted go to the function; the other posts
+    // read and write no guard state.
     withGuard
-      ? `, f AS (
+      ? `, last AS (
+    SELECT c.channel_id, l.author_id, l.author_type, l.created_at
+      FROM (SELECT DISTINCT channel_id FROM mem) c CROSS JOIN LATERAL (
+        SELECT author_id, author_type, created_at FROM messages
+         WHERE channel_id = c.channel_id AND thread_id IS NULL ORDER BY id DESC LIMIT 1) l
+  ), seq AS (
+    SELECT x.ord, x.channel_id, x.author_id, x.author_type, x.created_at, x.listening,
+           CASE WHEN row_number() OVER w = 1 THEN l.author_id ELSE lag(x.author_id) OVER w END AS prev_author,
+           CASE WHEN row_number() OVER w = 1 THEN l.author_type ELSE lag(x.author_type) OVER w END AS prev_type,
+           CASE WHEN row_number() OVER w = 1 THEN l.created_at ELSE lag(x.created_at) OVER w END AS prev_at
+      FROM mem x LEFT JOIN last l ON l.channel_id = x.channel_id
+    WINDOW w AS (PARTITION BY x.channel_id ORDER BY x.created_at, x.ord)
+  ), items AS (
+    SELECT ord, channel_id, author_id, created_at, prev_author AS prev FROM seq s
+     WHERE s.author_type = 'AGENT' AND s.prev_type = 'AGENT' AND s.prev_author <> s.author_id
+       AND s.prev_at > s.created_at - make_interval(secs => $19::int / 1000.0)
+       AND ${listensSql('s.author_id', 's.listening')}
+    UNION ALL
+    SELECT ord, channel_id, author_id, created_at, NULL FROM seq s
+     WHERE s.author_type <> 'AGENT'
+       AND EXISTS (SELECT 1 FROM loop_guards lg WHERE lg.channel_id = s.channel_id AND lg.thread_id = ${NIL} AND lg.pair IS NOT NULL)
+  ), f AS (
     SELECT array_agg(ord ORDER BY ord) AS o, array_agg(channel_id ORDER BY ord) AS c, array_agg(NULL::uuid ORDER BY ord) AS t,
-           array_agg(author_id ORDER BY ord) AS a, array_agg(author_type = 'AGENT' ORDER BY ord) AS g,
-           array_agg(EXISTS (SELECT 1 FROM channel_members m WHERE m.channel_id = x.channel_id AND m.member_id = x.author_id) ORDER BY ord) AS m,
-           array_agg(author_type = 'AGENT' AND ${listensSql('x.author_id', 'x.listening')} ORDER BY ord) AS l,
-           array_agg(created_at ORDER BY ord) AS at
-      FROM fresh x
+           array_agg(author_id ORDER BY ord) AS a, array_agg(prev ORDER BY ord) AS p, array_agg(created_at ORDER BY ord) AS at
+      FROM items HAVING count(*) > 0
   ), adm AS (
-    SELECT f.o[x.ord] AS ord, x.next FROM f, loop_guard_admit_many(f.c, f.t, f.a, f.g, f.m, f.l, f.at, $18::int, $19::int) x
+    SELECT f.o[x.ord] AS ord, x.next FROM f, loop_guard_admit_turns(f.c, f.t, f.a, f.p, f.at, $18::int, $19::int) x
   )`
       : ''
-  }, ok AS (${
-    // The guard admits members only (a non-member's row answers '-infinity').
-    withGuard
-      ? `
-    SELECT i.* FROM fresh i JOIN adm a ON a.ord = i.ord AND a.next IS NULL`
-      : `
-    SELECT i.* FROM fresh i
-     WHERE EXISTS (SELECT 1 FROM channel_members m WHERE m.channel_id = i.channel_id AND m.member_id = i.author_id)`
-  }
+  }, ok AS (
+    SELECT i.* FROM mem i${withGuard ? ' WHERE NOT EXISTS (SELECT 1 FROM adm a WHERE a.ord = i.ord AND a.next IS NOT NULL)' : ''}
   ), msg AS (
     INSERT INTO messages (id, channel_id, author_id, author_type, author_name, text, created_at, in_reply_to_event, chain_depth)
     SELECT id, channel_id, author_id, author_type, author_name, text, created_at, in_reply_to_event, chain_depth FROM ok ORDER BY ord
@@ -244,7 +290,7 @@ function resultOf(r: ResultRow): InsertResult {
     return { kind: 'remembered', remembered: { requestHash: r.request_hash, statusCode: r.status_code!, body: r.response_body, createdAt: r.remembered_at } }
   }
   if (r.inserted === true || r.inserted === 1) return { kind: 'inserted' }
-  // '-infinity': not a member (the post answers for itself); a time: refused until then.
+  // '-infinity': the channel is gone meanwhile; a time: refused until then.
   if (r.next instanceof Date && Number.isFinite(r.next.getTime())) return { kind: 'refused', retryAt: r.next }
   return { kind: 'absent' }
 }

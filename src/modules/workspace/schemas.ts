@@ -26,7 +26,7 @@ const LoopGuardFields = {
   loop_guard_max_turns: Type.Integer({
     ...LOOP_GUARD_BOUNDS.maxTurns,
     description:
-      'Loop guard: how many turns agents may take in one channel or thread within `loop_guard_window_seconds` with no human message in between. A turn is an agent post that follows, within the window, a message by another agent that the poster could have been answering (it listens through a webhook, an integration or a socket). One agent posting any number of messages in a row takes no turn. The post that would be one turn too many answers 429 `LOOP_DETECTED` with `Retry-After`. Default 20.',
+      'Loop guard: how many turns one pair of agents may take in one channel or thread within `loop_guard_window_seconds` with no human message in between. A turn is an agent post that follows, within the window, a message by another agent that the poster could have been answering (it listens through a webhook, an integration or a socket); a turn of another pair starts the count over. One agent posting any number of messages in a row takes no turn. The post that would be one turn too many answers 429 `LOOP_DETECTED` with `Retry-After`. Default 20.',
   }),
   loop_guard_window_seconds: Type.Integer({
     ...LOOP_GUARD_BOUNDS.windowSeconds,

@@ -165,7 +165,7 @@ const GUARD_FIELDS = [
     label: 'Turns',
     min: 1,
     max: 1_000,
-    help: 'How many times agents may answer each other (a change of author between agents that hear the conversation) within the window before the next answer is refused; an agent posting on its own is never counted.',
+    help: 'How many times the same two agents may answer each other (a change of author between agents that hear the conversation) within the window before the next answer is refused; an agent posting on its own is never counted, and agents posting on their own schedules are not an exchange.',
   },
   {
     key: 'loop_guard_window_seconds',
