@@ -1,7 +1,8 @@
 // Real-time fan-out benchmark, loopback only, bounded in time and size.
 //
 // For each mode (single-node; Redis with one instance; Redis with two instances sharing the
-// database and the stream, sockets and posts alternating between them) it starts the real server
+// database and the stream, sockets and posts alternating between them; `floor`, the bare pipeline
+// of scripts/bench/floor-server.ts that the real server is compared with) it starts the real server
 // as child processes (`node <flags of npm start> --import tsx src/server.ts`) on a scratch
 // database, seeds CLIENTS agents in CHANNELS channels of CLIENTS/CHANNELS members (plus one
 // poster agent in every channel), connects one WebSocket per agent, then posts messages over
@@ -22,7 +23,9 @@
 //   BENCH_RATES (several rates in turn on the same sockets, e.g. "10,25,50") BENCH_HUMANS (share
 //   of the clients that are humans with a JWT, 0-1; default 0)
 //   BENCH_IDLE (10000; 0 skips) BENCH_IDLE_SETTLE_MS (5000, before each memory reading)
-//   BENCH_MODES ("single,redis,redis-x2") BENCH_WINDOW_SECONDS (10: latency per window of the run)
+//   BENCH_MODES ("single,redis,redis-x2"; `npm run bench:realtime`: "redis,floor,redis,floor", which
+//   ends with the real server against the floor: CPU per message, its ratio, p50/p99, and the
+//   highest rate each sustains with p99 ≤ 50 ms) BENCH_WINDOW_SECONDS (10: latency per window of the run)
 //   BENCH_POST_SOCKETS (256)
 //   BENCH_DATABASE_URL (postgresql://postgres@127.0.0.1:5432/postgres: a scratch database is
 //   created next to it and dropped afterwards) BENCH_REDIS_URL (redis://127.0.0.1:6379)
@@ -56,7 +59,7 @@ const HUMANS = Number(process.env.BENCH_HUMANS ?? 0)
 const JWT_SECRET = 'bench-secret-bench-secret-bench-secret-00'
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 15)
 const IDLE = Number(process.env.BENCH_IDLE ?? 10_000)
-type Mode = 'single' | 'redis' | 'redis-x2'
+type Mode = 'single' | 'redis' | 'redis-x2' | 'floor'
 // redis-x2: two instances sharing PostgreSQL and Redis, as behind a load balancer: sockets and
 // posts alternate between them, so most frames cross from one instance to the other.
 const MODES = (process.env.BENCH_MODES ?? 'single,redis,redis-x2').split(',').map((s) => s.trim()) as Mode[]
@@ -124,7 +127,7 @@ function humanToken(userId: string): string {
   return `${unsigned}.${createHmac('sha256', JWT_SECRET).update(unsigned).digest('base64url')}`
 }
 
-async function startServer(env: Record<string, string>): Promise<{ proc: ChildProcess; base: string }> {
+async function startServer(env: Record<string, string>, entry = 'src/server.ts'): Promise<{ proc: ChildProcess; base: string }> {
   const port = await freePort()
   // BENCH_PROFILE=1 writes a CPU profile of the server (CPU.*.cpuprofile in the working directory).
   const profile = process.env.BENCH_PROFILE === '1' ? ['--cpu-prof'] : []
@@ -132,7 +135,7 @@ async function startServer(env: Record<string, string>): Promise<{ proc: ChildPr
   const flags = (process.env.BENCH_NODE_ARGS ?? '').split(' ').filter(Boolean)
   // The flags of `npm start`, plus the memory probe (scripts/bench/memory-probe.mjs).
   const probe = ['--expose-gc', '--import', './scripts/bench/memory-probe.mjs']
-  const proc = spawn(process.execPath, [...profile, ...probe, ...startFlags(ROOT), ...flags, 'src/server.ts'], {
+  const proc = spawn(process.execPath, [...profile, ...probe, ...startFlags(ROOT), ...flags, entry], {
     cwd: ROOT,
     env: {
       PATH: process.env.PATH ?? '',
@@ -495,7 +498,9 @@ async function main(): Promise<void> {
         JWT_SECRET,
         ...(mode === 'single' ? {} : { REDIS_URL: REDIS_URL, REDIS_PREFIX: redisPrefix }),
       }
-      for (let i = 0; i < (mode === 'redis-x2' ? 2 : 1); i++) servers.push(await startServer(env))
+      // floor: the bare pipeline (scripts/bench/floor-server.ts) on the same database, Redis and load.
+      const entry = mode === 'floor' ? 'scripts/bench/floor-server.ts' : 'src/server.ts'
+      for (let i = 0; i < (mode === 'redis-x2' ? 2 : 1); i++) servers.push(await startServer(env, entry))
       const load = await runLoad(
         mode,
         servers.map((s) => s.base),
@@ -503,7 +508,7 @@ async function main(): Promise<void> {
         seeded,
       )
       results.push(...load)
-      if (IDLE > 0 && servers.length === 1) {
+      if (IDLE > 0 && servers.length === 1 && mode !== 'floor') {
         // A fresh server: the load phase leaves a heap grown for 1,500 posts/s that would hide
         // (or, as it shrinks, offset) the growth due to idle connections.
         await stopServer(servers.pop()!.proc)
@@ -528,6 +533,40 @@ async function main(): Promise<void> {
     }
   }
   console.log(JSON.stringify({ machine, results }, null, 2))
+  printFloorComparison(results.filter((r): r is LoadResult => typeof r === 'object' && r !== null && 'targetRate' in r))
+}
+
+/**
+ * The real server against the floor (issue 27), when the run had both (BENCH_MODES with `redis`
+ * and `floor`, alternating): per rate, the server's CPU per message and its ratio to the floor's,
+ * p50/p99 of post → receipt; then the highest rate each sustained with p99 ≤ 50 ms (among
+ * BENCH_RATES, every frame delivered) and their ratio. Repeated modes are averaged.
+ */
+function printFloorComparison(results: LoadResult[]): void {
+  const real = results.filter((r) => r.mode === 'redis')
+  const floor = results.filter((r) => r.mode === 'floor')
+  if (!real.length || !floor.length) return
+  const mean = (list: number[]): number => list.reduce((a, b) => a + b, 0) / Math.max(1, list.length)
+  const at = (list: LoadResult[], rate: number) => list.filter((r) => r.targetRate === rate)
+  console.log('\n| rate/s | server µs/msg real | floor | ratio | p50 real | p50 floor | p99 real | p99 floor | load generator µs/msg |')
+  console.log('|---|---|---|---|---|---|---|---|---|')
+  for (const rate of RATES) {
+    const r = at(real, rate)
+    const f = at(floor, rate)
+    if (!r.length || !f.length) continue
+    const cpuR = mean(r.map((x) => x.cpuMicrosecondsPerMessage.server))
+    const cpuF = mean(f.map((x) => x.cpuMicrosecondsPerMessage.server))
+    const gen = mean([...r, ...f].map((x) => x.cpuMicrosecondsPerMessage.loadGenerator))
+    const fmt = (n: number): string => n.toFixed(1)
+    console.log(
+      `| ${rate} | ${Math.round(cpuR)} | ${Math.round(cpuF)} | ${(cpuR / cpuF).toFixed(2)}× | ${fmt(mean(r.map((x) => x.latencyP50Ms)))} | ${fmt(mean(f.map((x) => x.latencyP50Ms)))} | ${fmt(mean(r.map((x) => x.latencyP99Ms)))} | ${fmt(mean(f.map((x) => x.latencyP99Ms)))} | ${Math.round(gen)} |`,
+    )
+  }
+  const sustained = (list: LoadResult[]): number =>
+    Math.max(0, ...RATES.filter((rate) => at(list, rate).length && at(list, rate).every((x) => x.latencyP99Ms <= 50 && x.missingFrames === 0 && x.postErrors === 0)))
+  const sR = sustained(real)
+  const sF = sustained(floor)
+  console.log(`\nhighest rate with p99 ≤ 50 ms: real ${sR}/s, floor ${sF}/s (${sF ? (sR / sF).toFixed(2) : '-'}×; goal ≥ 0.85×); CPU per message goal ≤ 1.20× the floor`)
 }
 
 await main()
