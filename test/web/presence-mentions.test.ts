@@ -25,7 +25,7 @@ t.test('presence dots and the mentions badge', { skip }, async (t) => {
   await disableLoopGuard(app)
   const general = await createChannel(api, ws.owner.token, 'general', { description: null, members: [ws.member.id, ws.primary.id] })
   const quiet = await createChannel(api, ws.owner.token, 'quiet', { description: null, members: [ws.member.id] })
-  const dm = (await api({ method: 'POST', url: '/api/v1/dm', headers: { ...bearer(ws.member.token), ...json }, payload: { participant_id: ws.owner.id } })).json()
+  t.equal((await api({ method: 'POST', url: '/api/v1/dm', headers: { ...bearer(ws.member.token), ...json }, payload: { participant_id: ws.owner.id } })).statusCode, 201)
   const post = async (channelId: string, key: string, text: string) => {
     const res = await api({ method: 'POST', url: `/api/v1/channels/${channelId}/messages`, headers: { ...bearer(key), ...json }, payload: { text } })
     t.equal(res.statusCode, 201)
