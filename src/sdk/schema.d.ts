@@ -1719,7 +1719,7 @@ export interface components {
             description: string;
             /** @description Private channel (true for a DM): hidden from the channel browser. */
             private: boolean;
-            /** @description Messages after the caller's read marker not written by the caller (0 where the caller is not a member). */
+            /** @description Messages after the caller's read marker not written by the caller, counted up to 100: exact below it, 100 means 100 or more (0 where the caller is not a member). */
             unread_count: number;
             /** @description The newest message the caller has marked read here (`PUT …/read`); null if none. */
             last_read_message_id: string | null;
@@ -2380,7 +2380,7 @@ export interface components {
              * @description ISO 8601 UTC timestamp.
              */
             created_at: string;
-            /** @description Messages after the caller's read marker not written by the caller (0 where the caller is not a member). */
+            /** @description Messages after the caller's read marker not written by the caller, counted up to 100: exact below it, 100 means 100 or more (0 where the caller is not a member). */
             unread_count: number;
             /** @description The newest message the caller has marked read here (`PUT …/read`); null if none. */
             last_read_message_id: string | null;
@@ -2936,7 +2936,7 @@ export interface components {
             channel_id: string;
             /** @description The newest message the caller has marked read here (`PUT …/read`); null if none. */
             last_read_message_id: string | null;
-            /** @description Messages after the caller's read marker not written by the caller (0 where the caller is not a member). */
+            /** @description Messages after the caller's read marker not written by the caller, counted up to 100: exact below it, 100 means 100 or more (0 where the caller is not a member). */
             unread_count: number;
         };
         BrowseChannelsResponseItem: {
