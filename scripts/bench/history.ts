@@ -70,6 +70,8 @@ const MEMBERS_PER_CHANNEL = 15
 const NARROW_CHANNELS = 5
 const RARE_WORD = 'zephyrine'
 const RARE_COUNT = 10
+/** How deep the deep history page starts: 2,500 messages, or half a channel at a smaller scale. */
+const DEEP = Math.min(2500, Math.floor(MESSAGES / CHANNELS / 2))
 
 // A deterministic PRNG (mulberry32): the same seed gives the same messages on every machine.
 function prng(seed: number): () => number {
@@ -260,7 +262,7 @@ async function describe(url: string): Promise<Seeded> {
   const { rows: deepRows } = await pool.query<{ channel_id: string; newest: string; deep: string }>(
     `SELECT c.id AS channel_id,
             (SELECT id FROM messages WHERE channel_id = c.id ORDER BY id DESC LIMIT 1) AS newest,
-            (SELECT id FROM messages WHERE channel_id = c.id ORDER BY id DESC OFFSET 2500 LIMIT 1) AS deep
+            (SELECT id FROM messages WHERE channel_id = c.id ORDER BY id DESC OFFSET ${DEEP} LIMIT 1) AS deep
        FROM channels c`,
   )
   const counts: Record<string, number> = {}
@@ -306,7 +308,7 @@ function rows(s: Seeded): Row[] {
     { name: 'history: newest page of 50', key: 'wide', path: (r) => `/api/v1/channels/${pick(s.channels, r)}/messages` },
     { name: 'history: page before a random recent message', key: 'wide', path: (r) => `/api/v1/channels/${pick(deepChannels, r)}/messages?before=${s.deep.get(pick(deepChannels, r))!.newest}` },
     {
-      name: 'history: page 2,500 messages deep',
+      name: `history: page ${DEEP.toLocaleString('en')} messages deep`,
       key: 'wide',
       path: (r) => {
         const c = pick(deepChannels, r)

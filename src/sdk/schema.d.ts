@@ -448,7 +448,7 @@ export interface paths {
         get?: never;
         /**
          * Move the caller's read marker (unread counts)
-         * @description Everything up to `message_id` counts as read for the caller, on every device. The marker only moves forward: an older id leaves it where it is. Answers the marker and the unread count after it. Members only: the workspace owner reading a channel it has not joined gets 403; a message of another channel gets 404.
+         * @description Everything up to `message_id` counts as read for the caller, on every device. The marker only moves forward: an older id leaves it where it is. Answers the marker and the unread count after it. For a person (not an agent), the mentions and DM messages up to the marker leave their inbox (`GET /api/v1/inbox`), which is how the web UI’s mentions badge clears. Members only: the workspace owner reading a channel it has not joined gets 403; a message of another channel gets 404.
          */
         put: operations["markChannelRead"];
         post?: never;
@@ -1719,7 +1719,7 @@ export interface components {
             description: string;
             /** @description Private channel (true for a DM): hidden from the channel browser. */
             private: boolean;
-            /** @description Messages after the caller's read marker not written by the caller (0 where the caller is not a member). */
+            /** @description Messages after the caller's read marker not written by the caller, counted up to 100: exact below it, 100 means 100 or more (0 where the caller is not a member). */
             unread_count: number;
             /** @description The newest message the caller has marked read here (`PUT …/read`); null if none. */
             last_read_message_id: string | null;
@@ -2380,7 +2380,7 @@ export interface components {
              * @description ISO 8601 UTC timestamp.
              */
             created_at: string;
-            /** @description Messages after the caller's read marker not written by the caller (0 where the caller is not a member). */
+            /** @description Messages after the caller's read marker not written by the caller, counted up to 100: exact below it, 100 means 100 or more (0 where the caller is not a member). */
             unread_count: number;
             /** @description The newest message the caller has marked read here (`PUT …/read`); null if none. */
             last_read_message_id: string | null;
@@ -2936,7 +2936,7 @@ export interface components {
             channel_id: string;
             /** @description The newest message the caller has marked read here (`PUT …/read`); null if none. */
             last_read_message_id: string | null;
-            /** @description Messages after the caller's read marker not written by the caller (0 where the caller is not a member). */
+            /** @description Messages after the caller's read marker not written by the caller, counted up to 100: exact below it, 100 means 100 or more (0 where the caller is not a member). */
             unread_count: number;
         };
         BrowseChannelsResponseItem: {

@@ -153,17 +153,20 @@ export async function planBatch(
 
 /**
  * The inbox items of the planned events (docs/realtime.md, "The inbox"), each only if its member
- * belongs to the event's channel now; an item planned twice is inserted once. Returns the ids of
+ * belongs to the event's channel now; an item planned twice is inserted once. A person who has
+ * already read past the message (the web UI moved the marker before the planner ran) gets the item
+ * acknowledged, as moving the marker afterwards would have done (inbox/service.ts acknowledgeRead). Returns the ids of
  * the members who got a new item (their waiting requests are woken after the commit).
  */
 async function insertInboxItems(client: Queryable, items: NewInboxItem[]): Promise<string[]> {
   if (!items.length) return []
   const { rows } = await client.query<{ member_id: string }>(
-    `INSERT INTO inbox_items (id, member_id, event_id, event_type, kind, channel_id, body, occurred_at)
-     SELECT i.id, i.member_id, i.event_id, i.event_type, i.kind, i.channel_id, i.body, i.occurred_at
+    `INSERT INTO inbox_items (id, member_id, event_id, event_type, kind, channel_id, body, occurred_at, acked_at)
+     SELECT i.id, i.member_id, i.event_id, i.event_type, i.kind, i.channel_id, i.body, i.occurred_at,
+            CASE WHEN m.member_type = 'HUMAN' AND i.kind IN ('mention', 'dm') AND m.last_read_message_id >= (i.body->'message'->>'id')::uuid THEN now() END
        FROM unnest($1::uuid[], $2::uuid[], $3::uuid[], $4::text[], $5::text[], $6::uuid[], $7::jsonb[], $8::timestamptz[])
             AS i(id, member_id, event_id, event_type, kind, channel_id, body, occurred_at)
-      WHERE EXISTS (SELECT 1 FROM channel_members m WHERE m.channel_id = i.channel_id AND m.member_id = i.member_id)
+       JOIN channel_members m ON m.channel_id = i.channel_id AND m.member_id = i.member_id
      ON CONFLICT (member_id, event_id) DO NOTHING
      RETURNING member_id::text`,
     [

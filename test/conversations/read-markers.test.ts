@@ -3,6 +3,7 @@
 import t from 'tap'
 import { setup } from './fixtures/support.ts'
 import { addMember, bearer, createChannel, MISSING, post } from '../support/index.ts'
+import { seedMessages } from '../web/seed.ts'
 
 const unread = async (c: Awaited<ReturnType<typeof setup>>, token: string, url = '/api/v1/channels') => {
   const res = await c.api({ method: 'GET', url, headers: bearer(token) })
@@ -34,6 +35,22 @@ t.test('unread counts rise with others’ messages and clear up to the marker', 
   // agents keep markers too
   const agent = await c.api({ method: 'PUT', url: `/api/v1/channels/${ch.id}/read`, headers: bearer(c.tok.a1), payload: { message_id: m3.id } })
   t.same(agent.json(), { channel_id: ch.id, last_read_message_id: m3.id, unread_count: 0 })
+})
+
+t.test('unread counts stop at 100: exact below, 100 means 100 or more', async (t) => {
+  const c = await setup(t)
+  const ch = await createChannel(c.api, c.tok.a1, 'busy')
+  await addMember(c.api, c.tok.a1, ch.id, c.ws.member.id)
+  const a1 = { id: c.ws.agents[0]!.id, name: c.ws.agents[0]!.name, type: 'AGENT' as const }
+  const ids = await seedMessages(c.app, ch.id, 130, (i) => ({ author: a1, text: `m${i}` }))
+  t.same((await unread(c, c.tok.member))[ch.id], [100, null], '130 unread: the list says 100 (the UI shows 99+)')
+  const markAt = async (index: number) =>
+    (await c.api({ method: 'PUT', url: `/api/v1/channels/${ch.id}/read`, headers: bearer(c.tok.member), payload: { message_id: ids[index] } })).json().unread_count
+  t.equal(await markAt(20), 100, '109 after the marker: still the cap')
+  t.equal(await markAt(29), 100, 'exactly 100 after the marker')
+  t.equal(await markAt(30), 99, 'below the cap the count is exact')
+  t.equal(await markAt(128), 1)
+  t.same((await unread(c, c.tok.member))[ch.id], [1, ids[128]])
 })
 
 t.test('DM list carries the same unread state', async (t) => {

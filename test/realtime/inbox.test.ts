@@ -6,8 +6,8 @@
 import t from 'tap'
 import type { FastifyInstance } from 'fastify'
 import { needsRedis } from '../setup/services.ts'
-import { bearer, build, removeMember, seedWorkspace, testConfig, type Api } from '../support/index.ts'
-import { expectedAddressed, playScenario, postIn, scenarioChannels } from './addressed-scenario.ts'
+import { bearer, build, disableLoopGuard, removeMember, seedWorkspace, testConfig, type Api } from '../support/index.ts'
+import { expectedAddressed, playScenario, postIn, react, scenarioChannels } from './addressed-scenario.ts'
 
 /** Plans what was committed (the planner writes the inbox) and waits for it. */
 async function planned(app: FastifyInstance): Promise<void> {
@@ -108,6 +108,53 @@ t.test('humans have the same inbox', async (t) => {
   const page = await inbox(api, human.token)
   t.same(page.items.map(itemBrief), [['mention', mention.id]])
   t.equal(page.counts.by_kind.mention, 1)
+})
+
+t.test('a person reading a conversation acknowledges its mentions and DM messages up to the marker; an agent does not', async (t) => {
+  const { app, api } = await build(t)
+  const ws = await seedWorkspace(app)
+  await disableLoopGuard(app)
+  const human = ws.owner
+  const handle = human.email.split('@')[0]
+  const read = (token: string, channelId: string, messageId: string) => api({ method: 'PUT', url: `/api/v1/channels/${channelId}/read`, headers: bearer(token), payload: { message_id: messageId } })
+  const room = (await api({ method: 'POST', url: '/api/v1/channels', headers: bearer(human.token), payload: { name: 'reading' } })).json().id as string
+  await api({ method: 'POST', url: `/api/v1/channels/${room}/members`, headers: bearer(human.token), payload: { user_id: ws.primary.id } })
+  await api({ method: 'POST', url: `/api/v1/channels/${room}/members`, headers: bearer(human.token), payload: { user_id: ws.agents[0]!.id } })
+  const first = await postIn(api, ws.primary.key, room, `@${handle} first`)
+  const second = await postIn(api, ws.primary.key, room, `@${handle} second`)
+  const own = await postIn(api, human.token, room, 'my own words')
+  await react(api, ws.primary.key, room, own.id, '👍')
+  const dm = (await api({ method: 'POST', url: '/api/v1/dm', headers: bearer(ws.primary.key), payload: { participant_id: human.id } })).json().id as string
+  const direct = await postIn(api, ws.primary.key, dm, 'just for you')
+  await planned(app)
+  t.same((await inbox(api, human.token)).counts.by_kind, { mention: 2, dm: 1, thread_reply: 0, reaction: 1 })
+
+  t.equal((await read(human.token, room, first.id)).statusCode, 200)
+  t.same(
+    (await inbox(api, human.token)).items.map(itemBrief),
+    [
+      ['mention', second.id],
+      ['reaction', own.id],
+      ['dm', direct.id],
+    ],
+    'the first mention is read',
+  )
+  t.equal((await read(human.token, room, own.id)).statusCode, 200)
+  t.equal((await read(human.token, dm, direct.id)).statusCode, 200)
+  t.same((await inbox(api, human.token)).items.map(itemBrief), [['reaction', own.id]], 'a reaction stays: reading the channel does not show it')
+
+  // Read before the planner wrote the item, or after: either way it is acknowledged.
+  const third = await postIn(api, ws.primary.key, room, `@${handle} third`)
+  t.equal((await read(human.token, room, third.id)).statusCode, 200)
+  await planned(app)
+  t.equal((await inbox(api, human.token)).counts.by_kind.mention, 0, 'read at once: not in the inbox')
+
+  // An agent's read marker and its inbox stay independent.
+  const agentMention = await postIn(api, ws.primary.key, room, '@agent-1 for you')
+  await planned(app)
+  t.equal((await read(ws.agents[0]!.key, room, agentMention.id)).statusCode, 200)
+  await planned(app)
+  t.same((await inbox(api, ws.agents[0]!.key)).items.map(itemBrief), [['mention', agentMention.id]])
 })
 
 t.test('wait: answers as soon as an item is there, with all that accumulated', async (t) => {

@@ -1,8 +1,8 @@
 // Unread you can act on, in a real browser: the tab's title and favicon count unread messages
 // and unseen mentions; opening a conversation read up to some point shows how many are new, a
 // "new messages" line where reading stopped and a jump to it (loading older pages as needed),
-// then a jump back to the most recent; the Mentions link carries a badge until the Mentions view
-// is opened; desktop notifications, once turned on, announce DMs and mentions; on a phone the
+// then a jump back to the most recent; the Mentions link carries a badge until the conversation
+// is read; desktop notifications, once turned on, announce DMs and mentions; on a phone the
 // menu button carries an unread dot.
 import t from 'tap'
 import { bearer, createChannel, disableLoopGuard, seedWorkspace } from '../support/index.ts'
@@ -128,6 +128,12 @@ t.test('unread you can act on', { skip }, async (t) => {
     await checkAccessibility(t, page, 'sidebar with badges')
     await page.getByRole('link', { name: /Mentions/ }).click()
     await page.getByText('please look at the build').waitFor()
+    // Reading the conversation clears the badge (the server acknowledges the mention).
+    await page.getByRole('button', { name: /^Conversations/ }).click()
+    await page
+      .getByRole('navigation', { name: 'Conversations' })
+      .getByRole('link', { name: /general/ })
+      .click()
     await badge.waitFor({ state: 'detached' })
     t.same(problems, [])
   })

@@ -3,6 +3,7 @@
 import type pg from 'pg'
 import { uuidv7Time } from '../../lib/ids.ts'
 import type { Prisma, PrismaClient } from '../../db/client.ts'
+import { UNREAD_COUNT_MAX } from './schemas.ts'
 
 type Db = PrismaClient | Prisma.TransactionClient
 type ActorType = 'AGENT' | 'HUMAN'
@@ -127,8 +128,9 @@ export interface SidebarRow {
 /**
  * The sidebar in one statement: the channels the member belongs to (plus, for the workspace owner,
  * every regular channel), oldest first, each with the member's read marker, its unread count
- * (messages after the marker not written by the member: an index-only range scan of
- * messages (channel_id, id) INCLUDE (author_id), bounded below by the marker) and the newest
+ * (messages after the marker not written by the member, at most UNREAD_COUNT_MAX: an index-only
+ * range scan of messages (channel_id, id) INCLUDE (author_id), bounded below by the marker and
+ * stopped at the cap, so a long-unread channel costs no more than a recent one) and the newest
  * message's id, whose UUIDv7 time is the last activity. One round trip and no ORM mapping: it is
  * the request every open page makes (docs/performance.md, "Sidebar at a million messages").
  */
@@ -151,9 +153,10 @@ export async function sidebar(pool: pg.Pool, memberId: string, includeAllRegular
     name: includeAllRegular ? 'channel-sidebar-owner' : 'channel-sidebar',
     text: `SELECT c.id, c.name, c.type, c.description, c.private, cm.member_id IS NOT NULL AS is_member, cm.last_read_message_id,
             CASE WHEN cm.member_id IS NULL THEN 0 ELSE
-              (SELECT count(*)::int FROM messages m
+              (SELECT count(*)::int FROM (SELECT 1 FROM messages m
                 WHERE m.channel_id = c.id AND m.author_id <> $1
-                  AND m.id > COALESCE(cm.last_read_message_id, '00000000-0000-0000-0000-000000000000')) END AS unread,
+                  AND m.id > COALESCE(cm.last_read_message_id, '00000000-0000-0000-0000-000000000000')
+                LIMIT ${UNREAD_COUNT_MAX}) AS u) END AS unread,
             (SELECT m.id FROM messages m WHERE m.channel_id = c.id ORDER BY m.id DESC LIMIT 1) AS newest
        ${scope}
       ORDER BY c.created_at, c.id`,
@@ -242,7 +245,8 @@ export interface ReadState {
 
 /**
  * The member's read marker and unread count in each of the given channels it belongs to:
- * messages after the marker (ids are UUIDv7, in posting order) not written by the member.
+ * messages after the marker (ids are UUIDv7, in posting order) not written by the member, at
+ * most UNREAD_COUNT_MAX.
  * The marker is a bound of the (channel_id, id) index range: written as `IS NULL OR id > marker`
  * it was a filter instead, and every message of every channel was read (5 s for 200 channels of
  * 5,000 messages; docs/performance.md, "Search at a million messages").
@@ -251,9 +255,10 @@ export async function readStates(pool: pg.Pool, memberId: string, channelIds: st
   if (!channelIds.length) return new Map()
   const { rows } = await pool.query<{ channel_id: string; last_read_message_id: string | null; unread: string }>(
     `SELECT cm.channel_id, cm.last_read_message_id,
-            (SELECT count(*) FROM messages m
+            (SELECT count(*) FROM (SELECT 1 FROM messages m
               WHERE m.channel_id = cm.channel_id AND m.author_id <> cm.member_id
-                AND m.id > COALESCE(cm.last_read_message_id, '00000000-0000-0000-0000-000000000000')) AS unread
+                AND m.id > COALESCE(cm.last_read_message_id, '00000000-0000-0000-0000-000000000000')
+              LIMIT ${UNREAD_COUNT_MAX}) AS u) AS unread
        FROM channel_members cm
       WHERE cm.member_id = $1 AND cm.channel_id = ANY($2::uuid[])`,
     [memberId, channelIds],

@@ -73,7 +73,7 @@ export default async function channelsRoutes(fastify: FastifyInstance): Promise<
         tags: ['channels'],
         summary: "Move the caller's read marker (unread counts)",
         description:
-          'Everything up to `message_id` counts as read for the caller, on every device. The marker only moves forward: an older id leaves it where it is. Answers the marker and the unread count after it. Members only: the workspace owner reading a channel it has not joined gets 403; a message of another channel gets 404.',
+          'Everything up to `message_id` counts as read for the caller, on every device. The marker only moves forward: an older id leaves it where it is. Answers the marker and the unread count after it. For a person (not an agent), the mentions and DM messages up to the marker leave their inbox (`GET /api/v1/inbox`), which is how the web UI’s mentions badge clears. Members only: the workspace owner reading a channel it has not joined gets 403; a message of another channel gets 404.',
         params: IdParams,
         body: MarkReadBody,
         response: { 200: ReadStateSchema, ...errors(400, 403, 404) },

@@ -48,9 +48,16 @@ export const ChannelSchema = Type.Object(
 )
 export type ChannelDto = Static<typeof ChannelSchema>
 
+/**
+ * Unread counts stop here: counting further is what made the sidebar costly under load (every
+ * open page asks for it), and past this a person reads "many" anyway (the web UI shows "99+").
+ */
+export const UNREAD_COUNT_MAX = 100
+
 export const UnreadCount = Type.Integer({
   minimum: 0,
-  description: "Messages after the caller's read marker not written by the caller (0 where the caller is not a member).",
+  maximum: UNREAD_COUNT_MAX,
+  description: `Messages after the caller's read marker not written by the caller, counted up to ${UNREAD_COUNT_MAX}: exact below it, ${UNREAD_COUNT_MAX} means ${UNREAD_COUNT_MAX} or more (0 where the caller is not a member).`,
 })
 export const LastMessageAt = Type.Union([Timestamp, Type.Null()], {
   description:

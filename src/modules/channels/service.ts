@@ -7,6 +7,7 @@ import { AppError, forbidden, notFound } from '../../lib/errors.ts'
 import { uuidv7 } from '../../lib/ids.ts'
 import type { MemberPrincipal } from '../../plugins/auth.ts'
 import { rememberResponse, requestHash, withIdempotency, type StoredResponse } from '../idempotency/service.ts'
+import { acknowledgeRead } from '../inbox/service.ts'
 import { removeFiles } from '../messages/files.ts'
 import { assertCanAddMember, assertCanManage, assertCanRemoveMember, canJoin, isObserver, readableChannel } from './access.ts'
 import * as repo from './repo.ts'
@@ -106,6 +107,7 @@ export async function markRead(app: FastifyInstance, principal: MemberPrincipal,
   if (!access.member) throw forbidden('only members keep a read marker; join the channel first')
   const marked = await repo.markRead(app.db.pool, channelId, principal.id, messageId)
   if (!marked) throw notFound('message')
+  await acknowledgeRead(app, principal, channelId, marked)
   const state = (await repo.readStates(app.db.pool, principal.id, [channelId])).get(channelId)
   return { channel_id: channelId, last_read_message_id: marked, unread_count: state?.unreadCount ?? 0 }
 }

@@ -66,3 +66,20 @@ export async function acknowledge(pool: pg.Pool, memberId: string, which: { upTo
       : await pool.query('UPDATE inbox_items SET acked_at = now() WHERE member_id = $1::uuid AND acked_at IS NULL AND id = ANY($2::uuid[])', [memberId, which.ids])
   return rowCount ?? 0
 }
+
+/**
+ * A person read a conversation up to `messageId`: the items of its messages up to there that a
+ * person reads by reading the conversation (mentions, DM messages) are acknowledged. Reactions
+ * and thread replies stay. (The planner writes an item already acknowledged when the marker had
+ * passed its message before it was planned: src/workers/repo.ts insertInboxItems.)
+ */
+export async function acknowledgeRead(pool: pg.Pool, memberId: string, channelId: string, messageId: string): Promise<number> {
+  const { rowCount } = await pool.query({
+    name: 'inbox-ack-read',
+    text: `UPDATE inbox_items SET acked_at = now()
+            WHERE member_id = $1::uuid AND acked_at IS NULL AND channel_id = $2::uuid
+              AND kind IN ('mention', 'dm') AND (body->'message'->>'id')::uuid <= $3::uuid`,
+    values: [memberId, channelId, messageId],
+  })
+  return rowCount ?? 0
+}

@@ -80,3 +80,13 @@ export async function acknowledgeInbox(app: FastifyInstance, member: MemberPrinc
   const acknowledged = await repo.acknowledge(app.db.pool, member.id, which)
   return { counts: await inboxCounts(app, member), acknowledged }
 }
+
+/**
+ * A person moved their read marker: what they read there (mentions, DM messages) leaves their
+ * inbox, so the web UI's mentions badge is the server's count. An agent acknowledges its inbox
+ * itself (its read marker and its inbox stay independent, as its inbox contract says).
+ */
+export async function acknowledgeRead(app: FastifyInstance, member: MemberPrincipal, channelId: string, messageId: string): Promise<void> {
+  if (member.kind !== 'human') return
+  await repo.acknowledgeRead(app.db.pool, member.id, channelId, messageId)
+}

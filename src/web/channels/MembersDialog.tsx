@@ -10,6 +10,7 @@ import type { Session } from '../api/session.ts'
 import { PersonPicker } from '../people/PersonPicker.tsx'
 import { roleLabel, useDirectory, type Person } from '../people/queries.ts'
 import { AgentBadge } from '../ui/AgentBadge.tsx'
+import { OnlineDot } from '../ui/OnlineDot.tsx'
 import { Dialog } from '../ui/Dialog.tsx'
 import { ErrorNote } from '../ui/ErrorNote.tsx'
 
@@ -73,6 +74,7 @@ export function MembersDialog({ channel, session, onClose }: { channel: Channel;
                 {me && <span className="muted"> (you)</span>}
               </span>
               {member.type === 'AGENT' && <AgentBadge />}
+              <OnlineDot memberId={member.id} />
               <span className="muted small person-role">
                 {person ? roleLabel(person) : member.type === 'AGENT' ? 'Agent' : 'Member'}
                 {channel.created_by === member.id && ' · created this channel'}

@@ -7,7 +7,8 @@ import { AgentBadge } from '../ui/AgentBadge.tsx'
 import { OnlineDot } from '../ui/OnlineDot.tsx'
 import { ErrorNote } from '../ui/ErrorNote.tsx'
 import { SearchBox } from '../search/SearchBox.tsx'
-import { notificationsSupported, setNotifications, useNotificationsOn, useUnseenMentions } from '../live/attention.ts'
+import { notificationsSupported, setNotifications, useNotificationsOn } from '../live/attention.ts'
+import { useMentionCount } from '../mentions/queries.ts'
 import { openSwitcher } from '../workspace/Switcher.tsx'
 import { NewChannel } from './NewChannel.tsx'
 import { NewDm } from './NewDm.tsx'
@@ -59,7 +60,7 @@ export function Sidebar({ session, activeId, onNavigate }: { session: Session; a
   const channels = useChannels()
   const dms = useDms()
   const regular = (channels.data ?? []).filter((c) => c.type === 'channel')
-  const mentions = useUnseenMentions()
+  const mentions = useMentionCount().data?.mentions ?? 0
   return (
     <nav className="sidebar" aria-label="Conversations">
       <div className="sidebar-head">
@@ -124,7 +125,7 @@ export function Sidebar({ session, activeId, onNavigate }: { session: Session; a
             <Link href={`/c/${dm.id}`} onClick={onNavigate} className={dm.id === activeId ? 'conversation active' : 'conversation'} aria-current={dm.id === activeId ? 'page' : undefined}>
               <span className="conversation-name">{dm.participant.name}</span>
               {dm.participant.type === 'AGENT' && <AgentBadge />}
-              {dm.participant.type === 'AGENT' && <OnlineDot agentId={dm.participant.id} />}
+              <OnlineDot memberId={dm.participant.id} />
               <Unread count={dm.id === activeId ? 0 : dm.unread_count} />
             </Link>
           </li>

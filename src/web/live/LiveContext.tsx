@@ -12,8 +12,9 @@ import { flushOutbox, openOutbox } from '../messages/outbox.ts'
 import type { MessageWindow, WindowPage } from '../messages/queries.ts'
 import { messageDeleted, replyArrived, replyUpdated } from '../messages/threads.ts'
 import type { Message } from '../messages/types.ts'
-import { applyPeopleFrame } from '../people/directory-state.ts'
-import { mentionArrived, notify, openAttention } from './attention.ts'
+import { applyPeopleFrame, ownPresence } from '../people/directory-state.ts'
+import { mentionArrived } from '../mentions/queries.ts'
+import { notify } from './attention.ts'
 import { applyReactionEvent } from './reactions.ts'
 import { noteTyping, stopTyping, TYPING_SEND_MS } from './typing.ts'
 
@@ -73,12 +74,13 @@ export function applyEvent(queryClient: QueryClient, event: RealtimeEvent, me: s
     }
     case 'message_mentioned': {
       // The Mentions view refreshes (when open); the message itself arrives as new_message /
-      // message_updated. Unless its conversation is on screen, it counts as unseen.
+      // message_updated. Unless its conversation is on screen (where reading it acknowledges it),
+      // the badge counts one more until the server's count is asked for again.
       const message = event.message as Message
       void queryClient.invalidateQueries({ queryKey: ['mentions'] })
       if (!(event.mentioned_ids as string[] | undefined)?.includes(me)) return
       const onScreen = document.visibilityState === 'visible' && (location.pathname === `/c/${channelId}` || location.pathname === '/mentions')
-      if (!onScreen) mentionArrived(message.id, channelId)
+      if (!onScreen) mentionArrived(queryClient, channelId)
       // A DM's message is notified as such, mentions or not.
       void isDm(queryClient, channelId).then((dm) => dm || notify(channelId, `${message.author_name} mentioned you`, message.text))
       return
@@ -114,7 +116,6 @@ export function LiveProvider({ session, enabled, children }: { session: Session;
   const [sendTyping, setSendTyping] = useState<(channelId: string) => void>(() => () => {})
   // The queue of unsent messages is this person's own.
   useEffect(() => openOutbox(session.user_id), [session.user_id])
-  useEffect(() => openAttention(session.user_id), [session.user_id])
   useEffect(() => {
     if (!enabled) return
     let wasLive = false
@@ -131,6 +132,7 @@ export function LiveProvider({ session, enabled, children }: { session: Session;
       },
       onStatus: (next) => {
         setStatus(next)
+        if (next === 'live' || next === 'reconnecting') ownPresence(queryClient, session.user_id, next === 'live')
         if (next !== 'live') return
         // Whatever happened while we were away and the log cannot replay is fetched again (the
         // first connection follows the lists' first fetch: nothing was missed).

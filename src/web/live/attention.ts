@@ -1,69 +1,10 @@
-// What asks for the person's attention: mentions not seen yet (from `message_mentioned` events,
-// kept in localStorage per person so a reload keeps them), the unread total shown in the tab's
-// title and favicon, and desktop notifications for DMs and mentions, which the person turns on.
+// What asks for the person's attention: the unread total and the mentions still in their inbox
+// (mentions/queries.ts) shown in the tab's title and favicon, and desktop notifications for DMs
+// and mentions, which the person turns on.
 import { useEffect, useSyncExternalStore } from 'react'
 import { attentionTitle, TITLE } from './attention-math.ts'
 
 export { attentionTitle, unreadTotal } from './attention-math.ts'
-
-const listeners = new Set<() => void>()
-const emit = () => listeners.forEach((listener) => listener())
-const subscribe = (listener: () => void) => {
-  listeners.add(listener)
-  return () => listeners.delete(listener)
-}
-
-/** Unseen mentions: message id → conversation id. */
-let unseen = new Map<string, string>()
-let owner: string | null = null
-const storeKey = (userId: string) => `ams.mentions.${userId}`
-const MAX_KEPT = 200
-
-function save(): void {
-  if (!owner) return
-  try {
-    localStorage.setItem(storeKey(owner), JSON.stringify([...unseen].slice(-MAX_KEPT)))
-  } catch {
-    // Storage full or refused: the count lives until the tab closes.
-  }
-}
-
-/** Loads this person's unseen mentions (once per sign-in). */
-export function openAttention(userId: string): void {
-  if (owner === userId) return
-  owner = userId
-  try {
-    unseen = new Map(JSON.parse(localStorage.getItem(storeKey(userId)) ?? '[]') as [string, string][])
-  } catch {
-    unseen = new Map()
-  }
-  emit()
-}
-
-export function mentionArrived(messageId: string, channelId: string): void {
-  if (unseen.has(messageId)) return
-  unseen = new Map(unseen).set(messageId, channelId)
-  save()
-  emit()
-}
-
-/** The conversation was read: its mentions are seen. */
-export function conversationSeen(channelId: string): void {
-  if (![...unseen.values()].includes(channelId)) return
-  unseen = new Map([...unseen].filter(([, c]) => c !== channelId))
-  save()
-  emit()
-}
-
-/** The Mentions view was opened: every mention is seen. */
-export function allMentionsSeen(): void {
-  if (!unseen.size) return
-  unseen = new Map()
-  save()
-  emit()
-}
-
-export const useUnseenMentions = (): number => useSyncExternalStore(subscribe, () => unseen.size)
 
 const PLAIN_ICON = "<rect width='16' height='16' rx='4' fill='#4f46e5'/>"
 

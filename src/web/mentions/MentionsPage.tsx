@@ -1,6 +1,6 @@
 // "Mentions": the messages that mention the signed-in person, newest first, each with its
 // conversation, author and time; opening one jumps to the message in its conversation.
-import { useEffect, useMemo } from 'react'
+import { useMemo } from 'react'
 import { Link } from 'wouter'
 import { humanHandle } from '../../lib/mentions.ts'
 import type { Session } from '../api/session.ts'
@@ -9,16 +9,10 @@ import { formatDay, formatTime } from '../messages/format.ts'
 import { MessageText } from '../messages/MessageText.tsx'
 import { AgentBadge } from '../ui/AgentBadge.tsx'
 import { ErrorNote } from '../ui/ErrorNote.tsx'
-import { allMentionsSeen, useUnseenMentions } from '../live/attention.ts'
 import { useMentions } from './queries.ts'
 
 export function MentionsPage({ session }: { session: Session }) {
   const mentions = useMentions()
-  // Open, the view shows every mention: none is left unseen, including those arriving now.
-  const unseen = useUnseenMentions()
-  useEffect(() => {
-    if (unseen > 0) allMentionsSeen()
-  }, [unseen])
   const channels = useChannels()
   const dms = useDms()
   const names = useMemo(() => {

@@ -70,7 +70,7 @@ export function ChannelView({ channelId, session }: { channelId: string; session
             )}
             {title}
             {dm?.participant.type === 'AGENT' && <AgentBadge />}
-            {dm?.participant.type === 'AGENT' && <OnlineDot agentId={dm.participant.id} withStatus />}
+            {dm && <OnlineDot memberId={dm.participant.id} withStatus />}
           </h1>
           {(info.topic || info.description) && <p className="channel-topic">{info.topic || info.description}</p>}
           {info.type === 'channel' && (

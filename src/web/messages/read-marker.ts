@@ -1,12 +1,13 @@
 // The read marker of the open conversation: the newest message on screen counts as read while the
 // page is visible. A busy conversation moves it at most once per READ_EVERY_MS (to the newest
 // message then, and once more on leaving), not once per message; the server's answer sets the
-// sidebar's count, so nothing is refetched.
+// sidebar's count, so nothing is refetched (the mentions badge only when the conversation may have
+// held one: mentions/queries.ts).
 import { useEffect, useRef } from 'react'
 import { useQueryClient } from '@tanstack/react-query'
 import { api, unwrap } from '../api/client.ts'
 import { readMarked } from '../channels/sidebar-state.ts'
-import { conversationSeen } from '../live/attention.ts'
+import { conversationRead } from '../mentions/queries.ts'
 
 export const READ_EVERY_MS = 3000
 
@@ -25,9 +26,11 @@ export function useReadMarker(channelId: string, newestId: string | undefined): 
       if (!id) return
       s.pending = null
       s.sent = Date.now()
-      conversationSeen(channelId)
       void unwrap(api.PUT('/api/v1/channels/{id}/read', { params: { path: { id: channelId } }, body: { message_id: id } })).then(
-        (read) => readMarked(queryClient, channelId, read),
+        (read) => {
+          readMarked(queryClient, channelId, read)
+          conversationRead(queryClient, channelId)
+        },
         // Not marked now (offline, refused): the next message or visit tries again.
         () => undefined,
       )

@@ -61,7 +61,7 @@ export function PersonPicker({ label, exclude, busy, onPick, emptyText }: { labe
             <button type="button" className="person-option" disabled={busy} onClick={() => pick(person)} data-testid="person-option">
               <span className="person-name">{person.name}</span>
               {person.type === 'AGENT' && <AgentBadge />}
-              {person.type === 'AGENT' && <OnlineDot agentId={person.id} withStatus />}
+              <OnlineDot memberId={person.id} withStatus />
               {person.handle && person.handle !== person.name && <span className="muted small">@{person.handle}</span>}
               <span className="muted small person-role">{roleLabel(person)}</span>
             </button>

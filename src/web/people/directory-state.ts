@@ -24,3 +24,11 @@ export function applyPeopleFrame(queryClient: QueryClient, frame: Record<string,
       return false
   }
 }
+
+/**
+ * This person's own presence: the server tells everyone else (a presence frame goes to all but
+ * the one who connected), so the tab sets its own dot from its socket's state.
+ */
+export function ownPresence(queryClient: QueryClient, me: string, online: boolean): void {
+  change(queryClient, me, (p) => (p.online === online ? p : { ...p, online }))
+}

@@ -5,6 +5,7 @@ import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query'
 import { api, unwrap } from '../api/client.ts'
 import type { Session } from '../api/session.ts'
 import { ErrorNote } from '../ui/ErrorNote.tsx'
+import { OnlineDot } from '../ui/OnlineDot.tsx'
 import { SecretOnce } from '../ui/SecretOnce.tsx'
 import { formatDay, formatWhen, ROLE_LABELS } from './format.ts'
 import { ConfirmButton } from './Controls.tsx'
@@ -203,7 +204,7 @@ function PeopleList({ session }: { session: Session }) {
               <div className="person">
                 <span className="person-name">
                   {p.display_name}
-                  {p.id === session.user_id ? ' (you)' : ''}
+                  {p.id === session.user_id ? ' (you)' : ''} <OnlineDot memberId={p.id} />
                 </span>
                 <span className="muted small">{p.email}</span>
               </div>

@@ -1,22 +1,25 @@
-// The presence of an agent: a dot (green when it has a connection open) and its status text.
+// The presence of a person or an agent: a dot (green while they have a connection open, kept live
+// by `presence` frames: people/directory-state.ts) and, for an agent, its status text.
 import { useDirectory } from '../people/queries.ts'
 
-export function OnlineDot({ agentId, withStatus = false }: { agentId: string; withStatus?: boolean }) {
+export function OnlineDot({ memberId, withStatus = false }: { memberId: string; withStatus?: boolean }) {
   const directory = useDirectory()
-  const entry = directory.data?.find((p) => p.id === agentId)
-  if (!entry || entry.type !== 'AGENT') return null
+  const entry = directory.data?.find((p) => p.id === memberId)
+  if (!entry) return null
   const label = entry.online ? 'online' : 'offline'
+  const status = entry.type === 'AGENT' ? entry.status_text : null
   return (
     <>
       <span
         className={`online-dot${entry.online ? ' online' : ''}`}
         role="img"
         aria-label={label}
-        title={entry.status_text ? `${label}: ${entry.status_text}` : label}
+        title={status ? `${label}: ${status}` : label}
         data-testid="online-dot"
+        data-member={entry.id}
         data-online={entry.online ? 'true' : 'false'}
       />
-      {withStatus && entry.status_text && <span className="agent-status muted small">{entry.status_text}</span>}
+      {withStatus && status && <span className="agent-status muted small">{status}</span>}
     </>
   )
 }

@@ -11,7 +11,8 @@ import { AuthFrame } from '../ui/AuthFrame.tsx'
 import { Switcher } from './Switcher.tsx'
 import { BrowsePage } from '../channels/BrowsePage.tsx'
 import { ProfilePage } from '../people/ProfilePage.tsx'
-import { unreadTotal, useAttentionInTab, useUnseenMentions } from '../live/attention.ts'
+import { unreadTotal, useAttentionInTab } from '../live/attention.ts'
+import { useMentionCount } from '../mentions/queries.ts'
 import { LiveProvider, useLiveStatus } from '../live/LiveContext.tsx'
 import { MentionsPage } from '../mentions/MentionsPage.tsx'
 import { ChannelView } from '../messages/ChannelView.tsx'
@@ -69,14 +70,14 @@ export function Workspace({ session }: { session: Session }) {
   const channels = useChannels()
   const dms = useDms()
   const unread = unreadTotal(channels.data, dms.data, activeId)
-  const mentions = useUnseenMentions()
-  useAttentionInTab(unread, mentions)
   // The credential is checked over REST before the socket opens: a removed account or an
   // expired session goes back to the login page instead of failing a WebSocket handshake.
   const me = useQuery({ queryKey: ['me'], queryFn: () => unwrap(api.GET('/api/v1/auth/me')), staleTime: Infinity })
   // An account awaiting approval may only ask who it is: it waits, told so, with no socket
   // (which would be refused, again and again, as a lost connection).
   const awaiting = isAwaitingApproval(channels.error)
+  const mentions = useMentionCount(channels.isSuccess).data?.mentions ?? 0
+  useAttentionInTab(unread, mentions)
   if (awaiting) return <AwaitingApproval session={session} />
   return (
     <LiveProvider session={session} enabled={me.isSuccess && !channels.isPending}>
