@@ -204,7 +204,8 @@ function PeopleList({ session }: { session: Session }) {
               <div className="person">
                 <span className="person-name">
                   {p.display_name}
-                  {p.id === session.user_id ? ' (you)' : ''} <OnlineDot memberId={p.id} />
+                  {p.id === session.user_id ? ' (you)' : ''}
+                  <OnlineDot memberId={p.id} />
                 </span>
                 <span className="muted small">{p.email}</span>
               </div>
