@@ -14,6 +14,7 @@ import { ProfilePage } from '../people/ProfilePage.tsx'
 import { unreadTotal, useAttentionInTab, useUnseenMentions } from '../live/attention.ts'
 import { LiveProvider, useLiveStatus } from '../live/LiveContext.tsx'
 import { MentionsPage } from '../mentions/MentionsPage.tsx'
+import { NeedsDecisionPage } from '../approvals/NeedsDecisionPage.tsx'
 import { ChannelView } from '../messages/ChannelView.tsx'
 import { SearchPage } from '../search/SearchPage.tsx'
 
@@ -119,6 +120,9 @@ export function Workspace({ session }: { session: Session }) {
             </Route>
             <Route path="/mentions">
               <MentionsPage session={session} />
+            </Route>
+            <Route path="/decisions">
+              <NeedsDecisionPage />
             </Route>
             <Route path="/settings" nest>
               <Suspense fallback={<p className="muted pad">Loading…</p>}>
