@@ -36,7 +36,7 @@ t.test('every decision reaches the agent with its final arguments: WebSocket, SS
   t.teardown(() => {
     void agentWs.close()
     void watcher.close()
-    stream.close()
+    void stream.close()
   })
 
   const cases: [string[], Json, Json | null][] = [
