@@ -8816,7 +8816,9 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @example 01a215b9-78c8-7183-a2cc-e2be386a7c96 */
                 id: string;
+                /** @example 01a215b9-7c24-7063-906b-055d01c1ed02 */
                 message_id: string;
             };
             cookie?: never;
@@ -8908,7 +8910,9 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @example 01a215b9-8fc2-7026-b754-f2683e1cc982 */
                 id: string;
+                /** @example 01a215b9-9190-7120-835a-1f10b2605c8d */
                 message_id: string;
             };
             cookie?: never;
@@ -9045,7 +9049,9 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @example 01a215b9-a61c-7069-ba3a-87b88362d41c */
                 id: string;
+                /** @example 01a215b9-a66d-715e-b588-2ba4fc83479a */
                 message_id: string;
             };
             cookie?: never;
