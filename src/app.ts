@@ -29,6 +29,7 @@ import workspaceRoutes from './modules/workspace/routes.ts'
 import channelRoutes from './modules/channels/routes.ts'
 import messageRoutes from './modules/messages/routes.ts'
 import reactionRoutes from './modules/reactions/routes.ts'
+import approvalRoutes from './modules/approvals/routes.ts'
 import presenceRoutes from './modules/presence/routes.ts'
 import dmRoutes from './modules/dm/routes.ts'
 import directoryRoutes from './modules/directory/routes.ts'
@@ -129,6 +130,7 @@ export async function buildApp(config: AppConfig, options: BuildOptions = {}): P
       await api.register(channelRoutes)
       await api.register(messageRoutes)
       await api.register(reactionRoutes)
+      await api.register(approvalRoutes)
       await api.register(presenceRoutes)
       await api.register(dmRoutes)
       await api.register(directoryRoutes)

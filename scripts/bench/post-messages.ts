@@ -33,7 +33,7 @@ import os from 'node:os'
 import path from 'node:path'
 import { setTimeout as sleep } from 'node:timers/promises'
 import pg from 'pg'
-import { createDatabase } from '../../src/db/client.ts'
+import { createDatabase, type Prisma } from '../../src/db/client.ts'
 import { applyMigrations } from '../../src/db/migrate.ts'
 import { newEvent, outboxRow } from '../../src/events/bus.ts'
 import { uuidv7 } from '../../src/lib/ids.ts'
@@ -196,7 +196,7 @@ async function compareInserts(channelId: string): Promise<{ raw: number; prisma:
       const event = newEvent('message.created', channelId, { message: benchMessage(id, channelId, authorId, text) })
       await db.prisma.$transaction(async (tx) => {
         await tx.message.create({ data: { id, channelId, authorId, authorType: 'AGENT', authorName: 'bench', text } })
-        await tx.outboxEvent.create({ data: { eventId: event.id, type: event.type, channelId, payload: event.payload, occurredAt: new Date(event.occurredAt) } })
+        await tx.outboxEvent.create({ data: { eventId: event.id, type: event.type, channelId, payload: event.payload as unknown as Prisma.InputJsonValue, occurredAt: new Date(event.occurredAt) } })
       })
     }
     await insertLoop(raw, WARMUP_MS)

@@ -3,6 +3,7 @@
 // and integration bodies, the OpenAPI `webhooks` section and the AsyncAPI document are derived
 // from it. How to add an event: docs/architecture.md, "How to add an event".
 import { Type, type Static, type TSchema } from 'typebox'
+import { ApprovalSchema, type ApprovalDto } from '../modules/approvals/schemas.ts'
 import { MessageSchema } from '../modules/messages/schemas.ts'
 import { Timestamp, Uuid } from '../schemas/common.ts'
 import { defineEvent, type EventCatalog } from './define.ts'
@@ -48,6 +49,41 @@ const reactionIntegrationPayload = (p: Static<typeof ReactionPayload>) => ({
   member_type: lower(p.member_type),
   count: p.count,
 })
+
+// ---- approvals (docs/approvals.md) ----
+const ApprovalIntegrationPayload = Type.Object(
+  {
+    message_id: Uuid,
+    channel_id: Uuid,
+    requester_id: Uuid,
+    action: Type.String(),
+    status: Type.String({ description: '`approved`, `denied`, `expired` or `cancelled`.' }),
+    decision: Nullable(Type.String()),
+    final_arguments: Nullable(Type.Unsafe<Record<string, unknown>>({ type: 'object', additionalProperties: true })),
+    decided_by: Nullable(Uuid),
+    comment: Nullable(Type.String()),
+  },
+  { additionalProperties: false },
+)
+const approvalIntegrationPayload = ({ approval: a }: { approval: ApprovalDto }) => ({
+  message_id: a.message_id,
+  channel_id: a.channel_id,
+  requester_id: a.requester_id,
+  action: a.action,
+  status: a.status,
+  decision: a.decision,
+  final_arguments: a.final_arguments,
+  decided_by: a.decided_by,
+  comment: a.comment,
+})
+const approvalEvent = (what: string, when: string) =>
+  defineEvent({
+    scope: 'channel',
+    payload: Type.Object({ approval: ApprovalSchema }),
+    frame: { description: `${what} Sent to the channel's members; addressed to the requesting agent (its inbox, \`only=addressed\`).`, summary: what },
+    webhook: { when: `${when} (the requesting agent's \`requester_id\` tells whether it is its own).` },
+    integration: { when, payload: ApprovalIntegrationPayload, build: ({ payload }) => approvalIntegrationPayload(payload) },
+  })
 
 export const EVENTS = {
   'message.created': defineEvent({
@@ -248,6 +284,10 @@ export const EVENTS = {
       build: ({ payload }) => reactionIntegrationPayload(payload),
     },
   }),
+  // ---- approvals (docs/approvals.md): each outcome of a request, once ----
+  'approval.decided': approvalEvent('An approval request was decided (approve, deny, edit or respond).', 'A person decided an approval request in a channel the agent belongs to'),
+  'approval.expired': approvalEvent('An approval request expired undecided: `decision` is its `on_expiry`.', 'An approval request in a channel the agent belongs to expired undecided'),
+  'approval.cancelled': approvalEvent('The requesting agent cancelled its approval request.', 'An approval request in a channel the agent belongs to was cancelled by its agent'),
   'agent.connected': defineEvent({
     scope: 'workspace',
     payload: Type.Object({ agent_id: Uuid, agent_name: Type.String(), connected_at: Timestamp }),

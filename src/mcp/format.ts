@@ -1,6 +1,7 @@
 // Compact renderings for a model to read, and the bounds that keep every answer small: a message
 // text longer than MAX_MESSAGE_CHARS is cut in what MCP returns (the message itself is intact), and
 // a page stops growing once its texts pass PAGE_BUDGET_CHARS, handing back a cursor instead.
+import type { ApprovalDto } from '../modules/approvals/schemas.ts'
 import type { MessageDto } from '../modules/messages/schemas.ts'
 import type { EventFrame } from '../realtime/frames.ts'
 
@@ -44,6 +45,15 @@ export function messageLine(m: McpMessage): string {
   return `[${when(m.created_at)}] ${m.author_name} (${m.author_type}, ${m.author_id}) msg ${m.id}${thread}${edited}: ${m.text}${file}`
 }
 
+/** An approval's state in one line: the outcome and what to run the action with (docs/approvals.md). */
+export function approvalLine(a: ApprovalDto): string {
+  const by = a.decided_by_name ? ` by ${a.decided_by_name}` : ''
+  const decision = a.decision ? ` (${a.decision})` : ''
+  const args = a.final_arguments ? `; run with ${JSON.stringify(a.final_arguments)}` : ''
+  const comment = a.comment ? `; comment: ${a.comment}` : ''
+  return `approval on msg ${a.message_id} for ${a.action}: ${a.status}${decision}${by}${args}${comment}`
+}
+
 /** One line per event of the log. */
 export function eventLine(e: EventFrame): string {
   const head = `${e.cursor} ${e.type} in ${e.channel_id}`
@@ -67,6 +77,10 @@ export function eventLine(e: EventFrame): string {
     case 'reaction_added':
     case 'reaction_removed':
       return `${head}: ${e.member_name} (${e.member_type}, ${e.member_id}) ${e.type === 'reaction_added' ? 'reacted' : 'took back'} ${e.emoji} on msg ${e.message_id} (now ${e.count})`
+    case 'approval_decided':
+    case 'approval_expired':
+    case 'approval_cancelled':
+      return `${head}: ${approvalLine(e.approval)}`
   }
 }
 

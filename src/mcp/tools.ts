@@ -4,9 +4,11 @@
 // to everyone else. Each answers compact text for the model plus the same data as
 // structuredContent, whose shape is the declared output schema (built from the REST schemas).
 import type { FastifyInstance } from 'fastify'
-import { Type } from 'typebox'
+import { Type, type Static } from 'typebox'
 import { AppError, badRequest } from '../lib/errors.ts'
 import { MeSchema } from '../modules/accounts/schemas.ts'
+import { ApprovalRequestSchema, ApprovalSchema, type ApprovalDto } from '../modules/approvals/schemas.ts'
+import { getApproval } from '../modules/approvals/service.ts'
 import { describeCaller } from '../modules/accounts/service.ts'
 import { AgentSchema } from '../modules/agents/schemas.ts'
 import { listAgents } from '../modules/agents/service.ts'
@@ -28,9 +30,9 @@ import { OnlyField } from '../events/filter.ts'
 import { EventPageSchema, type EventPage } from '../realtime/event-log/schemas.ts'
 import { readEventLog } from '../realtime/event-log/service.ts'
 import type { EventFrame } from '../realtime/frames.ts'
-import { bounded, boundedEvent, eventLine, eventSize, fitting, MAX_MESSAGE_CHARS, messageLine, type McpMessage } from './format.ts'
+import { approvalLine, bounded, boundedEvent, eventLine, eventSize, fitting, MAX_MESSAGE_CHARS, messageLine, type McpMessage } from './format.ts'
 import { storeFile } from './files.ts'
-import { defaulted, defineTool, type Tool, type ToolOutput } from './tool.ts'
+import { defaulted, defineTool, type Tool, type ToolContext, type ToolOutput } from './tool.ts'
 
 export const WAIT_MAX_SECONDS = 30
 const LIST_MAX = 200
@@ -591,6 +593,110 @@ const reactTool = defineTool({
   },
 })
 
+// ---- approvals (docs/approvals.md) ----
+
+const ApprovalResult = Type.Object(
+  {
+    approval: ApprovalSchema,
+    done: Type.Boolean({ description: 'true once decided, cancelled or expired; false: still pending (call request_approval again with message_id to keep waiting).' }),
+  },
+  { additionalProperties: false },
+)
+
+function approvalResult(approval: ApprovalDto): ToolOutput<Static<typeof ApprovalResult>> {
+  const done = approval.status !== 'pending'
+  const text = done
+    ? approvalLine(approval)
+    : `Approval on msg ${approval.message_id} for ${approval.action} is still pending (expires ${approval.expires_at}). Call request_approval again with message_id=${approval.message_id} to keep waiting, or get_approval later.`
+  return { text, structured: { approval, done } }
+}
+
+/**
+ * Waits (bounded) for a pending approval to be settled: armed before each read, so a decision
+ * landing between the read and the wait still wakes it.
+ */
+async function waitForApproval(ctx: ToolContext, channelId: string, messageId: string, seconds: number): Promise<ApprovalDto> {
+  const deadline = Date.now() + seconds * 1000
+  for (;;) {
+    const waiter = ctx.inbox.arm(ctx.principal.id, new Set([channelId]))
+    try {
+      const approval = await getApproval(ctx.app, ctx.principal, channelId, messageId)
+      if (approval.status !== 'pending' || Date.now() >= deadline) return approval
+      await waiter.until(deadline - Date.now(), ctx.signals)
+      if (!(await ctx.stillValid())) throw new AppError('UNAUTHORIZED', 'your credential was revoked or has expired')
+      if (ctx.signals.some((s) => s.aborted)) return await getApproval(ctx.app, ctx.principal, channelId, messageId)
+    } finally {
+      ctx.inbox.disarm(waiter)
+    }
+  }
+}
+
+const request = ApprovalRequestSchema.properties
+
+const requestApprovalTool = defineTool({
+  name: 'request_approval',
+  title: 'Ask a person to approve an action',
+  description: `Before doing something that needs a person's consent, ask in the conversation: posts a message carrying an approval request (action, arguments as a JSON object, summary; optionally choices "edit" to let the approver change the arguments and "respond" for a free-text answer), then waits up to wait_seconds (at most ${WAIT_MAX_SECONDS}) for the decision. If it is still pending, call again with message_id to keep waiting (nothing is posted again). When done: status approved → run the action with final_arguments (they may differ from yours after "edit"); denied → do not run it (read comment for a "respond" answer); expired → on_expiry decided; cancelled → you withdrew it.`,
+  input: Type.Object(
+    {
+      channel: ChannelRef,
+      message_id: Type.Optional({ ...MessageId, description: 'Resume: wait for the request of this message (posted earlier) instead of posting a new one.' }),
+      action: Type.Optional(request.action),
+      arguments: Type.Optional(Type.Unsafe<Record<string, unknown>>({ type: 'object', additionalProperties: true, description: 'What the action would be run with (a JSON object; default {}).' })),
+      summary: Type.Optional(request.summary),
+      text: Type.Optional(Type.String({ maxLength: 40_000, description: 'The message text people read (default: the summary).' })),
+      choices: request.choices,
+      approvers: request.approvers,
+      expires_in: request.expires_in,
+      on_expiry: request.on_expiry,
+      thread_id: Type.Optional(Type.String({ format: 'uuid', description: 'Ask in the thread of this root message.' })),
+      idempotency_key: Type.Optional(Type.String({ minLength: 1, maxLength: 255, description: 'Retrying with the same key and content returns the first request instead of asking twice.' })),
+      wait_seconds: defaulted(Type.Number({ minimum: 0, maximum: WAIT_MAX_SECONDS, description: `How long to wait for the decision, 0-${WAIT_MAX_SECONDS} seconds (default 25).` }), 25),
+    },
+    { additionalProperties: false },
+  ),
+  output: ApprovalResult,
+  annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false },
+  async run(ctx, args) {
+    const channelId = await resolveChannel(ctx.app, ctx.principal, args.channel)
+    let messageId = args.message_id?.toLowerCase()
+    if (!messageId) {
+      if (args.action === undefined || args.summary === undefined) throw badRequest('give action and summary to ask, or message_id to wait for an earlier request')
+      const text = args.text ?? args.summary
+      const result = await messages.createMessage(ctx.app, ctx.principal, channelId, {
+        text,
+        idempotencyKey: args.idempotency_key,
+        threadId: args.thread_id,
+        approval: {
+          action: args.action,
+          summary: args.summary,
+          ...(args.arguments !== undefined ? { arguments: args.arguments } : {}),
+          ...(args.choices ? { choices: args.choices } : {}),
+          ...(args.approvers ? { approvers: args.approvers } : {}),
+          ...(args.expires_in !== undefined ? { expires_in: args.expires_in } : {}),
+          ...(args.on_expiry ? { on_expiry: args.on_expiry } : {}),
+        },
+      })
+      messageId = (result.body as MessageDto).id
+    }
+    return approvalResult(await waitForApproval(ctx, channelId, messageId, args.wait_seconds))
+  },
+})
+
+const getApprovalTool = defineTool({
+  name: 'get_approval',
+  title: 'Read an approval request',
+  description:
+    'Reads the state of an approval request you (or another agent) posted: pending, approved (run with final_arguments), denied, expired or cancelled, with who decided and their comment. Does not wait: request_approval with message_id waits.',
+  input: Type.Object({ channel: ChannelRef, message_id: MessageId }, { additionalProperties: false }),
+  output: ApprovalResult,
+  annotations: { readOnlyHint: true, openWorldHint: false },
+  async run(ctx, args) {
+    const channelId = await resolveChannel(ctx.app, ctx.principal, args.channel)
+    return approvalResult(await getApproval(ctx.app, ctx.principal, channelId, args.message_id.toLowerCase()))
+  },
+})
+
 export const TOOLS: Tool[] = [
   whoami,
   listChannelsTool,
@@ -610,4 +716,6 @@ export const TOOLS: Tool[] = [
   waitForInboxTool,
   ackInboxTool,
   markReadTool,
+  requestApprovalTool,
+  getApprovalTool,
 ]

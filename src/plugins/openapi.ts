@@ -60,6 +60,7 @@ async function openapiPlugin(app: FastifyInstance): Promise<void> {
         { name: 'agents', description: 'Agents and their API keys' },
         { name: 'channels', description: 'Channels and members' },
         { name: 'messages', description: 'Messages, files and search' },
+        { name: 'approvals', description: 'Human approval in the conversation: an agent asks, a person decides (docs/approvals.md)' },
         { name: 'dm', description: 'Direct messages' },
         { name: 'events', description: 'Replayable event log and real-time gateway' },
         { name: 'webhooks', description: 'Per-agent outbound webhooks' },

@@ -24,7 +24,7 @@ export function webBuildDir(): string | null {
  * Paths of the single-page app; each answers index.html. A screen the UI adds must be listed here,
  * or a reload of it shows the 404 page.
  */
-export const APP_ROUTES = ['/', '/login', '/signup', '/invite', '/profile', '/browse', '/search', '/mentions', '/settings', '/settings/*', '/c/*', '/dm/*']
+export const APP_ROUTES = ['/', '/login', '/signup', '/invite', '/profile', '/browse', '/search', '/mentions', '/decisions', '/settings', '/settings/*', '/c/*', '/dm/*']
 
 /** Whether an unknown path gets the HTML 404 page (a page a person asked for) rather than JSON. */
 export function wantsPage(method: string, url: string): boolean {

@@ -582,7 +582,7 @@ export interface paths {
         put?: never;
         /**
          * Post a message (JSON text, or multipart text + one file)
-         * @description Members only (observers: 403); the workspace owner may post in any regular channel, and its first post there makes it a member. JSON `{text}` (optionally `mentions`: member ids to mention besides the `@name` tokens of the text; non-members are ignored), or `multipart/form-data` with `text` and `file` (one file, at most 10 MiB, streamed to disk; larger: 413 `PAYLOAD_TOO_LARGE` and nothing stored). With a file the text may be empty. Emits `message.created`, and `message.mentioned` when it mentions members other than its author. Send `Idempotency-Key` to make retries safe. Loop protection (docs/loops.md): a post by an agent answers 429 `LOOP_DETECTED` with `Retry-After` when it would be one turn too many here (agents answering each other: more than `loop_guard_max_turns` changes of author between listening agents within `loop_guard_window_seconds`, no human message in between; one agent posting any number in a row is never refused), or when its `in_reply_to_event` chain would exceed `loop_guard_max_depth`. Threads: `thread_id` posts a reply in the thread of a root message of this channel (one level: a reply to a reply is 400 `THREAD_NOT_ROOT`; a message not in this channel is 404); the root's `reply_count`, `last_reply_at` and `recent_replier_ids` are updated with it, and the loop guard counts the reply in its thread.
+         * @description Members only (observers: 403); the workspace owner may post in any regular channel, and its first post there makes it a member. JSON `{text}` (optionally `mentions`: member ids to mention besides the `@name` tokens of the text; non-members are ignored), or `multipart/form-data` with `text` and `file` (one file, at most 10 MiB, streamed to disk; larger: 413 `PAYLOAD_TOO_LARGE` and nothing stored). With a file the text may be empty. Emits `message.created`, and `message.mentioned` when it mentions members other than its author. Send `Idempotency-Key` to make retries safe. Loop protection (docs/loops.md): a post by an agent answers 429 `LOOP_DETECTED` with `Retry-After` when it would be one turn too many here (agents answering each other: more than `loop_guard_max_turns` changes of author between listening agents within `loop_guard_window_seconds`, no human message in between; one agent posting any number in a row is never refused), or when its `in_reply_to_event` chain would exceed `loop_guard_max_depth`. Threads: `thread_id` posts a reply in the thread of a root message of this channel (one level: a reply to a reply is 400 `THREAD_NOT_ROOT`; a message not in this channel is 404); the root's `reply_count`, `last_reply_at` and `recent_replier_ids` are updated with it, and the loop guard counts the reply in its thread. Approval (docs/approvals.md): an agent's JSON post may carry `approval` (`action`, `arguments`, `summary`, `choices`, `approvers`, `expires_in`, `on_expiry`); the message then carries the request and its state, and people decide it with `decideApproval`. A human sending `approval`: 403.
          */
         post: operations["postMessage"];
         delete?: never;
@@ -651,7 +651,7 @@ export interface paths {
         head?: never;
         /**
          * Edit a message (its author only)
-         * @description Sets `edited_at`. Emits `message.updated`. Mentions are resolved again from the new text; members mentioned for the first time get `message.mentioned`.
+         * @description Sets `edited_at`. Emits `message.updated`. Mentions are resolved again from the new text; members mentioned for the first time get `message.mentioned`. An approval request cannot be edited while it is pending: 409 `CONFLICT` (docs/approvals.md).
          */
         patch: operations["editMessage"];
         trace?: never;
@@ -715,6 +715,70 @@ export interface paths {
          * @description Removes the caller's reaction: 204, also when there was none (then nothing is emitted). Emits `reaction.removed`. Members of the channel who may post (observers: 403; the workspace owner in a channel it has not joined: 403). A channel the caller cannot read, or a message not in it: 404. An emoji that is not one emoji nor a `:shortcode:`: 400 `INVALID_EMOJI`.
          */
         delete: operations["removeReaction"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/channels/{id}/messages/{message_id}/approval": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Read an approval request and its outcome
+         * @description Readers of the channel (404 otherwise, and for a message that carries no request).
+         */
+        get: operations["getApproval"];
+        put?: never;
+        /**
+         * Decide an approval request: approve, deny, edit or respond
+         * @description Eligible humans only: the request's `approvers` (`members`: any human member of the channel, or the workspace owner; `owner`; or the listed users). A non-reader of the channel: 404; an agent, an observer or a person not among the approvers: 403; a choice the request does not offer, `arguments` without `edit`, `edit` without `arguments`, `respond` without a `comment`: 400. The request must still be exactly what was posted (its `digest`), and the one given, if any: otherwise 409 `CONFLICT`. The first valid decision wins; a later one (or one after a cancellation or the expiry) gets 409 `ALREADY_DECIDED` with the outcome that stands. Emits `approval.decided`, addressed to the requesting agent.
+         */
+        post: operations["decideApproval"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/channels/{id}/messages/{message_id}/approval/cancel": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Cancel a pending approval request (the agent that asked)
+         * @description The requesting agent only (anyone else who reads the channel: 403). Once settled: 409 `ALREADY_DECIDED` with the outcome. Emits `approval.cancelled`.
+         */
+        post: operations["cancelApproval"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/approvals/pending": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Needs your decision: pending requests the caller may decide
+         * @description Soonest expiry first, in the channels the caller reads. Agents and observers never decide: their list is empty.
+         */
+        get: operations["listPendingApprovals"];
+        put?: never;
+        post?: never;
+        delete?: never;
         options?: never;
         head?: never;
         patch?: never;
@@ -1386,6 +1450,66 @@ export interface webhooks {
         patch?: never;
         trace?: never;
     };
+    "agent-webhook.approval.decided": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * approval.decided → agent webhook
+         * @description A person decided an approval request in a channel the agent belongs to (the requesting agent's `requester_id` tells whether it is its own). POSTed to the webhook `url` with `Content-Type: application/json`; the body is byte-identical on every attempt.
+         */
+        post: operations["agentWebhookApprovalDecided"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "agent-webhook.approval.expired": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * approval.expired → agent webhook
+         * @description An approval request in a channel the agent belongs to expired undecided (the requesting agent's `requester_id` tells whether it is its own). POSTed to the webhook `url` with `Content-Type: application/json`; the body is byte-identical on every attempt.
+         */
+        post: operations["agentWebhookApprovalExpired"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "agent-webhook.approval.cancelled": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * approval.cancelled → agent webhook
+         * @description An approval request in a channel the agent belongs to was cancelled by its agent (the requesting agent's `requester_id` tells whether it is its own). POSTed to the webhook `url` with `Content-Type: application/json`; the body is byte-identical on every attempt.
+         */
+        post: operations["agentWebhookApprovalCancelled"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "integration.message.created": {
         parameters: {
             query?: never;
@@ -1506,6 +1630,66 @@ export interface webhooks {
         patch?: never;
         trace?: never;
     };
+    "integration.approval.decided": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * approval.decided → integration webhook_url
+         * @description A person decided an approval request in a channel the agent belongs to POSTed to the integration's `webhook_url` with `Content-Type: application/json`; the body is byte-identical on every attempt.
+         */
+        post: operations["integrationApprovalDecided"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "integration.approval.expired": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * approval.expired → integration webhook_url
+         * @description An approval request in a channel the agent belongs to expired undecided POSTed to the integration's `webhook_url` with `Content-Type: application/json`; the body is byte-identical on every attempt.
+         */
+        post: operations["integrationApprovalExpired"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "integration.approval.cancelled": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * approval.cancelled → integration webhook_url
+         * @description An approval request in a channel the agent belongs to was cancelled by its agent POSTed to the integration's `webhook_url` with `Content-Type: application/json`; the body is byte-identical on every attempt.
+         */
+        post: operations["integrationApprovalCancelled"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "integration.agent.connected": {
         parameters: {
             query?: never;
@@ -1540,7 +1724,7 @@ export interface components {
              * @description Stable machine-readable code from a closed list; each code and its HTTP status are in docs/errors.md.
              * @enum {string}
              */
-            code: "VALIDATION_ERROR" | "INVALID_JSON" | "WEAK_PASSWORD" | "INVALID_EMAIL" | "DUPLICATE_NAME" | "INVALID_ROLE" | "INVALID_CURSOR" | "INVALID_URL" | "INVALID_EMOJI" | "INVITE_INVALID" | "INVITE_EXPIRED" | "INVITE_USED" | "INVITE_EMAIL_MISMATCH" | "SELF_DM" | "MISSING_IDEMPOTENCY_BODY" | "BAD_REQUEST" | "THREAD_NOT_ROOT" | "WRONG_PASSWORD" | "UNAUTHORIZED" | "FORBIDDEN" | "APPROVAL_PENDING" | "REGISTRATION_CLOSED" | "NOT_FOUND" | "METHOD_NOT_ALLOWED" | "NOT_ACCEPTABLE" | "REQUEST_TIMEOUT" | "CONFLICT" | "ALREADY_BOOTSTRAPPED" | "EMAIL_TAKEN" | "NAME_TAKEN" | "ALREADY_MEMBER" | "IDEMPOTENCY_KEY_REUSED" | "IDEMPOTENCY_IN_PROGRESS" | "GONE" | "PAYLOAD_TOO_LARGE" | "URI_TOO_LONG" | "UNSUPPORTED_MEDIA_TYPE" | "UNPROCESSABLE" | "RATE_LIMITED" | "LOOP_DETECTED" | "HEADERS_TOO_LARGE" | "INTERNAL_ERROR" | "SERVICE_UNAVAILABLE" | "OUTCOME_UNKNOWN";
+            code: "VALIDATION_ERROR" | "INVALID_JSON" | "WEAK_PASSWORD" | "INVALID_EMAIL" | "DUPLICATE_NAME" | "INVALID_ROLE" | "INVALID_CURSOR" | "INVALID_URL" | "INVALID_EMOJI" | "INVITE_INVALID" | "INVITE_EXPIRED" | "INVITE_USED" | "INVITE_EMAIL_MISMATCH" | "SELF_DM" | "MISSING_IDEMPOTENCY_BODY" | "BAD_REQUEST" | "THREAD_NOT_ROOT" | "WRONG_PASSWORD" | "UNAUTHORIZED" | "FORBIDDEN" | "APPROVAL_PENDING" | "REGISTRATION_CLOSED" | "NOT_FOUND" | "METHOD_NOT_ALLOWED" | "NOT_ACCEPTABLE" | "REQUEST_TIMEOUT" | "CONFLICT" | "ALREADY_BOOTSTRAPPED" | "EMAIL_TAKEN" | "NAME_TAKEN" | "ALREADY_MEMBER" | "IDEMPOTENCY_KEY_REUSED" | "IDEMPOTENCY_IN_PROGRESS" | "ALREADY_DECIDED" | "GONE" | "PAYLOAD_TOO_LARGE" | "URI_TOO_LONG" | "UNSUPPORTED_MEDIA_TYPE" | "UNPROCESSABLE" | "RATE_LIMITED" | "LOOP_DETECTED" | "HEADERS_TOO_LARGE" | "INTERNAL_ERROR" | "SERVICE_UNAVAILABLE" | "OUTCOME_UNKNOWN";
         };
         /**
          * Message
@@ -1593,6 +1777,8 @@ export interface components {
             deleted: boolean;
             /** @description Reactions, in the order their first one was added; empty when none. */
             reactions: components["schemas"]["ReactionCount"][];
+            /** @description The agent's approval request this message carries, with its state (docs/approvals.md); null for any other message. */
+            approval: components["schemas"]["MessageApprovalApproval"] | null;
         };
         /**
          * MessagePage
@@ -1659,6 +1845,8 @@ export interface components {
             deleted: boolean;
             /** @description Reactions, in the order their first one was added; empty when none. */
             reactions: components["schemas"]["ReactionCount"][];
+            /** @description The agent's approval request this message carries, with its state (docs/approvals.md); null for any other message. */
+            approval: components["schemas"]["MessageApprovalApproval"] | null;
             message: components["schemas"]["Message"];
             /** @description ts_rank of the match; results are ordered by it, best first (then newest first), among the newest 200 matches. */
             rank: number;
@@ -2071,7 +2259,7 @@ export interface components {
          * Event
          * @description One event of the log, as pushed on the WebSocket and listed by GET /api/v1/events.
          */
-        Event: components["schemas"]["EventNewMessage"] | components["schemas"]["EventMessageUpdated"] | components["schemas"]["EventMessageDeleted"] | components["schemas"]["EventMessageMentioned"] | components["schemas"]["EventChannelCreated"] | components["schemas"]["EventChannelUpdated"] | components["schemas"]["EventChannelDeleted"] | components["schemas"]["EventMemberJoined"] | components["schemas"]["EventMemberLeft"] | components["schemas"]["EventReactionAdded"] | components["schemas"]["EventReactionRemoved"];
+        Event: components["schemas"]["EventNewMessage"] | components["schemas"]["EventMessageUpdated"] | components["schemas"]["EventMessageDeleted"] | components["schemas"]["EventMessageMentioned"] | components["schemas"]["EventChannelCreated"] | components["schemas"]["EventChannelUpdated"] | components["schemas"]["EventChannelDeleted"] | components["schemas"]["EventMemberJoined"] | components["schemas"]["EventMemberLeft"] | components["schemas"]["EventReactionAdded"] | components["schemas"]["EventReactionRemoved"] | components["schemas"]["EventApprovalDecided"] | components["schemas"]["EventApprovalExpired"] | components["schemas"]["EventApprovalCancelled"];
         /**
          * EventPage
          * @description A page of the event log, oldest first, with the cursor to continue from.
@@ -2354,6 +2542,56 @@ export interface components {
             count: number;
             /** @description Whether the caller is one of them. Always false in events (an event goes to many recipients): reaction events carry `member_id`. */
             reacted: boolean;
+        };
+        /** Approval */
+        MessageApprovalApproval: {
+            /** Format: uuid */
+            message_id: string;
+            /** Format: uuid */
+            channel_id: string;
+            /**
+             * Format: uuid
+             * @description The agent that asked.
+             */
+            requester_id: string;
+            action: string;
+            /** @description The arguments as requested (never changed after posting). */
+            arguments: {
+                [key: string]: unknown;
+            };
+            summary: string;
+            /** @description The choices offered, `deny` always among them. */
+            choices: ("approve" | "deny" | "edit" | "respond")[];
+            /** @description Who may decide: `members` (any human member of the conversation; the default), `owner` (the workspace owner only), or a list of user ids (humans; each must also be able to read the conversation when deciding). Agents never decide. */
+            approvers: ("members" | "owner") | string[];
+            /**
+             * Format: date-time
+             * @description ISO 8601 UTC timestamp.
+             */
+            expires_at: string;
+            /** @enum {string} */
+            on_expiry: "deny" | "approve";
+            /** @description SHA-256 (hex) of the canonical JSON of `{action, arguments}` (keys sorted): a decision is checked against it, and may name it to bind itself to what was shown. */
+            digest: string;
+            /**
+             * @description `pending` until a decision (`approved`: approve or edit; `denied`: deny or respond), a cancellation by the agent, or the expiry.
+             * @enum {string}
+             */
+            status: "pending" | "approved" | "denied" | "expired" | "cancelled";
+            /** @description The decider's choice; on expiry, `on_expiry`; null while pending or when cancelled. */
+            decision: ("approve" | "deny" | "edit" | "respond") | null;
+            /** @description The human who decided (the agent, when it cancelled); null while pending and on expiry. */
+            decided_by: string | null;
+            /** @description Their display name at the time. */
+            decided_by_name: string | null;
+            /** @description When it was decided, cancelled or expired. */
+            decided_at: string | null;
+            /** @description The decider's comment; for `respond`, the answer. */
+            comment: string | null;
+            /** @description What the agent may run the action with: the arguments for `approve` (and an expiry that approves), the edited ones for `edit`; null otherwise. */
+            final_arguments: {
+                [key: string]: unknown;
+            } | null;
         };
         /** @description The other participant (not the caller). */
         DmParticipant: {
@@ -2827,6 +3065,84 @@ export interface components {
             /** @description How many members reacted with this emoji after the change. */
             count: number;
         };
+        /**
+         * approval_decided
+         * @description An approval request was decided (approve, deny, edit or respond). Sent to the channel's members; addressed to the requesting agent (its inbox, `only=addressed`).
+         */
+        EventApprovalDecided: {
+            /** @enum {string} */
+            type: "approval_decided";
+            /**
+             * Format: uuid
+             * @description Unique per event; a client that sees an id twice drops the repeat.
+             */
+            event_id: string;
+            /**
+             * @description Position in the event log ("<milliseconds>-<sequence>"); larger is later. Opaque to clients: store it, send it back as `since`.
+             * @example 1764000000000-0
+             */
+            cursor: string;
+            /**
+             * Format: date-time
+             * @description ISO 8601 UTC timestamp.
+             */
+            occurred_at: string;
+            /** Format: uuid */
+            channel_id: string;
+            approval: components["schemas"]["MessageApprovalApproval"];
+        };
+        /**
+         * approval_expired
+         * @description An approval request expired undecided: `decision` is its `on_expiry`. Sent to the channel's members; addressed to the requesting agent (its inbox, `only=addressed`).
+         */
+        EventApprovalExpired: {
+            /** @enum {string} */
+            type: "approval_expired";
+            /**
+             * Format: uuid
+             * @description Unique per event; a client that sees an id twice drops the repeat.
+             */
+            event_id: string;
+            /**
+             * @description Position in the event log ("<milliseconds>-<sequence>"); larger is later. Opaque to clients: store it, send it back as `since`.
+             * @example 1764000000000-0
+             */
+            cursor: string;
+            /**
+             * Format: date-time
+             * @description ISO 8601 UTC timestamp.
+             */
+            occurred_at: string;
+            /** Format: uuid */
+            channel_id: string;
+            approval: components["schemas"]["MessageApprovalApproval"];
+        };
+        /**
+         * approval_cancelled
+         * @description The requesting agent cancelled its approval request. Sent to the channel's members; addressed to the requesting agent (its inbox, `only=addressed`).
+         */
+        EventApprovalCancelled: {
+            /** @enum {string} */
+            type: "approval_cancelled";
+            /**
+             * Format: uuid
+             * @description Unique per event; a client that sees an id twice drops the repeat.
+             */
+            event_id: string;
+            /**
+             * @description Position in the event log ("<milliseconds>-<sequence>"); larger is later. Opaque to clients: store it, send it back as `since`.
+             * @example 1764000000000-0
+             */
+            cursor: string;
+            /**
+             * Format: date-time
+             * @description ISO 8601 UTC timestamp.
+             */
+            occurred_at: string;
+            /** Format: uuid */
+            channel_id: string;
+            approval: components["schemas"]["MessageApprovalApproval"];
+        };
         GetHealthResponse: {
             /**
              * @description `ok` when every configured dependency answers.
@@ -2962,6 +3278,16 @@ export interface components {
             /** @description The message's reactions after the change, as the caller sees them. */
             reactions: components["schemas"]["ReactionCount"][];
         };
+        /** @description The request was decided, cancelled or expired already: `approval` is the outcome that stands. */
+        DecideApprovalResponse409Option1: {
+            error: string;
+            /** @enum {string} */
+            code: "ALREADY_DECIDED";
+            approval: components["schemas"]["MessageApprovalApproval"];
+        };
+        ListPendingApprovalsResponse: {
+            approvals: components["schemas"]["MessageApprovalApproval"][];
+        };
         ListMentionsResponse: {
             /** @description Messages that mention the caller, newest first, in the channels the caller may read now. */
             messages: components["schemas"]["Message"][];
@@ -2975,6 +3301,7 @@ export interface components {
             dm: number;
             thread_reply: number;
             reaction: number;
+            approval: number;
         };
         ReadInboxResponseCountsByChannelItem: {
             /** Format: uuid */
@@ -3010,17 +3337,17 @@ export interface components {
              */
             id: string;
             /**
-             * @description Why the item is yours: a message that `mention`s you, a message in a `dm` with you, a `thread_reply` in a thread you started or posted in, a `reaction` to your message.
+             * @description Why the item is yours: a message that `mention`s you, a message in a `dm` with you, a `thread_reply` in a thread you started or posted in, a `reaction` to your message, the outcome of your `approval` request (docs/approvals.md).
              * @enum {string}
              */
-            kind: "mention" | "dm" | "thread_reply" | "reaction";
+            kind: "mention" | "dm" | "thread_reply" | "reaction" | "approval";
             /** Format: uuid */
             event_id: string;
             /**
              * @description The event, as the event log names it (`message_mentioned`: an edit that mentions you for the first time).
              * @enum {string}
              */
-            event_type: "new_message" | "message_mentioned" | "reaction_added";
+            event_type: "new_message" | "message_mentioned" | "reaction_added" | "approval_decided" | "approval_expired";
             /** Format: uuid */
             channel_id: string;
             /**
@@ -3028,10 +3355,12 @@ export interface components {
              * @description ISO 8601 UTC timestamp.
              */
             occurred_at: string;
-            /** @description The message, as it was when the event happened (null for a reaction). */
+            /** @description The message, as it was when the event happened (null for a reaction or an approval outcome). */
             message: components["schemas"]["Message"] | null;
-            /** @description The reaction (null for a message). */
+            /** @description The reaction (null otherwise). */
             reaction: components["schemas"]["ReadInboxResponseItemsItemReactionOption1"] | null;
+            /** @description The outcome of your approval request: decision, who decided, final arguments (null otherwise). */
+            approval: components["schemas"]["MessageApprovalApproval"] | null;
         };
         ReadInboxResponse: {
             counts: components["schemas"]["ReadInboxResponseCounts"];
@@ -3354,6 +3683,75 @@ export interface components {
             agent_id: string;
             payload: components["schemas"]["AgentWebhookReactionPayload"];
         };
+        AgentWebhookApprovalDecidedPayload: {
+            approval: components["schemas"]["MessageApprovalApproval"];
+        };
+        AgentWebhookApprovalDecided: {
+            /**
+             * Format: uuid
+             * @description Unique per event; the same for every webhook receiving it.
+             */
+            event_id: string;
+            /** @enum {string} */
+            event_type: "approval.decided";
+            /**
+             * Format: date-time
+             * @description ISO 8601 UTC timestamp.
+             */
+            occurred_at: string;
+            /** Format: uuid */
+            webhook_id: string;
+            /**
+             * Format: uuid
+             * @description The agent the webhook belongs to.
+             */
+            agent_id: string;
+            payload: components["schemas"]["AgentWebhookApprovalDecidedPayload"];
+        };
+        AgentWebhookApprovalExpired: {
+            /**
+             * Format: uuid
+             * @description Unique per event; the same for every webhook receiving it.
+             */
+            event_id: string;
+            /** @enum {string} */
+            event_type: "approval.expired";
+            /**
+             * Format: date-time
+             * @description ISO 8601 UTC timestamp.
+             */
+            occurred_at: string;
+            /** Format: uuid */
+            webhook_id: string;
+            /**
+             * Format: uuid
+             * @description The agent the webhook belongs to.
+             */
+            agent_id: string;
+            payload: components["schemas"]["AgentWebhookApprovalDecidedPayload"];
+        };
+        AgentWebhookApprovalCancelled: {
+            /**
+             * Format: uuid
+             * @description Unique per event; the same for every webhook receiving it.
+             */
+            event_id: string;
+            /** @enum {string} */
+            event_type: "approval.cancelled";
+            /**
+             * Format: date-time
+             * @description ISO 8601 UTC timestamp.
+             */
+            occurred_at: string;
+            /** Format: uuid */
+            webhook_id: string;
+            /**
+             * Format: uuid
+             * @description The agent the webhook belongs to.
+             */
+            agent_id: string;
+            payload: components["schemas"]["AgentWebhookApprovalDecidedPayload"];
+        };
         IntegrationMessageCreatedPayload: {
             /** Format: uuid */
             message_id: string;
@@ -3508,6 +3906,62 @@ export interface components {
              */
             occurred_at: string;
             payload: components["schemas"]["IntegrationReactionPayload"];
+        };
+        IntegrationApprovalDecidedPayload: {
+            /** Format: uuid */
+            message_id: string;
+            /** Format: uuid */
+            channel_id: string;
+            /** Format: uuid */
+            requester_id: string;
+            action: string;
+            /** @description `approved`, `denied`, `expired` or `cancelled`. */
+            status: string;
+            decision: string | null;
+            final_arguments: {
+                [key: string]: unknown;
+            } | null;
+            decided_by: string | null;
+            comment: string | null;
+        };
+        /** @description The envelope of every integration delivery. */
+        IntegrationApprovalDecided: {
+            /** @enum {string} */
+            event_type: "approval.decided";
+            /** Format: uuid */
+            integration_id: string;
+            /**
+             * Format: date-time
+             * @description ISO 8601 UTC timestamp.
+             */
+            occurred_at: string;
+            payload: components["schemas"]["IntegrationApprovalDecidedPayload"];
+        };
+        /** @description The envelope of every integration delivery. */
+        IntegrationApprovalExpired: {
+            /** @enum {string} */
+            event_type: "approval.expired";
+            /** Format: uuid */
+            integration_id: string;
+            /**
+             * Format: date-time
+             * @description ISO 8601 UTC timestamp.
+             */
+            occurred_at: string;
+            payload: components["schemas"]["IntegrationApprovalDecidedPayload"];
+        };
+        /** @description The envelope of every integration delivery. */
+        IntegrationApprovalCancelled: {
+            /** @enum {string} */
+            event_type: "approval.cancelled";
+            /** Format: uuid */
+            integration_id: string;
+            /**
+             * Format: date-time
+             * @description ISO 8601 UTC timestamp.
+             */
+            occurred_at: string;
+            payload: components["schemas"]["IntegrationApprovalDecidedPayload"];
         };
         IntegrationAgentConnectedPayload: {
             /** Format: uuid */
@@ -7233,6 +7687,28 @@ export interface operations {
                      * @description Optional: reply in the thread of this root message of the same channel. A reply to a reply is 400 `THREAD_NOT_ROOT`; an id that is not a message of this channel is 404 `NOT_FOUND`.
                      */
                     thread_id?: string;
+                    /** @description Optional, agents only: makes the message an approval request (docs/approvals.md). Not taken with a file, over the WebSocket or from an integration. */
+                    approval?: {
+                        /** @description A short name of what the agent wants to do, e.g. `deploy` or `refund_payment`. */
+                        action: string;
+                        /** @description A JSON object: what the action would be run with (default `{}`). At most 32,768 characters as JSON. */
+                        arguments?: {
+                            [key: string]: unknown;
+                        };
+                        /** @description What the approver is asked, in one or two sentences. */
+                        summary: string;
+                        /** @description The choices offered (default `["approve", "deny"]`). `deny` is always offered, even when not listed. */
+                        choices?: ("approve" | "deny" | "edit" | "respond")[];
+                        /** @description Who may decide: `members` (any human member of the conversation; the default), `owner` (the workspace owner only), or a list of user ids (humans; each must also be able to read the conversation when deciding). Agents never decide. */
+                        approvers?: ("members" | "owner") | string[];
+                        /** @description Seconds until the request expires (default 3600, at most 604,800: 7 days). */
+                        expires_in?: number;
+                        /**
+                         * @description The outcome when nobody decides in time (default `deny`).
+                         * @enum {string}
+                         */
+                        on_expiry?: "deny" | "approve";
+                    };
                 };
                 "multipart/form-data": {
                     /** @description Message text; optional when a file is sent, and may then be empty. */
@@ -7871,6 +8347,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description Conflicts with the current state (`CONFLICT`, `NAME_TAKEN`, `ALREADY_MEMBER`, … see docs/errors.md). */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Request body too large (`PAYLOAD_TOO_LARGE`). */
             413: {
                 headers: {
@@ -8286,6 +8771,443 @@ export interface operations {
             };
             /** @description Not found, or not visible to the caller (`NOT_FOUND`): both answer the same. */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limited (only when a limit is configured). `Retry-After` gives the seconds to wait. */
+            429: {
+                headers: {
+                    /** @description Seconds until the budget has room again. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unexpected server failure (`INTERNAL_ERROR`); nothing is leaked. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The database is unreachable or not answering (`SERVICE_UNAVAILABLE`: nothing was stored), or it stopped answering while committing (`OUTCOME_UNKNOWN`: retry with the same `Idempotency-Key`); retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getApproval: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @example 01a215b9-78c8-7183-a2cc-e2be386a7c96 */
+                id: string;
+                /** @example 01a215b9-7c24-7063-906b-055d01c1ed02 */
+                message_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Read an approval request and its outcome: done. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MessageApprovalApproval"];
+                };
+            };
+            /** @description Bad input (`VALIDATION_ERROR` or another 400 code of docs/errors.md); nothing was changed. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing, invalid, expired or revoked credentials (`UNAUTHORIZED`). */
+            401: {
+                headers: {
+                    /** @description A Bearer challenge (RFC 6750) naming the resource metadata (RFC 9728); `error="invalid_token"` when a credential was sent. */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The caller may see the resource but not do this (`FORBIDDEN`), e.g. a role or an owner-only action. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found, or not visible to the caller (`NOT_FOUND`): both answer the same. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limited (only when a limit is configured). `Retry-After` gives the seconds to wait. */
+            429: {
+                headers: {
+                    /** @description Seconds until the budget has room again. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unexpected server failure (`INTERNAL_ERROR`); nothing is leaked. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The database is unreachable or not answering (`SERVICE_UNAVAILABLE`: nothing was stored), or it stopped answering while committing (`OUTCOME_UNKNOWN`: retry with the same `Idempotency-Key`); retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    decideApproval: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @example 01a215b9-8fc2-7026-b754-f2683e1cc982 */
+                id: string;
+                /** @example 01a215b9-9190-7120-835a-1f10b2605c8d */
+                message_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /**
+                     * @description `approve`: run the action with the arguments shown; `deny`: do not run it; `edit`: run it with arguments the approver changed; `respond`: do not run it as asked, and read the free-text answer in `comment`.
+                     * @enum {string}
+                     */
+                    decision: "approve" | "deny" | "edit" | "respond";
+                    /** @description With `edit` only, and then required: the arguments to run the action with. */
+                    arguments?: {
+                        [key: string]: unknown;
+                    };
+                    /** @description Optional; required (non-blank) with `respond`: the answer. */
+                    comment?: string;
+                    /** @description Optional: the request's `digest` as shown; a different one is 409 `CONFLICT` and decides nothing. */
+                    digest?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Decide an approval request: approve, deny, edit or respond: done. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MessageApprovalApproval"];
+                };
+            };
+            /** @description Bad input (`VALIDATION_ERROR` or another 400 code of docs/errors.md); nothing was changed. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing, invalid, expired or revoked credentials (`UNAUTHORIZED`). */
+            401: {
+                headers: {
+                    /** @description A Bearer challenge (RFC 6750) naming the resource metadata (RFC 9728); `error="invalid_token"` when a credential was sent. */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The caller may see the resource but not do this (`FORBIDDEN`), e.g. a role or an owner-only action. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found, or not visible to the caller (`NOT_FOUND`): both answer the same. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `ALREADY_DECIDED` (with the outcome that stands), or `CONFLICT` (the request is not what was shown). */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DecideApprovalResponse409Option1"] | components["schemas"]["Error"];
+                };
+            };
+            /** @description Request body too large (`PAYLOAD_TOO_LARGE`). */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unsupported Content-Type (`UNSUPPORTED_MEDIA_TYPE`). */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limited (only when a limit is configured). `Retry-After` gives the seconds to wait. */
+            429: {
+                headers: {
+                    /** @description Seconds until the budget has room again. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unexpected server failure (`INTERNAL_ERROR`); nothing is leaked. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The database is unreachable or not answering (`SERVICE_UNAVAILABLE`: nothing was stored), or it stopped answering while committing (`OUTCOME_UNKNOWN`: retry with the same `Idempotency-Key`); retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    cancelApproval: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @example 01a215b9-a61c-7069-ba3a-87b88362d41c */
+                id: string;
+                /** @example 01a215b9-a66d-715e-b588-2ba4fc83479a */
+                message_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Cancel a pending approval request (the agent that asked): done. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MessageApprovalApproval"];
+                };
+            };
+            /** @description Bad input (`VALIDATION_ERROR` or another 400 code of docs/errors.md); nothing was changed. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing, invalid, expired or revoked credentials (`UNAUTHORIZED`). */
+            401: {
+                headers: {
+                    /** @description A Bearer challenge (RFC 6750) naming the resource metadata (RFC 9728); `error="invalid_token"` when a credential was sent. */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The caller may see the resource but not do this (`FORBIDDEN`), e.g. a role or an owner-only action. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found, or not visible to the caller (`NOT_FOUND`): both answer the same. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The request was decided, cancelled or expired already: `approval` is the outcome that stands. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DecideApprovalResponse409Option1"];
+                };
+            };
+            /** @description Request body too large (`PAYLOAD_TOO_LARGE`). */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unsupported Content-Type (`UNSUPPORTED_MEDIA_TYPE`). */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limited (only when a limit is configured). `Retry-After` gives the seconds to wait. */
+            429: {
+                headers: {
+                    /** @description Seconds until the budget has room again. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unexpected server failure (`INTERNAL_ERROR`); nothing is leaked. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The database is unreachable or not answering (`SERVICE_UNAVAILABLE`: nothing was stored), or it stopped answering while committing (`OUTCOME_UNKNOWN`: retry with the same `Idempotency-Key`); retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    listPendingApprovals: {
+        parameters: {
+            query?: {
+                /** @description 1 to 100 (default 50). */
+                limit?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Needs your decision: pending requests the caller may decide: done. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ListPendingApprovalsResponse"];
+                };
+            };
+            /** @description Bad input (`VALIDATION_ERROR` or another 400 code of docs/errors.md); nothing was changed. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing, invalid, expired or revoked credentials (`UNAUTHORIZED`). */
+            401: {
+                headers: {
+                    /** @description A Bearer challenge (RFC 6750) naming the resource metadata (RFC 9728); `error="invalid_token"` when a credential was sent. */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The caller may see the resource but not do this (`FORBIDDEN`), e.g. a role or an owner-only action. */
+            403: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -9191,7 +10113,7 @@ export interface operations {
                 "application/json": {
                     /** @description Absolute http(s) URL. Loopback, private, link-local (169.254.0.0/16), CGNAT, unspecified and other reserved addresses are refused (400 `INVALID_URL`) here and again, on the resolved address, at every connection; an operator can allow them with `WEBHOOK_ALLOW_PRIVATE` / `WEBHOOK_ALLOW_HOSTS`. Redirects are not followed. */
                     url: string;
-                    events: ("message.created" | "message.updated" | "message.deleted" | "message.mentioned" | "channel.created" | "channel.updated" | "channel.deleted" | "member.joined" | "member.left" | "reaction.added" | "reaction.removed")[];
+                    events: ("message.created" | "message.updated" | "message.deleted" | "message.mentioned" | "channel.created" | "channel.updated" | "channel.deleted" | "member.joined" | "member.left" | "reaction.added" | "reaction.removed" | "approval.decided" | "approval.expired" | "approval.cancelled")[];
                     /** @description Optional: your own signing secret, 16 to 256 characters (the HMAC key is this whole string, UTF-8). Omit it to let the server generate one (`whsec_` + 32 random bytes, base64), which is better unless you need to reuse an existing secret. Shown back only in the creation response. */
                     secret?: string;
                     /** @description Whether `message.created` and `message.updated` deliveries include the agent's own messages: true (the default, the spec's "a new message in any channel the agent belongs to"), or false so that an agent does not hear itself, the first step against echo loops (docs/loops.md). */
@@ -9503,7 +10425,7 @@ export interface operations {
                 "application/json": {
                     /** @description Absolute http(s) URL. Loopback, private, link-local (169.254.0.0/16), CGNAT, unspecified and other reserved addresses are refused (400 `INVALID_URL`) here and again, on the resolved address, at every connection; an operator can allow them with `WEBHOOK_ALLOW_PRIVATE` / `WEBHOOK_ALLOW_HOSTS`. Redirects are not followed. */
                     url?: string;
-                    events?: ("message.created" | "message.updated" | "message.deleted" | "message.mentioned" | "channel.created" | "channel.updated" | "channel.deleted" | "member.joined" | "member.left" | "reaction.added" | "reaction.removed")[];
+                    events?: ("message.created" | "message.updated" | "message.deleted" | "message.mentioned" | "channel.created" | "channel.updated" | "channel.deleted" | "member.joined" | "member.left" | "reaction.added" | "reaction.removed" | "approval.decided" | "approval.expired" | "approval.cancelled")[];
                     /** @description Whether `message.created` and `message.updated` deliveries include the agent's own messages: true (the default, the spec's "a new message in any channel the agent belongs to"), or false so that an agent does not hear itself, the first step against echo loops (docs/loops.md). */
                     include_own_messages?: boolean;
                     /** @description Narrows the subscribed `events`: `addressed` delivers only the events addressed to the agent (a message in a DM with it, a message that mentions it, a reply in a thread it started or posted in, a reaction to its message: subscribe to `message.created`, `message.mentioned` and `reaction.added`); `mentions` only `message.mentioned`; null (the default) every subscribed event. Membership rules apply as always. */
@@ -10325,7 +11247,7 @@ export interface operations {
                     /** @description Absolute http(s) URL. Loopback, private, link-local (169.254.0.0/16), CGNAT, unspecified and other reserved addresses are refused (400 `INVALID_URL`) here and again, on the resolved address, at every connection; an operator can allow them with `WEBHOOK_ALLOW_PRIVATE` / `WEBHOOK_ALLOW_HOSTS`. Redirects are not followed. */
                     webhook_url: string;
                     /** @description Subscribed events (default: the four of the specification, `message.created`, `channel.created`, `member.joined`, `agent.connected`; `message.mentioned`, `reaction.added` and `reaction.removed` only when listed). Payloads: the `webhooks` section of this document. */
-                    events?: ("message.created" | "message.mentioned" | "channel.created" | "member.joined" | "reaction.added" | "reaction.removed" | "agent.connected")[];
+                    events?: ("message.created" | "message.mentioned" | "channel.created" | "member.joined" | "reaction.added" | "reaction.removed" | "approval.decided" | "approval.expired" | "approval.cancelled" | "agent.connected")[];
                     /** @description Agents the integration may act for on the inbound endpoint. Each must exist (400 otherwise). Empty (the default): any agent. A non-empty list also limits which DMs the integration receives (those with one of these agents). */
                     agent_ids?: string[];
                     /** @description A UUID: shorthand for `agent_ids: [agent_id]` (both may be given: the union is used). Each must exist (400 otherwise). */
@@ -10634,7 +11556,7 @@ export interface operations {
                     /** @description Absolute http(s) URL. Loopback, private, link-local (169.254.0.0/16), CGNAT, unspecified and other reserved addresses are refused (400 `INVALID_URL`) here and again, on the resolved address, at every connection; an operator can allow them with `WEBHOOK_ALLOW_PRIVATE` / `WEBHOOK_ALLOW_HOSTS`. Redirects are not followed. */
                     webhook_url?: string;
                     /** @description Subscribed events (default: the four of the specification, `message.created`, `channel.created`, `member.joined`, `agent.connected`; `message.mentioned`, `reaction.added` and `reaction.removed` only when listed). Payloads: the `webhooks` section of this document. */
-                    events?: ("message.created" | "message.mentioned" | "channel.created" | "member.joined" | "reaction.added" | "reaction.removed" | "agent.connected")[];
+                    events?: ("message.created" | "message.mentioned" | "channel.created" | "member.joined" | "reaction.added" | "reaction.removed" | "approval.decided" | "approval.expired" | "approval.cancelled" | "agent.connected")[];
                     /** @description Agents the integration may act for on the inbound endpoint. Each must exist (400 otherwise). Empty (the default): any agent. A non-empty list also limits which DMs the integration receives (those with one of these agents). */
                     agent_ids?: string[];
                     /** @description Whether `message.created` deliveries include messages authored by the agents this integration acts for (its `agent_ids`; with `all_agents`, every agent): true (the default, the spec's "any message is sent to a channel"), or false so that an integration does not hear its own agents' messages, the first step against echo loops (docs/loops.md). With `all_agents` and false it receives only humans' messages. */
@@ -11839,6 +12761,144 @@ export interface operations {
             };
         };
     };
+    agentWebhookApprovalDecided: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description `sha256=` + hex HMAC-SHA256 of the raw body, keyed with the webhook secret (the whole `whsec_…` string, UTF-8). */
+                "X-Webhook-Signature": string;
+                /** @description Unix time (seconds) of this attempt. */
+                "X-Webhook-Timestamp": string;
+                /** @description `sha256=` + hex HMAC-SHA256 of `<X-Webhook-Timestamp>.<raw body>`: reject it when the timestamp is more than 5 minutes off (replay protection). */
+                "X-Webhook-Timestamp-Signature": string;
+                /** @description Delivery id, the same on every attempt of this delivery: de-duplicate on it. */
+                "X-Webhook-Delivery-ID": string;
+                /** @description Event type, as in the body. */
+                "X-Webhook-Event": string;
+                /** @description Event id, as in the body. */
+                "X-Webhook-Event-ID": string;
+                /** @description The webhook this delivery is for. */
+                "X-Webhook-ID": string;
+                /** @description Attempt number, 1 for the first. */
+                "X-Webhook-Attempt": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["AgentWebhookApprovalDecided"];
+            };
+        };
+        responses: {
+            /** @description Signature mismatch (the receiver should answer 401). Like every non-2xx answer, timeout or network error, the delivery is retried with backoff (docs/webhooks.md). */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Received. Any 2xx within the timeout (10 s by default) counts as delivered; the body is ignored. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    agentWebhookApprovalExpired: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description `sha256=` + hex HMAC-SHA256 of the raw body, keyed with the webhook secret (the whole `whsec_…` string, UTF-8). */
+                "X-Webhook-Signature": string;
+                /** @description Unix time (seconds) of this attempt. */
+                "X-Webhook-Timestamp": string;
+                /** @description `sha256=` + hex HMAC-SHA256 of `<X-Webhook-Timestamp>.<raw body>`: reject it when the timestamp is more than 5 minutes off (replay protection). */
+                "X-Webhook-Timestamp-Signature": string;
+                /** @description Delivery id, the same on every attempt of this delivery: de-duplicate on it. */
+                "X-Webhook-Delivery-ID": string;
+                /** @description Event type, as in the body. */
+                "X-Webhook-Event": string;
+                /** @description Event id, as in the body. */
+                "X-Webhook-Event-ID": string;
+                /** @description The webhook this delivery is for. */
+                "X-Webhook-ID": string;
+                /** @description Attempt number, 1 for the first. */
+                "X-Webhook-Attempt": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["AgentWebhookApprovalExpired"];
+            };
+        };
+        responses: {
+            /** @description Signature mismatch (the receiver should answer 401). Like every non-2xx answer, timeout or network error, the delivery is retried with backoff (docs/webhooks.md). */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Received. Any 2xx within the timeout (10 s by default) counts as delivered; the body is ignored. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    agentWebhookApprovalCancelled: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description `sha256=` + hex HMAC-SHA256 of the raw body, keyed with the webhook secret (the whole `whsec_…` string, UTF-8). */
+                "X-Webhook-Signature": string;
+                /** @description Unix time (seconds) of this attempt. */
+                "X-Webhook-Timestamp": string;
+                /** @description `sha256=` + hex HMAC-SHA256 of `<X-Webhook-Timestamp>.<raw body>`: reject it when the timestamp is more than 5 minutes off (replay protection). */
+                "X-Webhook-Timestamp-Signature": string;
+                /** @description Delivery id, the same on every attempt of this delivery: de-duplicate on it. */
+                "X-Webhook-Delivery-ID": string;
+                /** @description Event type, as in the body. */
+                "X-Webhook-Event": string;
+                /** @description Event id, as in the body. */
+                "X-Webhook-Event-ID": string;
+                /** @description The webhook this delivery is for. */
+                "X-Webhook-ID": string;
+                /** @description Attempt number, 1 for the first. */
+                "X-Webhook-Attempt": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["AgentWebhookApprovalCancelled"];
+            };
+        };
+        responses: {
+            /** @description Signature mismatch (the receiver should answer 401). Like every non-2xx answer, timeout or network error, the delivery is retried with backoff (docs/webhooks.md). */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Received. Any 2xx within the timeout (10 s by default) counts as delivered; the body is ignored. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
     integrationMessageCreated: {
         parameters: {
             query?: never;
@@ -12096,6 +13156,144 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": components["schemas"]["IntegrationReactionRemoved"];
+            };
+        };
+        responses: {
+            /** @description Signature mismatch (the receiver should answer 401). Like every non-2xx answer, timeout or network error, the delivery is retried with backoff (docs/webhooks.md). */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Received. Any 2xx within the timeout (10 s by default) counts as delivered; the body is ignored. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    integrationApprovalDecided: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description Event type. */
+                "X-Service-Event": string;
+                /** @description The integration id. */
+                "X-Service-Integration-ID": string;
+                /** @description `sha256=` + hex HMAC-SHA256 of the raw body, keyed with the integration's HMAC secret (the whole `whsec_…` string, UTF-8). */
+                "X-Service-Signature": string;
+                /** @description Unix time (seconds) of this attempt. */
+                "X-Service-Timestamp": string;
+                /** @description `sha256=` + hex HMAC-SHA256 of `<X-Service-Timestamp>.<raw body>` (replay protection). */
+                "X-Service-Timestamp-Signature": string;
+                /** @description Delivery id, the same on every attempt of this delivery. */
+                "X-Service-Delivery-ID": string;
+                /** @description Event id (the same for every integration receiving this event). */
+                "X-Service-Event-ID": string;
+                /** @description Attempt number, 1 for the first. */
+                "X-Service-Attempt": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["IntegrationApprovalDecided"];
+            };
+        };
+        responses: {
+            /** @description Signature mismatch (the receiver should answer 401). Like every non-2xx answer, timeout or network error, the delivery is retried with backoff (docs/webhooks.md). */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Received. Any 2xx within the timeout (10 s by default) counts as delivered; the body is ignored. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    integrationApprovalExpired: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description Event type. */
+                "X-Service-Event": string;
+                /** @description The integration id. */
+                "X-Service-Integration-ID": string;
+                /** @description `sha256=` + hex HMAC-SHA256 of the raw body, keyed with the integration's HMAC secret (the whole `whsec_…` string, UTF-8). */
+                "X-Service-Signature": string;
+                /** @description Unix time (seconds) of this attempt. */
+                "X-Service-Timestamp": string;
+                /** @description `sha256=` + hex HMAC-SHA256 of `<X-Service-Timestamp>.<raw body>` (replay protection). */
+                "X-Service-Timestamp-Signature": string;
+                /** @description Delivery id, the same on every attempt of this delivery. */
+                "X-Service-Delivery-ID": string;
+                /** @description Event id (the same for every integration receiving this event). */
+                "X-Service-Event-ID": string;
+                /** @description Attempt number, 1 for the first. */
+                "X-Service-Attempt": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["IntegrationApprovalExpired"];
+            };
+        };
+        responses: {
+            /** @description Signature mismatch (the receiver should answer 401). Like every non-2xx answer, timeout or network error, the delivery is retried with backoff (docs/webhooks.md). */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Received. Any 2xx within the timeout (10 s by default) counts as delivered; the body is ignored. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    integrationApprovalCancelled: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description Event type. */
+                "X-Service-Event": string;
+                /** @description The integration id. */
+                "X-Service-Integration-ID": string;
+                /** @description `sha256=` + hex HMAC-SHA256 of the raw body, keyed with the integration's HMAC secret (the whole `whsec_…` string, UTF-8). */
+                "X-Service-Signature": string;
+                /** @description Unix time (seconds) of this attempt. */
+                "X-Service-Timestamp": string;
+                /** @description `sha256=` + hex HMAC-SHA256 of `<X-Service-Timestamp>.<raw body>` (replay protection). */
+                "X-Service-Timestamp-Signature": string;
+                /** @description Delivery id, the same on every attempt of this delivery. */
+                "X-Service-Delivery-ID": string;
+                /** @description Event id (the same for every integration receiving this event). */
+                "X-Service-Event-ID": string;
+                /** @description Attempt number, 1 for the first. */
+                "X-Service-Attempt": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["IntegrationApprovalCancelled"];
             };
         };
         responses: {

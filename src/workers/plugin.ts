@@ -1,6 +1,7 @@
 // Background delivery of webhooks and integrations (src/workers/deliveries.ts), the search
 // index's pending-list flush (src/workers/search-index.ts) and the sweep of expired
-// Idempotency-Key responses (src/workers/idempotency-sweeper.ts). Starts only when
+// Idempotency-Key responses (src/workers/idempotency-sweeper.ts), and the expiry of approval
+// requests (src/workers/approval-expiry.ts). Starts only when
 // app.background is true.
 //
 // Graceful stop, from its first moment (beside the HTTP drain, src/plugins/shutdown.ts): no more
@@ -13,6 +14,7 @@
 import type { FastifyInstance } from 'fastify'
 import fp from 'fastify-plugin'
 import { DeliveryEngine } from './deliveries.ts'
+import { ApprovalExpiry } from './approval-expiry.ts'
 import { IdempotencySweeper } from './idempotency-sweeper.ts'
 import { MemoryQueue, RedisQueue, type DeliveryQueue } from './queue.ts'
 import { releaseClaims, type ClaimedDelivery } from './repo.ts'
@@ -48,6 +50,7 @@ async function workersPlugin(app: FastifyInstance): Promise<void> {
   const searchIndex = new SearchIndexFlusher(app.db.pool, config.searchIndexFlushMs, app.log)
   app.decorate('searchIndex', searchIndex)
   const idempotencySweeper = new IdempotencySweeper(app.db.pool, app.log)
+  const approvalExpiry = new ApprovalExpiry(app, app.log)
 
   const running = engine
   let timer: NodeJS.Timeout | null = null
@@ -69,6 +72,7 @@ async function workersPlugin(app: FastifyInstance): Promise<void> {
     tick()
     searchIndex.start()
     idempotencySweeper.start()
+    approvalExpiry.start()
   })
 
   const handBack = (items: ClaimedDelivery[]): Promise<void> =>
@@ -79,6 +83,7 @@ async function workersPlugin(app: FastifyInstance): Promise<void> {
     unsubscribe?.()
     if (timer) clearTimeout(timer)
     idempotencySweeper.stop()
+    const expiryStopped = approvalExpiry.stop()
     running.stop()
     // Attempts in flight may run until shortly before the stop's deadline, leaving time to hand
     // back those cut short and to close the rest.
@@ -87,7 +92,7 @@ async function workersPlugin(app: FastifyInstance): Promise<void> {
     try {
       await handBack([...(await queue.halt()), ...running.takeParked()])
       // A claim the scheduler was making meanwhile lands in the queue, which drain() returns.
-      await Promise.all([running.planner.idle(), running.scheduler.idle(), searchIndex.stop()])
+      await Promise.all([running.planner.idle(), running.scheduler.idle(), searchIndex.stop(), expiryStopped])
       await handBack(await queue.drain())
     } finally {
       clearTimeout(cut)

@@ -134,8 +134,22 @@ t.test('one list of event types, and one documented mapping of names', async (t)
     'member.left',
     'reaction.added',
     'reaction.removed',
+    'approval.decided',
+    'approval.expired',
+    'approval.cancelled',
   ])
-  t.same(INTEGRATION_EVENTS, ['message.created', 'message.mentioned', 'channel.created', 'member.joined', 'reaction.added', 'reaction.removed', 'agent.connected'])
+  t.same(INTEGRATION_EVENTS, [
+    'message.created',
+    'message.mentioned',
+    'channel.created',
+    'member.joined',
+    'reaction.added',
+    'reaction.removed',
+    'approval.decided',
+    'approval.expired',
+    'approval.cancelled',
+    'agent.connected',
+  ])
   // Published names: the frame of message.created is the spec's `new_message`; every other frame
   // type is the event type with `_` for `.` (docs/decisions.md, "One event catalog").
   t.same(Object.fromEntries(CLIENT_EVENTS.map((type) => [type, frameTypeOf(type)])), {
@@ -150,6 +164,9 @@ t.test('one list of event types, and one documented mapping of names', async (t)
     'member.left': 'member_left',
     'reaction.added': 'reaction_added',
     'reaction.removed': 'reaction_removed',
+    'approval.decided': 'approval_decided',
+    'approval.expired': 'approval_expired',
+    'approval.cancelled': 'approval_cancelled',
   })
 })
 
@@ -159,6 +176,26 @@ const actorId = uuidv7()
 const at = new Date().toISOString()
 const message = messageDto({ id: uuidv7(), channel_id: channelId, author_id: actorId, author_name: 'Ada', text: 'hello', created_at: at })
 const channel = { id: channelId, name: 'general', description: '', topic: null, type: 'channel' as const, created_at: at }
+const approval: EventPayload<'approval.decided'>['approval'] = {
+  message_id: message.id,
+  channel_id: channelId,
+  requester_id: actorId,
+  action: 'deploy',
+  arguments: { env: 'prod' },
+  summary: 'Deploy?',
+  choices: ['approve', 'deny'],
+  approvers: 'members',
+  expires_at: at,
+  on_expiry: 'deny',
+  digest: 'a'.repeat(64),
+  status: 'approved',
+  decision: 'approve',
+  decided_by: actorId,
+  decided_by_name: 'Ada',
+  decided_at: at,
+  comment: null,
+  final_arguments: { env: 'prod' },
+}
 const samples: { [T in keyof typeof EVENTS]: EventPayload<T> } = {
   'message.created': { message },
   'message.updated': { message: { ...message, edited_at: at } },
@@ -171,6 +208,9 @@ const samples: { [T in keyof typeof EVENTS]: EventPayload<T> } = {
   'member.left': { channel_id: channelId, member_id: actorId, member_type: 'AGENT' },
   'reaction.added': { channel_id: channelId, message_id: message.id, emoji: '👀', member_id: actorId, member_type: 'AGENT', member_name: 'Ada', count: 1 },
   'reaction.removed': { channel_id: channelId, message_id: message.id, emoji: '👀', member_id: actorId, member_type: 'AGENT', member_name: 'Ada', count: 0 },
+  'approval.decided': { approval },
+  'approval.expired': { approval: { ...approval, status: 'expired', decision: 'deny', decided_by: null, decided_by_name: null, final_arguments: null } },
+  'approval.cancelled': { approval: { ...approval, status: 'cancelled', decision: null, final_arguments: null } },
   'agent.connected': { agent_id: actorId, agent_name: 'ada', connected_at: at },
 }
 const sampleEvents = DOMAIN_EVENT_TYPES.map((type): DomainEvent => newEvent(type, (EVENTS[type].scope === 'channel' ? channelId : null) as never, samples[type] as never))

@@ -39,7 +39,7 @@ t.test('the inbox lists the addressed items, counts first, oldest first; acknowl
   const page = res.json()
   t.same(page.counts, {
     total: 4,
-    by_kind: { mention: 1, dm: 1, thread_reply: 1, reaction: 1 },
+    by_kind: { mention: 1, dm: 1, thread_reply: 1, reaction: 1, approval: 0 },
     by_channel: [
       { channel_id: s.room, name: 'room', type: 'channel', count: 3 },
       { channel_id: s.dm, name: page.counts.by_channel[1].name, type: 'dm', count: 1 },
@@ -93,7 +93,7 @@ t.test('the inbox lists the addressed items, counts first, oldest first; acknowl
   await removeMember(api, ws.primary.key, s.room, s.me.id)
   const after = await inbox(api, s.me.key)
   t.same(after.items, [])
-  t.same(after.counts, { total: 0, by_kind: { mention: 0, dm: 0, thread_reply: 0, reaction: 0 }, by_channel: [] })
+  t.same(after.counts, { total: 0, by_kind: { mention: 0, dm: 0, thread_reply: 0, reaction: 0, approval: 0 }, by_channel: [] })
 })
 
 t.test('humans have the same inbox', async (t) => {

@@ -4,6 +4,7 @@ import { toMessageDto } from '../../src/modules/messages/schemas.ts'
 import type { Message } from './types.ts'
 
 export const MESSAGE_KEYS = [
+  'approval',
   'author_id',
   'author_name',
   'author_type',

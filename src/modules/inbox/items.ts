@@ -26,6 +26,10 @@ function bodyOf(event: DomainEvent): Record<string, unknown> | null {
       const p = event.payload
       return { message: null, reaction: { message_id: p.message_id, emoji: p.emoji, member_id: p.member_id, member_type: p.member_type, member_name: p.member_name } }
     }
+    case 'approval.decided':
+    case 'approval.expired':
+    case 'approval.cancelled':
+      return { message: null, reaction: null, approval: event.payload.approval }
     default:
       return null
   }

@@ -3,6 +3,7 @@
 // much to read.
 import { Type, type Static } from 'typebox'
 import { Timestamp, Uuid } from '../../schemas/common.ts'
+import { ApprovalSchema } from '../approvals/schemas.ts'
 import { MessageSchema } from '../messages/schemas.ts'
 
 export const INBOX_PAGE_DEFAULT = 20
@@ -13,8 +14,9 @@ export const ACK_IDS_MAX = 500
 /** At most this many channels are listed in `counts.by_channel` (the busiest first). */
 export const COUNT_CHANNELS_MAX = 50
 
-export const InboxKind = Type.Union([Type.Literal('mention'), Type.Literal('dm'), Type.Literal('thread_reply'), Type.Literal('reaction')], {
-  description: 'Why the item is yours: a message that `mention`s you, a message in a `dm` with you, a `thread_reply` in a thread you started or posted in, a `reaction` to your message.',
+export const InboxKind = Type.Union([Type.Literal('mention'), Type.Literal('dm'), Type.Literal('thread_reply'), Type.Literal('reaction'), Type.Literal('approval')], {
+  description:
+    'Why the item is yours: a message that `mention`s you, a message in a `dm` with you, a `thread_reply` in a thread you started or posted in, a `reaction` to your message, the outcome of your `approval` request (docs/approvals.md).',
 })
 
 export const InboxReactionSchema = Type.Object(
@@ -33,13 +35,14 @@ export const InboxItemSchema = Type.Object(
     id: { ...Uuid, description: 'The item id, also its cursor: `after` pages past it, `up_to` acknowledges up to it.' },
     kind: InboxKind,
     event_id: Uuid,
-    event_type: Type.Union([Type.Literal('new_message'), Type.Literal('message_mentioned'), Type.Literal('reaction_added')], {
+    event_type: Type.Union([Type.Literal('new_message'), Type.Literal('message_mentioned'), Type.Literal('reaction_added'), Type.Literal('approval_decided'), Type.Literal('approval_expired')], {
       description: 'The event, as the event log names it (`message_mentioned`: an edit that mentions you for the first time).',
     }),
     channel_id: Uuid,
     occurred_at: Timestamp,
-    message: Type.Union([MessageSchema, Type.Null()], { description: 'The message, as it was when the event happened (null for a reaction).' }),
-    reaction: Type.Union([InboxReactionSchema, Type.Null()], { description: 'The reaction (null for a message).' }),
+    message: Type.Union([MessageSchema, Type.Null()], { description: 'The message, as it was when the event happened (null for a reaction or an approval outcome).' }),
+    reaction: Type.Union([InboxReactionSchema, Type.Null()], { description: 'The reaction (null otherwise).' }),
+    approval: Type.Union([ApprovalSchema, Type.Null()], { description: 'The outcome of your approval request: decision, who decided, final arguments (null otherwise).' }),
   },
   { additionalProperties: false },
 )
@@ -53,6 +56,7 @@ export const InboxCountsSchema = Type.Object(
         dm: Type.Integer({ minimum: 0 }),
         thread_reply: Type.Integer({ minimum: 0 }),
         reaction: Type.Integer({ minimum: 0 }),
+        approval: Type.Integer({ minimum: 0 }),
       },
       { additionalProperties: false },
     ),

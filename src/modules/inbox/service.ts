@@ -38,6 +38,7 @@ function toItem(row: repo.InboxRow): InboxItem {
     occurred_at: row.occurred_at.toISOString(),
     message: (row.body.message ?? null) as InboxItem['message'],
     reaction: (row.body.reaction ?? null) as InboxItem['reaction'],
+    approval: (row.body.approval ?? null) as InboxItem['approval'],
   }
 }
 

@@ -9,6 +9,7 @@ import { outboxRow } from '../../events/bus.ts'
 import { Batcher } from '../../lib/batcher.ts'
 import { isDatabaseOutage } from '../../lib/outage.ts'
 import type { DomainEvent } from '../../events/types.ts'
+import { approvalRecordOfJson, type ApprovalRecord } from '../approvals/schemas.ts'
 import type { MessageRecord } from './schemas.ts'
 import type { SearchEngine } from './search-engine.ts'
 
@@ -34,6 +35,8 @@ export interface NewMessage {
   mentions?: { ids: string[]; event: DomainEvent<'message.mentioned'> | null }
   /** The loop guard, when it is on: admitted, counted and refused in the insert's own statement. */
   guard?: GuardParams
+  /** The approval request it carries (docs/approvals.md): inserted by the same statement (not batched). */
+  approval?: ApprovalRecord
 }
 
 /** The loop guard's inputs to the statement (loop_guard_admit_many, docs/loops.md). */
@@ -102,8 +105,8 @@ const admitOneCtes = (thread: string, g: number, conds: string[]): string[] => {
   ]
 }
 
-function insertSql(withAttachment: boolean, withIdempotency: boolean, withMentions = 0, withThread = false, withGuard = false): string {
-  const cacheKey = `${withAttachment}:${withIdempotency}:${withMentions}:${withThread}:${withGuard}`
+function insertSql(withAttachment: boolean, withIdempotency: boolean, withMentions = 0, withThread = false, withGuard = false, withApproval = false): string {
+  const cacheKey = `${withAttachment}:${withIdempotency}:${withMentions}:${withThread}:${withGuard}:${withApproval}`
   let sql = sqlCache.get(cacheKey)
   if (sql) return sql
   // $1..$9 message, $10..$14 outbox, $15..$19 attachment, $20..$22 idempotency, then mentions:
@@ -112,6 +115,7 @@ function insertSql(withAttachment: boolean, withIdempotency: boolean, withMentio
   const m = 15 + (withAttachment ? 5 : 0) + (withIdempotency ? 3 : 0)
   const root = m + (withMentions ? 1 : 0) + (withMentions === 2 ? 5 : 0)
   const g = root + (withThread ? 1 : 0)
+  const ap = g + (withGuard ? 3 : 0)
   const n = withAttachment ? 20 : 15
   // The message goes in only if no response is remembered for its key and the guard admits it.
   const gates = [withIdempotency ? 'NOT EXISTS (SELECT 1 FROM prior)' : '', withGuard ? 'NOT EXISTS (SELECT 1 FROM adm WHERE next IS NOT NULL)' : ''].filter(Boolean)
@@ -150,6 +154,13 @@ function insertSql(withAttachment: boolean, withIdempotency: boolean, withMentio
     parts.push(`, idem AS (
        INSERT INTO idempotency_keys (principal_id, key, request_hash, status_code, response_body, created_at)
        SELECT $3, $${n}, $${n + 1}, 201, $${n + 2}::jsonb, $7 FROM msg
+       RETURNING 1
+     )`)
+  }
+  if (withApproval) {
+    parts.push(`, appr AS (
+       INSERT INTO approvals (message_id, channel_id, requester_id, action, arguments, summary, choices, approvers, expires_at, on_expiry, digest, created_at)
+       SELECT msg.id, $2, $3, $${ap}, $${ap + 1}::jsonb, $${ap + 2}, $${ap + 3}::text[], $${ap + 4}::jsonb, $${ap + 5}::timestamptz, $${ap + 6}, $${ap + 7}, $7 FROM msg
        RETURNING 1
      )`)
   }
@@ -375,7 +386,7 @@ const batchers = new WeakMap<pg.Pool, Batcher<NewMessage, InsertOutcome>>()
 export async function insertMessage(app: FastifyInstance, m: NewMessage): Promise<InsertResult> {
   const pool = app.db.pool
   // A reply updates its root's row in the same statement: it goes alone (docs/decisions.md, Threads).
-  if (m.attachment || m.mentions || m.threadId) return insertOne(pool, m)
+  if (m.attachment || m.mentions || m.threadId || m.approval) return insertOne(pool, m)
   let batcher = batchers.get(pool)
   if (!batcher) {
     batcher = new Batcher((rows) => insertBatch(pool, rows), { maxInFlight: 1, maxBatch: 200 })
@@ -398,19 +409,24 @@ async function insertOne(pool: pg.Pool, m: NewMessage): Promise<InsertResult> {
   const withThread = Boolean(m.threadId)
   if (withThread) values.push(m.threadId)
   if (m.guard) values.push(m.guard.listening, m.guard.maxTurns, m.guard.windowMs)
+  const a = m.approval
+  if (a) values.push(a.action, JSON.stringify(a.arguments), a.summary, a.choices, JSON.stringify(a.approvers), a.expiresAt, a.onExpiry, a.digest)
   const { rows } = await pool.query<ResultRow>({
-    name: `post-message-${withAttachment}-${withIdempotency}-${withMentions}${withThread ? '-reply' : ''}${m.guard ? '-guarded' : ''}`,
-    text: insertSql(withAttachment, withIdempotency, withMentions, withThread, Boolean(m.guard)),
+    name: `post-message-${withAttachment}-${withIdempotency}-${withMentions}${withThread ? '-reply' : ''}${m.guard ? '-guarded' : ''}${a ? '-approval' : ''}`,
+    text: insertSql(withAttachment, withIdempotency, withMentions, withThread, Boolean(m.guard), Boolean(a)),
     values,
   })
   return resultOf(rows[0]!)
 }
 
-const withAttachment = { attachment: { select: { id: true, fileName: true, contentType: true, size: true, storageName: true } } } as const
+const withAttachment = { attachment: { select: { id: true, fileName: true, contentType: true, size: true, storageName: true } }, approval: true } as const
 
 export function findMessage(db: Db, channelId: string, messageId: string) {
   return db.message.findFirst({ where: { id: messageId, channelId }, include: withAttachment })
 }
+
+/** The message's approval request, if any (docs/approvals.md): one primary-key probe per row. */
+const APPROVAL_COLUMN = '(SELECT to_jsonb(p) FROM approvals p WHERE p.message_id = m.id) AS approval'
 
 // A page of history is one statement (the message and its attachment joined) on the pg pool:
 // through Prisma it was two queries and their mapping, about half of the server's time for a page
@@ -419,7 +435,8 @@ export function findMessage(db: Db, channelId: string, messageId: string) {
 export const PAGE_COLUMNS = `m.id, m.channel_id, m.author_id, m.author_type, m.author_name, m.text, m.created_at, m.edited_at,
        m.in_reply_to_event, m.chain_depth, m.mentions::text[] AS mentions,
        m.thread_id, m.reply_count, m.last_reply_at, m.recent_replier_ids, m.deleted,
-       a.id AS att_id, a.file_name AS att_file_name, a.content_type AS att_content_type, a.size AS att_size`
+       a.id AS att_id, a.file_name AS att_file_name, a.content_type AS att_content_type, a.size AS att_size,
+       ${APPROVAL_COLUMN}`
 /** The page statements of one list: a channel's messages, its roots only, or a thread's replies. */
 function pageSql(where: string) {
   const from = `SELECT ${PAGE_COLUMNS} FROM messages m LEFT JOIN attachments a ON a.message_id = m.id WHERE ${where}`
@@ -457,6 +474,7 @@ interface MessageRow {
   att_file_name: string | null
   att_content_type: string | null
   att_size: number | null
+  approval?: Record<string, unknown> | null
 }
 
 /** A joined message row (history, search) as a MessageRecord. */
@@ -479,6 +497,7 @@ export function messageRecord(r: MessageRow): MessageRecord {
     recentReplierIds: r.recent_replier_ids ?? [],
     deleted: r.deleted ?? false,
     attachment: r.att_id ? { id: r.att_id, fileName: r.att_file_name!, contentType: r.att_content_type!, size: r.att_size! } : null,
+    approval: r.approval ? approvalRecordOfJson(r.approval) : null,
   }
 }
 
@@ -583,6 +602,7 @@ const SEARCH_SQL = `
          m.in_reply_to_event, m.chain_depth, m.mentions::text[] AS mentions,
          m.thread_id, m.reply_count, m.last_reply_at, m.recent_replier_ids, m.deleted,
          a.id AS att_id, a.file_name AS att_file_name, a.content_type AS att_content_type, a.size AS att_size,
+         ${APPROVAL_COLUMN},
          n.rank,
          ts_headline('english',
            replace(replace(replace(m.text, '&', '&amp;'), '<', '&lt;'), '>', '&gt;'),

@@ -28,6 +28,7 @@ import {
 } from './schemas.ts'
 import * as messages from './service.ts'
 import type { UploadedFile } from './service.ts'
+import type { ApprovalRequest } from '../approvals/schemas.ts'
 
 const NoContent = Type.Null({ description: 'Done; no body.' })
 
@@ -143,7 +144,7 @@ export default async function messagesRoutes(fastify: FastifyInstance): Promise<
     request: FastifyRequest,
     reply: FastifyReply,
     channelId: string,
-    input: { text: string; file?: UploadedFile; inReplyToEvent?: string; mentions?: string[]; threadId?: string },
+    input: { text: string; file?: UploadedFile; inReplyToEvent?: string; mentions?: string[]; threadId?: string; approval?: ApprovalRequest },
   ): Promise<FastifyReply> {
     if ((input.mentions?.length ?? 0) > MAX_EXPLICIT_MENTIONS) throw badRequest(`at most ${MAX_EXPLICIT_MENTIONS} ids in 'mentions'`)
     const result = await messages.createMessage(fastify, member(request), channelId, { ...input, idempotencyKey: idempotencyKeyOf(request) })
@@ -160,7 +161,7 @@ export default async function messagesRoutes(fastify: FastifyInstance): Promise<
         tags: ['messages'],
         summary: 'Post a message (JSON text, or multipart text + one file)',
         description:
-          "Members only (observers: 403); the workspace owner may post in any regular channel, and its first post there makes it a member. JSON `{text}` (optionally `mentions`: member ids to mention besides the `@name` tokens of the text; non-members are ignored), or `multipart/form-data` with `text` and `file` (one file, at most 10 MiB, streamed to disk; larger: 413 `PAYLOAD_TOO_LARGE` and nothing stored). With a file the text may be empty. Emits `message.created`, and `message.mentioned` when it mentions members other than its author. Send `Idempotency-Key` to make retries safe. Loop protection (docs/loops.md): a post by an agent answers 429 `LOOP_DETECTED` with `Retry-After` when it would be one turn too many here (agents answering each other: more than `loop_guard_max_turns` changes of author between listening agents within `loop_guard_window_seconds`, no human message in between; one agent posting any number in a row is never refused), or when its `in_reply_to_event` chain would exceed `loop_guard_max_depth`. Threads: `thread_id` posts a reply in the thread of a root message of this channel (one level: a reply to a reply is 400 `THREAD_NOT_ROOT`; a message not in this channel is 404); the root's `reply_count`, `last_reply_at` and `recent_replier_ids` are updated with it, and the loop guard counts the reply in its thread.",
+          "Members only (observers: 403); the workspace owner may post in any regular channel, and its first post there makes it a member. JSON `{text}` (optionally `mentions`: member ids to mention besides the `@name` tokens of the text; non-members are ignored), or `multipart/form-data` with `text` and `file` (one file, at most 10 MiB, streamed to disk; larger: 413 `PAYLOAD_TOO_LARGE` and nothing stored). With a file the text may be empty. Emits `message.created`, and `message.mentioned` when it mentions members other than its author. Send `Idempotency-Key` to make retries safe. Loop protection (docs/loops.md): a post by an agent answers 429 `LOOP_DETECTED` with `Retry-After` when it would be one turn too many here (agents answering each other: more than `loop_guard_max_turns` changes of author between listening agents within `loop_guard_window_seconds`, no human message in between; one agent posting any number in a row is never refused), or when its `in_reply_to_event` chain would exceed `loop_guard_max_depth`. Threads: `thread_id` posts a reply in the thread of a root message of this channel (one level: a reply to a reply is 400 `THREAD_NOT_ROOT`; a message not in this channel is 404); the root's `reply_count`, `last_reply_at` and `recent_replier_ids` are updated with it, and the loop guard counts the reply in its thread. Approval (docs/approvals.md): an agent's JSON post may carry `approval` (`action`, `arguments`, `summary`, `choices`, `approvers`, `expires_in`, `on_expiry`); the message then carries the request and its state, and people decide it with `decideApproval`. A human sending `approval`: 403.",
         params: IdParams,
         headers: IdempotencyHeaders,
         body: {
@@ -178,7 +179,9 @@ export default async function messagesRoutes(fastify: FastifyInstance): Promise<
     },
     async (request, reply) => {
       const body = request.body
-      const input = request.isMultipart() ? await readMultipart(fastify, request) : { text: body.text, inReplyToEvent: body.in_reply_to_event, mentions: body.mentions, threadId: body.thread_id }
+      const input = request.isMultipart()
+        ? await readMultipart(fastify, request)
+        : { text: body.text, inReplyToEvent: body.in_reply_to_event, mentions: body.mentions, threadId: body.thread_id, approval: body.approval }
       return post(request, reply, request.params.id, input)
     },
   )
@@ -267,10 +270,11 @@ export default async function messagesRoutes(fastify: FastifyInstance): Promise<
         operationId: 'editMessage',
         tags: ['messages'],
         summary: 'Edit a message (its author only)',
-        description: 'Sets `edited_at`. Emits `message.updated`. Mentions are resolved again from the new text; members mentioned for the first time get `message.mentioned`.',
+        description:
+          'Sets `edited_at`. Emits `message.updated`. Mentions are resolved again from the new text; members mentioned for the first time get `message.mentioned`. An approval request cannot be edited while it is pending: 409 `CONFLICT` (docs/approvals.md).',
         params: ChannelMessageParams,
         body: EditMessageBody,
-        response: { 200: MessageRef, ...errors(400, 403, 404) },
+        response: { 200: MessageRef, ...errors(400, 403, 404, 409) },
       },
     },
     async (request) => messages.editMessage(fastify, member(request), request.params.id, request.params.message_id, request.body.text, request.body.mentions),

@@ -2,6 +2,7 @@
 // and the bodies and queries of the message routes.
 import { Type, type Static } from 'typebox'
 import { Timestamp, Uuid } from '../../schemas/common.ts'
+import { ApprovalRequestSchema, ApprovalSchema, toApprovalDto, type ApprovalRecord } from '../approvals/schemas.ts'
 
 export const AuthorType = Type.Union([Type.Literal('AGENT'), Type.Literal('HUMAN')], { description: '`AGENT` or `HUMAN`.' })
 
@@ -95,6 +96,7 @@ export const MessageSchema = Type.Object(
     attachment: Type.Optional(AttachmentSchema),
     ...ThreadFields,
     reactions: ReactionsField,
+    approval: Type.Union([ApprovalSchema, Type.Null()], { description: "The agent's approval request this message carries, with its state (docs/approvals.md); null for any other message." }),
   },
   { title: 'Message', additionalProperties: false },
 )
@@ -120,6 +122,8 @@ export interface MessageRecord extends ThreadRecord {
   attachment?: AttachmentRecord | null
   /** Summaries as the caller sees them; none when not loaded (a new message). */
   reactions?: ReactionSummary[]
+  /** The approval request it carries (absent: none). */
+  approval?: ApprovalRecord | null
 }
 
 export interface AttachmentRecord {
@@ -148,6 +152,7 @@ export function toMessageDto(m: MessageRecord, publicUrl: string): MessageDto {
     mentions: m.mentions ?? [],
     ...threadFieldsOf(m),
     reactions: m.reactions ?? [],
+    approval: m.approval ? toApprovalDto(m.approval) : null,
   }
   if (m.attachment) {
     dto.attachment = {
@@ -190,6 +195,7 @@ export const PostMessageBody = Type.Object(
     in_reply_to_event: Type.Optional(InReplyToEventField),
     mentions: Type.Optional(MentionsField),
     thread_id: Type.Optional(ThreadIdField),
+    approval: Type.Optional(ApprovalRequestSchema),
   },
   { additionalProperties: false },
 )

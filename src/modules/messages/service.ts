@@ -18,6 +18,8 @@ import { openFile, removeFiles } from './files.ts'
 import * as loopGuard from './loop-guard.ts'
 import * as repo from './repo.ts'
 import { withReactions } from '../reactions/service.ts'
+import { prepareRequest, refusesEdit } from '../approvals/service.ts'
+import type { ApprovalRequest } from '../approvals/schemas.ts'
 import type { SearchEngine } from './search-engine.ts'
 import { toMessageDto, type ListMessagesQueryInput, type MessageDto, type MessagePage, type SearchQueryInput, type SearchResult } from './schemas.ts'
 
@@ -59,14 +61,15 @@ export async function createMessage(
   app: FastifyInstance,
   author: MemberPrincipal,
   channelId: string,
-  input: { text: string; file?: UploadedFile; idempotencyKey?: string; inReplyToEvent?: string; mentions?: string[]; threadId?: string; overSocket?: boolean },
+  input: { text: string; file?: UploadedFile; idempotencyKey?: string; inReplyToEvent?: string; mentions?: string[]; threadId?: string; overSocket?: boolean; approval?: ApprovalRequest },
 ): Promise<StoredResponse> {
   const { text, file, idempotencyKey, inReplyToEvent } = input
   const threadId = input.threadId?.toLowerCase()
   let stored = false
   try {
     validateText(app, text, Boolean(file))
-    const postHashOf = (): string => postHash(channelId, text, file, inReplyToEvent, input.mentions, threadId)
+    if (input.approval && file) throw badRequest('an approval request is posted as JSON, without a file')
+    const postHashOf = (): string => postHash(channelId, text, file, inReplyToEvent, input.mentions, threadId, input.approval)
     const dropFile = file ? () => removeFiles(app.config.uploadDir, [file.storageName]) : undefined
     // The key is looked up by the statement that inserts (no round trip of its own).
     const response = await withIdempotentInsert(
@@ -89,6 +92,7 @@ export async function createMessage(
         const mentioned = await mentionsForPost(app, channelId, author.id, text, input.mentions)
 
         const attachment = file ? { id: uuidv7(), fileName: file.fileName, contentType: file.contentType, size: file.size, storageName: file.storageName } : undefined
+        const approval = input.approval ? await prepareRequest(app, author, { messageId: id, channelId, createdAt }, input.approval) : undefined
         const dto = toMessageDto(
           {
             id,
@@ -104,6 +108,7 @@ export async function createMessage(
             mentions: mentioned.ids,
             threadId: threadId ?? null,
             attachment,
+            approval,
           },
           app.config.publicUrl,
         )
@@ -128,6 +133,7 @@ export async function createMessage(
           event,
           mentions: mentioned.ids.length ? { ids: mentioned.ids, event: mentionEvent } : undefined,
           guard: loopGuard.guardParams(guard, input.overSocket === true || listensHere(app, author, channelId)),
+          approval,
         }
         let result: repo.InsertResult
         try {
@@ -172,7 +178,7 @@ function listensHere(app: FastifyInstance, author: MemberPrincipal, channelId: s
  * 24 h): an Idempotency-Key replayed across an upgrade answers the current shape, not one the
  * response schema would refuse.
  */
-const ADDED_MESSAGE_FIELDS = { mentions: [], thread_id: null, reply_count: 0, last_reply_at: null, recent_replier_ids: [], deleted: false, reactions: [] }
+const ADDED_MESSAGE_FIELDS = { mentions: [], thread_id: null, reply_count: 0, last_reply_at: null, recent_replier_ids: [], deleted: false, reactions: [], approval: null }
 
 function currentShape(response: StoredResponse): StoredResponse {
   const body = response.body as Record<string, unknown> | null
@@ -181,10 +187,10 @@ function currentShape(response: StoredResponse): StoredResponse {
 }
 
 /** The Idempotency-Key fingerprint of a post (without a cause, the same as before causes existed). */
-function postHash(channelId: string, text: string, file: UploadedFile | undefined, inReplyToEvent: string | undefined, mentions?: string[], threadId?: string): string {
+function postHash(channelId: string, text: string, file: UploadedFile | undefined, inReplyToEvent: string | undefined, mentions?: string[], threadId?: string, approval?: ApprovalRequest): string {
   const fileRef = file ? { name: file.fileName, type: file.contentType, sha256: file.sha256 } : null
-  if (mentions !== undefined || threadId !== undefined) {
-    const extras = { ...(mentions !== undefined ? { mentions } : {}), ...(threadId !== undefined ? { thread_id: threadId } : {}) }
+  if (mentions !== undefined || threadId !== undefined || approval !== undefined) {
+    const extras = { ...(mentions !== undefined ? { mentions } : {}), ...(threadId !== undefined ? { thread_id: threadId } : {}), ...(approval !== undefined ? { approval } : {}) }
     return requestHash('POST /channels/:id/messages', channelId, text, fileRef, inReplyToEvent ?? null, extras)
   }
   return inReplyToEvent === undefined ? requestHash('POST /channels/:id/messages', channelId, text, fileRef) : requestHash('POST /channels/:id/messages', channelId, text, fileRef, inReplyToEvent)
@@ -259,6 +265,8 @@ export async function editMessage(app: FastifyInstance, principal: MemberPrincip
   const { message } = await messageInReadableChannel(app, principal, channelId, messageId)
   if (message.deleted) throw notFound('message') // a deleted root kept for its thread
   if (message.authorId !== principal.id) throw forbidden('only the author may edit a message')
+  // What an approver is shown must not change while they decide (docs/approvals.md).
+  if (refusesEdit(message.approval)) throw new AppError('CONFLICT', 'an approval request cannot be edited while it is pending; cancel it and ask again')
   validateText(app, text, Boolean(message.attachment))
   const mentioned = await mentionsForEdit(app, channelId, message, text, mentions)
   const edited = await app.events.transaction(async (tx, emit) => {

@@ -29,6 +29,7 @@ const SENTENCES: Record<string, string> = {
   INVALID_URL: 'That address cannot be used. Use a public http(s) URL.',
   DUPLICATE_NAME: 'Two items have the same name. Make each name unique.',
   ALREADY_MEMBER: 'They are already a member of this channel.',
+  ALREADY_DECIDED: 'Someone has already answered this request; its outcome is shown instead.',
   SELF_DM: 'You cannot start a direct message with yourself.',
   UNSUPPORTED_MEDIA_TYPE: 'That kind of request is not supported.',
   RATE_LIMITED: 'Too many requests right now. Wait a moment and try again.',

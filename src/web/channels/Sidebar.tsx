@@ -13,6 +13,7 @@ import { openSwitcher } from '../workspace/Switcher.tsx'
 import { NewChannel } from './NewChannel.tsx'
 import { NewDm } from './NewDm.tsx'
 import { useChannels, useDms } from './queries.ts'
+import { usePendingApprovals } from '../approvals/queries.ts'
 
 function Unread({ count }: { count: number }) {
   if (count <= 0) return null
@@ -61,6 +62,7 @@ export function Sidebar({ session, activeId, onNavigate }: { session: Session; a
   const dms = useDms()
   const regular = (channels.data ?? []).filter((c) => c.type === 'channel')
   const mentions = useMentionCount().data?.mentions ?? 0
+  const decisions = usePendingApprovals().data?.approvals.length ?? 0
   return (
     <nav className="sidebar" aria-label="Conversations">
       <div className="sidebar-head">
@@ -88,6 +90,25 @@ export function Sidebar({ session, activeId, onNavigate }: { session: Session; a
           </span>
         )}
       </Link>
+      {(decisions > 0 || location.pathname === '/decisions') && (
+        <Link
+          href="/decisions"
+          onClick={onNavigate}
+          className={location.pathname === '/decisions' ? 'conversation mentions-link active' : 'conversation mentions-link'}
+          aria-current={location.pathname === '/decisions' ? 'page' : undefined}
+        >
+          <span aria-hidden="true" className="hash">
+            ✓
+          </span>
+          <span className="conversation-name">Needs your decision</span>
+          {decisions > 0 && (
+            <span className="unread mentions-badge" data-testid="decisions-badge">
+              {decisions > 99 ? '99+' : decisions}
+              <span className="visually-hidden"> waiting</span>
+            </span>
+          )}
+        </Link>
+      )}
       <h2 className="sidebar-title" id="channels-title">
         Channels
       </h2>

@@ -15,6 +15,7 @@ import type { Message } from '../messages/types.ts'
 import { applyPeopleFrame, ownPresence } from '../people/directory-state.ts'
 import { mentionArrived } from '../mentions/queries.ts'
 import { notify } from './attention.ts'
+import { setApproval } from './approvals.ts'
 import { applyReactionEvent } from './reactions.ts'
 import { noteTyping, stopTyping, TYPING_SEND_MS } from './typing.ts'
 
@@ -38,6 +39,7 @@ export function applyEvent(queryClient: QueryClient, event: RealtimeEvent, me: s
   switch (event.type) {
     case 'new_message': {
       const message = event.message as Message
+      if (message.approval) void queryClient.invalidateQueries({ queryKey: ['approvals', 'pending'] })
       // A reply is not in the channel's list (roots only): its root and its thread change.
       messageArrived(queryClient, channelId, message.created_at, message.author_id !== me)
       if (message.author_id !== me) void isDm(queryClient, channelId).then((dm) => dm && notify(channelId, message.author_name, message.text))
@@ -62,6 +64,11 @@ export function applyEvent(queryClient: QueryClient, event: RealtimeEvent, me: s
     case 'reaction_added':
     case 'reaction_removed':
       applyReactionEvent(queryClient, event as unknown as Parameters<typeof applyReactionEvent>[1], me)
+      return
+    case 'approval_decided':
+    case 'approval_expired':
+    case 'approval_cancelled':
+      setApproval(queryClient, event.approval as NonNullable<Message['approval']>)
       return
     case 'message_deleted': {
       const id = event.message_id as string

@@ -6,6 +6,7 @@ import { api, unwrap } from '../api/client.ts'
 import type { Session } from '../api/session.ts'
 import { AgentBadge } from '../ui/AgentBadge.tsx'
 import { ErrorNote } from '../ui/ErrorNote.tsx'
+import { ApprovalCard } from './ApprovalCard.tsx'
 import { Attachment } from './Attachment.tsx'
 import { Reactions } from './Reactions.tsx'
 import { formatFull, formatTime } from './format.ts'
@@ -15,6 +16,7 @@ import type { Message } from './types.ts'
 
 export function MessageItem({ message, session, highlighted = false }: { message: Message; session: Session; highlighted?: boolean }) {
   const mine = message.author_id === session.user_id
+  // A pending approval request is not edited (the server refuses it: 409).
   const canDelete = mine || session.role === 'admin'
   const [editing, setEditing] = useState(false)
   const [draft, setDraft] = useState(message.text)
@@ -62,7 +64,7 @@ export function MessageItem({ message, session, highlighted = false }: { message
         {message.edited_at && <span className="muted small">(edited)</span>}
         {(mine || canDelete) && !editing && (
           <span className="message-actions">
-            {mine && (
+            {mine && message.approval?.status !== 'pending' && (
               <button type="button" ref={editButton} className="link-button small" onClick={() => setEditing(true)} aria-label="Edit message">
                 Edit
               </button>
@@ -96,6 +98,7 @@ export function MessageItem({ message, session, highlighted = false }: { message
         message.text && <MessageText message={message} session={session} />
       )}
       {message.attachment && <Attachment attachment={message.attachment} />}
+      {message.approval && <ApprovalCard message={message} session={session} />}
       <Reactions message={message} session={session} />
       <ThreadSummary message={message} />
       <ErrorNote error={remove.error} />

@@ -27,6 +27,9 @@ const EVENT_LABELS: Record<WebhookEvent | IntegrationEvent, string> = {
   'message.mentioned': 'A message mentions the agent',
   'reaction.added': 'Someone reacts to a message',
   'reaction.removed': 'Someone takes back a reaction',
+  'approval.decided': 'Someone decides an approval request',
+  'approval.expired': 'An approval request expires undecided',
+  'approval.cancelled': 'An agent cancels its approval request',
 }
 
 const WEBHOOK_EVENT_SET: Record<WebhookEvent, true> = {
@@ -41,6 +44,9 @@ const WEBHOOK_EVENT_SET: Record<WebhookEvent, true> = {
   'message.mentioned': true,
   'reaction.added': true,
   'reaction.removed': true,
+  'approval.decided': true,
+  'approval.expired': true,
+  'approval.cancelled': true,
 }
 const INTEGRATION_EVENT_SET: Record<IntegrationEvent, true> = {
   'message.created': true,
@@ -50,6 +56,9 @@ const INTEGRATION_EVENT_SET: Record<IntegrationEvent, true> = {
   'reaction.removed': true,
   'agent.connected': true,
   'message.mentioned': true,
+  'approval.decided': true,
+  'approval.expired': true,
+  'approval.cancelled': true,
 }
 
 export const WEBHOOK_EVENTS = Object.keys(WEBHOOK_EVENT_SET) as WebhookEvent[]

@@ -15,6 +15,7 @@ import { unreadTotal, useAttentionInTab } from '../live/attention.ts'
 import { useMentionCount } from '../mentions/queries.ts'
 import { LiveProvider, useLiveStatus } from '../live/LiveContext.tsx'
 import { MentionsPage } from '../mentions/MentionsPage.tsx'
+import { NeedsDecisionPage } from '../approvals/NeedsDecisionPage.tsx'
 import { ChannelView } from '../messages/ChannelView.tsx'
 import { SearchPage } from '../search/SearchPage.tsx'
 
@@ -120,6 +121,9 @@ export function Workspace({ session }: { session: Session }) {
             </Route>
             <Route path="/mentions">
               <MentionsPage session={session} />
+            </Route>
+            <Route path="/decisions">
+              <NeedsDecisionPage />
             </Route>
             <Route path="/settings" nest>
               <Suspense fallback={<p className="muted pad">Loading…</p>}>
