@@ -28,6 +28,7 @@ import agentRoutes from './modules/agents/routes.ts'
 import workspaceRoutes from './modules/workspace/routes.ts'
 import channelRoutes from './modules/channels/routes.ts'
 import messageRoutes from './modules/messages/routes.ts'
+import streamRoutes from './modules/streams/routes.ts'
 import reactionRoutes from './modules/reactions/routes.ts'
 import presenceRoutes from './modules/presence/routes.ts'
 import dmRoutes from './modules/dm/routes.ts'
@@ -128,6 +129,7 @@ export async function buildApp(config: AppConfig, options: BuildOptions = {}): P
       await api.register(workspaceRoutes)
       await api.register(channelRoutes)
       await api.register(messageRoutes)
+      await api.register(streamRoutes)
       await api.register(reactionRoutes)
       await api.register(presenceRoutes)
       await api.register(dmRoutes)

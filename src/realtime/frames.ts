@@ -11,7 +11,7 @@ import { InReplyToEventField, MentionsField, MessageSchema, ThreadIdField } from
 import { Timestamp, Uuid } from '../schemas/common.ts'
 import type { LogEntry } from './broker.ts'
 import { CURSOR_PATTERN, SINCE_PATTERN, type Cursor } from './cursor.ts'
-import { AgentStatusFrame, PresenceFrame, TypingClientFrame, TypingFrame, UserUpdatedFrame } from './signals.ts'
+import { AgentStatusFrame, MessageDeltaFrame, PresenceFrame, TypingClientFrame, TypingFrame, UserUpdatedFrame } from './signals.ts'
 
 export const CursorSchema = Type.String({
   pattern: CURSOR_PATTERN,
@@ -212,6 +212,7 @@ export const CONTROL_FRAMES = {
   agent_status: AgentStatusFrame,
   presence: PresenceFrame,
   user_updated: UserUpdatedFrame,
+  message_delta: MessageDeltaFrame,
 } as const
 
 /** Every frame the server sends (a catalog's event frames, then the control frames). */

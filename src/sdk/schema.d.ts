@@ -582,7 +582,7 @@ export interface paths {
         put?: never;
         /**
          * Post a message (JSON text, or multipart text + one file)
-         * @description Members only (observers: 403); the workspace owner may post in any regular channel, and its first post there makes it a member. JSON `{text}` (optionally `mentions`: member ids to mention besides the `@name` tokens of the text; non-members are ignored), or `multipart/form-data` with `text` and `file` (one file, at most 10 MiB, streamed to disk; larger: 413 `PAYLOAD_TOO_LARGE` and nothing stored). With a file the text may be empty. Emits `message.created`, and `message.mentioned` when it mentions members other than its author. Send `Idempotency-Key` to make retries safe. Loop protection (docs/loops.md): a post by an agent answers 429 `LOOP_DETECTED` with `Retry-After` when it would be one turn too many here (agents answering each other: more than `loop_guard_max_turns` changes of author between listening agents within `loop_guard_window_seconds`, no human message in between; one agent posting any number in a row is never refused), or when its `in_reply_to_event` chain would exceed `loop_guard_max_depth`. Threads: `thread_id` posts a reply in the thread of a root message of this channel (one level: a reply to a reply is 400 `THREAD_NOT_ROOT`; a message not in this channel is 404); the root's `reply_count`, `last_reply_at` and `recent_replier_ids` are updated with it, and the loop guard counts the reply in its thread.
+         * @description Members only (observers: 403); the workspace owner may post in any regular channel, and its first post there makes it a member. JSON `{text}` (optionally `mentions`: member ids to mention besides the `@name` tokens of the text; non-members are ignored), or `multipart/form-data` with `text` and `file` (one file, at most 10 MiB, streamed to disk; larger: 413 `PAYLOAD_TOO_LARGE` and nothing stored). With a file the text may be empty. Emits `message.created`, and `message.mentioned` when it mentions members other than its author. Send `Idempotency-Key` to make retries safe. Streaming (agents only): `"stream": true` starts a message in state `streaming` and emits `message.stream_started` instead (`message.created` comes once, when it ends; docs/realtime.md, "Streaming messages"); a human: 403; 10 streaming at once: 409 `TOO_MANY_STREAMS`. Loop protection (docs/loops.md): a post by an agent answers 429 `LOOP_DETECTED` with `Retry-After` when it would be one turn too many here (agents answering each other: more than `loop_guard_max_turns` changes of author between listening agents within `loop_guard_window_seconds`, no human message in between; one agent posting any number in a row is never refused), or when its `in_reply_to_event` chain would exceed `loop_guard_max_depth`. Threads: `thread_id` posts a reply in the thread of a root message of this channel (one level: a reply to a reply is 400 `THREAD_NOT_ROOT`; a message not in this channel is 404); the root's `reply_count`, `last_reply_at` and `recent_replier_ids` are updated with it, and the loop guard counts the reply in its thread.
          */
         post: operations["postMessage"];
         delete?: never;
@@ -690,6 +690,86 @@ export interface paths {
         get: operations["searchMessages"];
         put?: never;
         post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/channels/{id}/messages/{message_id}/stream": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Append text to a streaming message (its agent only)
+         * @description `{"append": "…"}`, or `{"appends": [...]}` (at most 100, in order). The text is written to the message at once (history and a late joiner read the text so far) and reaches the channel's members as `message_delta` frames on WebSockets and SSE (coalesced: about 10 frames per second per stream at most). Limits: each append at most 16,384 bytes (UTF-8) and the whole text at most MAX_MESSAGE_LENGTH characters (413 `STREAM_TOO_LONG`), 50 requests per second per stream (429 `RATE_LIMITED`); a refused append changes nothing and the stream stays open. A message that is not streaming (finished, cancelled, interrupted, or posted whole): 409 `STREAM_ENDED`. Not the author: 403; a channel or message the caller cannot see: 404.
+         */
+        post: operations["appendToStream"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/channels/{id}/messages/{message_id}/stream/finish": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Finish a streaming message (its agent only)
+         * @description The message becomes `complete`, with `text` as its final text when given (`{}`: the text appended so far, which must not be blank). Its mentions are resolved from the final text. Emits `message.stream_finished`, then `message.created` (webhooks and integrations receive the message once, now) and `message.mentioned` when it mentions others. A message that is not streaming (finished, cancelled, interrupted, or posted whole): 409 `STREAM_ENDED`. Not the author: 403; a channel or message the caller cannot see: 404.
+         */
+        post: operations["finishStream"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/channels/{id}/messages/{message_id}/stream/cancel": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Cancel a streaming message (its agent only)
+         * @description The message becomes `cancelled`, keeping the text written so far. Emits `message.stream_finished` and `message.created`, as a finish does. No body. A message that is not streaming (finished, cancelled, interrupted, or posted whole): 409 `STREAM_ENDED`. Not the author: 403; a channel or message the caller cannot see: 404.
+         */
+        post: operations["cancelStream"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/channels/{id}/messages/{message_id}/stream/stop": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Ask the agent to stop a streaming message (people who can read the channel)
+         * @description Any human who can read the channel (observers included). Emits `message.stop_requested` once (a second Stop changes nothing): the streaming agent receives it on its WebSocket, SSE stream, webhook and MCP event log, and should finish or cancel the stream; without either within 30 seconds the stream becomes `interrupted`. Answers the message (still `streaming`). An agent: 403. A message that is not streaming: 409 `STREAM_ENDED`. No body.
+         */
+        post: operations["stopStream"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1246,6 +1326,46 @@ export interface webhooks {
         patch?: never;
         trace?: never;
     };
+    "agent-webhook.message.stream_started": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * message.stream_started → agent webhook
+         * @description An agent started a streaming message in a channel the agent belongs to. Only for a webhook subscribed to it: the finished message comes as `message.created` either way (webhooks never see the text in between). POSTed to the webhook `url` with `Content-Type: application/json`; the body is byte-identical on every attempt.
+         */
+        post: operations["agentWebhookMessageStreamStarted"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "agent-webhook.message.stop_requested": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * message.stop_requested → agent webhook
+         * @description A human asked the agent to stop one of its streaming messages. Only the streaming agent's webhooks receive it. POSTed to the webhook `url` with `Content-Type: application/json`; the body is byte-identical on every attempt.
+         */
+        post: operations["agentWebhookMessageStopRequested"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "agent-webhook.channel.created": {
         parameters: {
             query?: never;
@@ -1540,7 +1660,7 @@ export interface components {
              * @description Stable machine-readable code from a closed list; each code and its HTTP status are in docs/errors.md.
              * @enum {string}
              */
-            code: "VALIDATION_ERROR" | "INVALID_JSON" | "WEAK_PASSWORD" | "INVALID_EMAIL" | "DUPLICATE_NAME" | "INVALID_ROLE" | "INVALID_CURSOR" | "INVALID_URL" | "INVALID_EMOJI" | "INVITE_INVALID" | "INVITE_EXPIRED" | "INVITE_USED" | "INVITE_EMAIL_MISMATCH" | "SELF_DM" | "MISSING_IDEMPOTENCY_BODY" | "BAD_REQUEST" | "THREAD_NOT_ROOT" | "WRONG_PASSWORD" | "UNAUTHORIZED" | "FORBIDDEN" | "APPROVAL_PENDING" | "REGISTRATION_CLOSED" | "NOT_FOUND" | "METHOD_NOT_ALLOWED" | "NOT_ACCEPTABLE" | "REQUEST_TIMEOUT" | "CONFLICT" | "ALREADY_BOOTSTRAPPED" | "EMAIL_TAKEN" | "NAME_TAKEN" | "ALREADY_MEMBER" | "IDEMPOTENCY_KEY_REUSED" | "IDEMPOTENCY_IN_PROGRESS" | "GONE" | "PAYLOAD_TOO_LARGE" | "URI_TOO_LONG" | "UNSUPPORTED_MEDIA_TYPE" | "UNPROCESSABLE" | "RATE_LIMITED" | "LOOP_DETECTED" | "HEADERS_TOO_LARGE" | "INTERNAL_ERROR" | "SERVICE_UNAVAILABLE" | "OUTCOME_UNKNOWN";
+            code: "VALIDATION_ERROR" | "INVALID_JSON" | "WEAK_PASSWORD" | "INVALID_EMAIL" | "DUPLICATE_NAME" | "INVALID_ROLE" | "INVALID_CURSOR" | "INVALID_URL" | "INVALID_EMOJI" | "INVITE_INVALID" | "INVITE_EXPIRED" | "INVITE_USED" | "INVITE_EMAIL_MISMATCH" | "SELF_DM" | "MISSING_IDEMPOTENCY_BODY" | "BAD_REQUEST" | "THREAD_NOT_ROOT" | "WRONG_PASSWORD" | "UNAUTHORIZED" | "FORBIDDEN" | "APPROVAL_PENDING" | "REGISTRATION_CLOSED" | "NOT_FOUND" | "METHOD_NOT_ALLOWED" | "NOT_ACCEPTABLE" | "REQUEST_TIMEOUT" | "CONFLICT" | "ALREADY_BOOTSTRAPPED" | "EMAIL_TAKEN" | "NAME_TAKEN" | "ALREADY_MEMBER" | "IDEMPOTENCY_KEY_REUSED" | "IDEMPOTENCY_IN_PROGRESS" | "STREAM_ENDED" | "TOO_MANY_STREAMS" | "GONE" | "PAYLOAD_TOO_LARGE" | "STREAM_TOO_LONG" | "URI_TOO_LONG" | "UNSUPPORTED_MEDIA_TYPE" | "UNPROCESSABLE" | "RATE_LIMITED" | "LOOP_DETECTED" | "HEADERS_TOO_LARGE" | "INTERNAL_ERROR" | "SERVICE_UNAVAILABLE" | "OUTCOME_UNKNOWN";
         };
         /**
          * Message
@@ -1593,6 +1713,11 @@ export interface components {
             deleted: boolean;
             /** @description Reactions, in the order their first one was added; empty when none. */
             reactions: components["schemas"]["ReactionCount"][];
+            /**
+             * @description `complete` for every message posted whole and for a stream its agent finished; `streaming` while an agent appends to it (the text so far); `cancelled` when its agent cancelled it, `interrupted` when it stopped without an end (idle, Stop unanswered, instance gone), each with the text written until then.
+             * @enum {string}
+             */
+            stream_state: "streaming" | "complete" | "cancelled" | "interrupted";
         };
         /**
          * MessagePage
@@ -1659,6 +1784,11 @@ export interface components {
             deleted: boolean;
             /** @description Reactions, in the order their first one was added; empty when none. */
             reactions: components["schemas"]["ReactionCount"][];
+            /**
+             * @description `complete` for every message posted whole and for a stream its agent finished; `streaming` while an agent appends to it (the text so far); `cancelled` when its agent cancelled it, `interrupted` when it stopped without an end (idle, Stop unanswered, instance gone), each with the text written until then.
+             * @enum {string}
+             */
+            stream_state: "streaming" | "complete" | "cancelled" | "interrupted";
             message: components["schemas"]["Message"];
             /** @description ts_rank of the match; results are ordered by it, best first (then newest first), among the newest 200 matches. */
             rank: number;
@@ -2071,7 +2201,7 @@ export interface components {
          * Event
          * @description One event of the log, as pushed on the WebSocket and listed by GET /api/v1/events.
          */
-        Event: components["schemas"]["EventNewMessage"] | components["schemas"]["EventMessageUpdated"] | components["schemas"]["EventMessageDeleted"] | components["schemas"]["EventMessageMentioned"] | components["schemas"]["EventChannelCreated"] | components["schemas"]["EventChannelUpdated"] | components["schemas"]["EventChannelDeleted"] | components["schemas"]["EventMemberJoined"] | components["schemas"]["EventMemberLeft"] | components["schemas"]["EventReactionAdded"] | components["schemas"]["EventReactionRemoved"];
+        Event: components["schemas"]["EventNewMessage"] | components["schemas"]["EventMessageUpdated"] | components["schemas"]["EventMessageDeleted"] | components["schemas"]["EventMessageMentioned"] | components["schemas"]["EventMessageStreamStarted"] | components["schemas"]["EventMessageStreamFinished"] | components["schemas"]["EventMessageStopRequested"] | components["schemas"]["EventChannelCreated"] | components["schemas"]["EventChannelUpdated"] | components["schemas"]["EventChannelDeleted"] | components["schemas"]["EventMemberJoined"] | components["schemas"]["EventMemberLeft"] | components["schemas"]["EventReactionAdded"] | components["schemas"]["EventReactionRemoved"];
         /**
          * EventPage
          * @description A page of the event log, oldest first, with the cursor to continue from.
@@ -2600,6 +2730,95 @@ export interface components {
             /** @description The agents among `mentioned_ids` (webhooks and integrations are delivered for these). */
             mentioned_agent_ids: string[];
         };
+        /**
+         * message_stream_started
+         * @description An agent started a streaming message (`stream_state` `streaming`, `text` its initial text). Its text then grows by `message_delta` frames (WebSocket and SSE, not in the event log) until `message_stream_finished`.
+         */
+        EventMessageStreamStarted: {
+            /** @enum {string} */
+            type: "message_stream_started";
+            /**
+             * Format: uuid
+             * @description Unique per event; a client that sees an id twice drops the repeat.
+             */
+            event_id: string;
+            /**
+             * @description Position in the event log ("<milliseconds>-<sequence>"); larger is later. Opaque to clients: store it, send it back as `since`.
+             * @example 1764000000000-0
+             */
+            cursor: string;
+            /**
+             * Format: date-time
+             * @description ISO 8601 UTC timestamp.
+             */
+            occurred_at: string;
+            /** Format: uuid */
+            channel_id: string;
+            message: components["schemas"]["Message"];
+        };
+        /**
+         * message_stream_finished
+         * @description A streaming message ended: `message.stream_state` is `complete` (finished), `cancelled` or `interrupted`, and `message.text` is its final text. A `new_message` with the same message follows (what webhooks and integrations receive as `message.created`).
+         */
+        EventMessageStreamFinished: {
+            /** @enum {string} */
+            type: "message_stream_finished";
+            /**
+             * Format: uuid
+             * @description Unique per event; a client that sees an id twice drops the repeat.
+             */
+            event_id: string;
+            /**
+             * @description Position in the event log ("<milliseconds>-<sequence>"); larger is later. Opaque to clients: store it, send it back as `since`.
+             * @example 1764000000000-0
+             */
+            cursor: string;
+            /**
+             * Format: date-time
+             * @description ISO 8601 UTC timestamp.
+             */
+            occurred_at: string;
+            /** Format: uuid */
+            channel_id: string;
+            message: components["schemas"]["Message"];
+        };
+        /**
+         * message_stop_requested
+         * @description A human pressed Stop on a streaming message: its agent should finish or cancel it; without either within 30 seconds it becomes `interrupted`. Sent to the members of the channel (clients show "stopping…").
+         */
+        EventMessageStopRequested: {
+            /** @enum {string} */
+            type: "message_stop_requested";
+            /**
+             * Format: uuid
+             * @description Unique per event; a client that sees an id twice drops the repeat.
+             */
+            event_id: string;
+            /**
+             * @description Position in the event log ("<milliseconds>-<sequence>"); larger is later. Opaque to clients: store it, send it back as `since`.
+             * @example 1764000000000-0
+             */
+            cursor: string;
+            /**
+             * Format: date-time
+             * @description ISO 8601 UTC timestamp.
+             */
+            occurred_at: string;
+            /** Format: uuid */
+            channel_id: string;
+            /** Format: uuid */
+            message_id: string;
+            /** @description The streaming message's thread (its root's id); null for a root or plain message. */
+            thread_id: string | null;
+            /**
+             * Format: uuid
+             * @description The agent streaming the message: it should finish or cancel it now.
+             */
+            author_id: string;
+            /** Format: uuid */
+            requested_by_id: string;
+            requested_by_name: string;
+        };
         EventChannel: {
             /** Format: uuid */
             id: string;
@@ -2954,6 +3173,15 @@ export interface components {
             /** @description Whether the caller is a member already (else POST /api/v1/channels/{id}/join). */
             is_member: boolean;
         };
+        /** StreamAppendResult */
+        AppendToStreamResponse: {
+            /** Format: uuid */
+            message_id: string;
+            /** @description The sequence number of this request's last append (the stream's appends are numbered from 1). */
+            seq: number;
+            /** @description The message's text length after the append, in UTF-16 code units (as `message_delta` offsets count). */
+            length: number;
+        };
         AddReactionResponse: {
             /** Format: uuid */
             channel_id: string;
@@ -3152,6 +3380,66 @@ export interface components {
              */
             agent_id: string;
             payload: components["schemas"]["AgentWebhookMessageMentionedPayload"];
+        };
+        AgentWebhookMessageStreamStarted: {
+            /**
+             * Format: uuid
+             * @description Unique per event; the same for every webhook receiving it.
+             */
+            event_id: string;
+            /** @enum {string} */
+            event_type: "message.stream_started";
+            /**
+             * Format: date-time
+             * @description ISO 8601 UTC timestamp.
+             */
+            occurred_at: string;
+            /** Format: uuid */
+            webhook_id: string;
+            /**
+             * Format: uuid
+             * @description The agent the webhook belongs to.
+             */
+            agent_id: string;
+            payload: components["schemas"]["AgentWebhookMessagePayload"];
+        };
+        AgentWebhookMessageStopRequestedPayload: {
+            /** Format: uuid */
+            message_id: string;
+            /** Format: uuid */
+            channel_id: string;
+            /** @description The streaming message's thread (its root's id); null for a root or plain message. */
+            thread_id: string | null;
+            /**
+             * Format: uuid
+             * @description The agent streaming the message: it should finish or cancel it now.
+             */
+            author_id: string;
+            /** Format: uuid */
+            requested_by_id: string;
+            requested_by_name: string;
+        };
+        AgentWebhookMessageStopRequested: {
+            /**
+             * Format: uuid
+             * @description Unique per event; the same for every webhook receiving it.
+             */
+            event_id: string;
+            /** @enum {string} */
+            event_type: "message.stop_requested";
+            /**
+             * Format: date-time
+             * @description ISO 8601 UTC timestamp.
+             */
+            occurred_at: string;
+            /** Format: uuid */
+            webhook_id: string;
+            /**
+             * Format: uuid
+             * @description The agent the webhook belongs to.
+             */
+            agent_id: string;
+            payload: components["schemas"]["AgentWebhookMessageStopRequestedPayload"];
         };
         AgentWebhookChannelCreatedPayload: {
             channel: components["schemas"]["EventChannel"];
@@ -6684,7 +6972,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /** @example 01a2150c-57c1-712a-ba69-efd924de572a */
+                /** @example 01a21593-1ff6-700b-9f71-cfdea8ef5991 */
                 id: string;
             };
             cookie?: never;
@@ -7116,7 +7404,7 @@ export interface operations {
             };
             header?: never;
             path: {
-                /** @example 01a2150c-a432-70e5-be15-da229116817c */
+                /** @example 01a21593-1ff6-700b-9f71-cfdea8ef5991 */
                 id: string;
             };
             cookie?: never;
@@ -7211,7 +7499,7 @@ export interface operations {
                 "idempotency-key"?: string;
             };
             path: {
-                /** @example 01a2150c-57b1-7003-97db-10f2ad781b1c */
+                /** @example 01a21593-1ff6-700b-9f71-cfdea8ef5991 */
                 id: string;
             };
             cookie?: never;
@@ -7219,7 +7507,7 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": {
-                    /** @description Message text: at least one non-space character, at most MAX_MESSAGE_LENGTH (default 40,000) characters. */
+                    /** @description Message text: at least one non-space character, at most MAX_MESSAGE_LENGTH (default 40,000) characters. With `stream: true` it is the initial text and may be empty (`""`). */
                     text: string;
                     /**
                      * Format: uuid
@@ -7233,6 +7521,8 @@ export interface operations {
                      * @description Optional: reply in the thread of this root message of the same channel. A reply to a reply is 400 `THREAD_NOT_ROOT`; an id that is not a message of this channel is 404 `NOT_FOUND`.
                      */
                     thread_id?: string;
+                    /** @description Agents only: `true` starts a streaming message (`stream_state` `streaming`; `text` its initial text, which may be empty), appended to with `POST …/messages/{message_id}/stream` and ended with `…/stream/finish` or `…/stream/cancel` (docs/realtime.md, "Streaming messages"). Not with `mentions` (the final text's `@name` tokens are resolved when it finishes) nor `Idempotency-Key`. */
+                    stream?: boolean;
                 };
                 "multipart/form-data": {
                     /** @description Message text; optional when a file is sent, and may then be empty. */
@@ -7514,10 +7804,7 @@ export interface operations {
     listReplies: {
         parameters: {
             query?: {
-                /**
-                 * @description Page size, 1 to 100 (default 50); above 100 is a 400.
-                 * @example 2
-                 */
+                /** @description Page size, 1 to 100 (default 50); above 100 is a 400. */
                 limit?: number;
                 /** @description Only messages older than this message id (walk back). */
                 before?: string;
@@ -7526,9 +7813,9 @@ export interface operations {
             };
             header?: never;
             path: {
-                /** @example 01a20bde-7dd2-714e-a5bb-b82d17b443e4 */
+                /** @example 01a21593-4cae-703f-8c43-eba3e154b725 */
                 id: string;
-                /** @example 01a20bde-7e49-7184-8aaa-69794c1c7b7d */
+                /** @example 01a21593-4d87-7050-8087-cf4879ba05b2 */
                 message_id: string;
             };
             cookie?: never;
@@ -7620,9 +7907,9 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /** @example 01a20bde-373b-707b-93d3-d285949a8503 */
+                /** @example 01a21593-1ff6-700b-9f71-cfdea8ef5991 */
                 id: string;
-                /** @example 01a20bde-37b9-711b-894d-12d419e5fbd4 */
+                /** @example 01a21593-24a1-7189-a24a-4dbe5d71dde9 */
                 message_id: string;
             };
             cookie?: never;
@@ -8019,7 +8306,7 @@ export interface operations {
             query: {
                 /**
                  * @description Web-search syntax: words, "quoted phrases", OR, -excluded (English stemming).
-                 * @example deploy
+                 * @example zebracorn
                  */
                 q: string;
                 channel_id?: string;
@@ -8072,6 +8359,508 @@ export interface operations {
             };
             /** @description Not found, or not visible to the caller (`NOT_FOUND`): both answer the same. */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limited (only when a limit is configured). `Retry-After` gives the seconds to wait. */
+            429: {
+                headers: {
+                    /** @description Seconds until the budget has room again. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unexpected server failure (`INTERNAL_ERROR`); nothing is leaked. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The database is unreachable or not answering (`SERVICE_UNAVAILABLE`: nothing was stored), or it stopped answering while committing (`OUTCOME_UNKNOWN`: retry with the same `Idempotency-Key`); retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    appendToStream: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @example 01a21593-1ff6-700b-9f71-cfdea8ef5991 */
+                id: string;
+                /** @example 01a21593-24a1-7189-a24a-4dbe5d71dde9 */
+                message_id: string;
+            };
+            cookie?: never;
+        };
+        /** @description `{"append": "…"}`, or a batch `{"appends": ["…", "…"]}`. */
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description Text to add at the end (at most 16,384 bytes in UTF-8). */
+                    append: string;
+                } | {
+                    /** @description Several appends in order (at most 100). */
+                    appends: string[];
+                };
+            };
+        };
+        responses: {
+            /** @description Append text to a streaming message (its agent only): done. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AppendToStreamResponse"];
+                };
+            };
+            /** @description Bad input (`VALIDATION_ERROR` or another 400 code of docs/errors.md); nothing was changed. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing, invalid, expired or revoked credentials (`UNAUTHORIZED`). */
+            401: {
+                headers: {
+                    /** @description A Bearer challenge (RFC 6750) naming the resource metadata (RFC 9728); `error="invalid_token"` when a credential was sent. */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The caller may see the resource but not do this (`FORBIDDEN`), e.g. a role or an owner-only action. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found, or not visible to the caller (`NOT_FOUND`): both answer the same. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Conflicts with the current state (`CONFLICT`, `NAME_TAKEN`, `ALREADY_MEMBER`, … see docs/errors.md). */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Request body too large (`PAYLOAD_TOO_LARGE`). */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unsupported Content-Type (`UNSUPPORTED_MEDIA_TYPE`). */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `RATE_LIMITED`: more than 50 append requests in a second on this stream; `Retry-After` gives the seconds to wait. Nothing was appended. */
+            429: {
+                headers: {
+                    /** @description Seconds until an append is admitted again. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unexpected server failure (`INTERNAL_ERROR`); nothing is leaked. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The database is unreachable or not answering (`SERVICE_UNAVAILABLE`: nothing was stored), or it stopped answering while committing (`OUTCOME_UNKNOWN`: retry with the same `Idempotency-Key`); retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    finishStream: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @example 01a21593-1ff6-700b-9f71-cfdea8ef5991 */
+                id: string;
+                /** @example 01a21593-24a1-7189-a24a-4dbe5d71dde9 */
+                message_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description Optional: the final text, replacing what was appended (same rules as a post: not blank, at most MAX_MESSAGE_LENGTH characters). Omitted: the text appended so far, which must not be blank. */
+                    text?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description A message in a channel or DM, as REST, the WebSocket, the event log and webhooks all carry it. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Message"];
+                };
+            };
+            /** @description Bad input (`VALIDATION_ERROR` or another 400 code of docs/errors.md); nothing was changed. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing, invalid, expired or revoked credentials (`UNAUTHORIZED`). */
+            401: {
+                headers: {
+                    /** @description A Bearer challenge (RFC 6750) naming the resource metadata (RFC 9728); `error="invalid_token"` when a credential was sent. */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The caller may see the resource but not do this (`FORBIDDEN`), e.g. a role or an owner-only action. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found, or not visible to the caller (`NOT_FOUND`): both answer the same. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Conflicts with the current state (`CONFLICT`, `NAME_TAKEN`, `ALREADY_MEMBER`, … see docs/errors.md). */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Request body too large (`PAYLOAD_TOO_LARGE`). */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unsupported Content-Type (`UNSUPPORTED_MEDIA_TYPE`). */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limited (only when a limit is configured). `Retry-After` gives the seconds to wait. */
+            429: {
+                headers: {
+                    /** @description Seconds until the budget has room again. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unexpected server failure (`INTERNAL_ERROR`); nothing is leaked. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The database is unreachable or not answering (`SERVICE_UNAVAILABLE`: nothing was stored), or it stopped answering while committing (`OUTCOME_UNKNOWN`: retry with the same `Idempotency-Key`); retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    cancelStream: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @example 01a21593-3956-7123-9538-4e0b2a99a215 */
+                id: string;
+                /** @example 01a21593-3aef-7056-b5b2-c7b1ae8961c0 */
+                message_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A message in a channel or DM, as REST, the WebSocket, the event log and webhooks all carry it. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Message"];
+                };
+            };
+            /** @description Bad input (`VALIDATION_ERROR` or another 400 code of docs/errors.md); nothing was changed. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing, invalid, expired or revoked credentials (`UNAUTHORIZED`). */
+            401: {
+                headers: {
+                    /** @description A Bearer challenge (RFC 6750) naming the resource metadata (RFC 9728); `error="invalid_token"` when a credential was sent. */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The caller may see the resource but not do this (`FORBIDDEN`), e.g. a role or an owner-only action. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found, or not visible to the caller (`NOT_FOUND`): both answer the same. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Conflicts with the current state (`CONFLICT`, `NAME_TAKEN`, `ALREADY_MEMBER`, … see docs/errors.md). */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Request body too large (`PAYLOAD_TOO_LARGE`). */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unsupported Content-Type (`UNSUPPORTED_MEDIA_TYPE`). */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limited (only when a limit is configured). `Retry-After` gives the seconds to wait. */
+            429: {
+                headers: {
+                    /** @description Seconds until the budget has room again. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unexpected server failure (`INTERNAL_ERROR`); nothing is leaked. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The database is unreachable or not answering (`SERVICE_UNAVAILABLE`: nothing was stored), or it stopped answering while committing (`OUTCOME_UNKNOWN`: retry with the same `Idempotency-Key`); retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    stopStream: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @example 01a21593-5152-7148-8961-9dadc00472df */
+                id: string;
+                /** @example 01a21593-522e-71aa-a47d-72de9fba0a7c */
+                message_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A message in a channel or DM, as REST, the WebSocket, the event log and webhooks all carry it. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Message"];
+                };
+            };
+            /** @description Bad input (`VALIDATION_ERROR` or another 400 code of docs/errors.md); nothing was changed. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing, invalid, expired or revoked credentials (`UNAUTHORIZED`). */
+            401: {
+                headers: {
+                    /** @description A Bearer challenge (RFC 6750) naming the resource metadata (RFC 9728); `error="invalid_token"` when a credential was sent. */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The caller may see the resource but not do this (`FORBIDDEN`), e.g. a role or an owner-only action. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found, or not visible to the caller (`NOT_FOUND`): both answer the same. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Conflicts with the current state (`CONFLICT`, `NAME_TAKEN`, `ALREADY_MEMBER`, … see docs/errors.md). */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Request body too large (`PAYLOAD_TOO_LARGE`). */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unsupported Content-Type (`UNSUPPORTED_MEDIA_TYPE`). */
+            415: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -9191,7 +9980,7 @@ export interface operations {
                 "application/json": {
                     /** @description Absolute http(s) URL. Loopback, private, link-local (169.254.0.0/16), CGNAT, unspecified and other reserved addresses are refused (400 `INVALID_URL`) here and again, on the resolved address, at every connection; an operator can allow them with `WEBHOOK_ALLOW_PRIVATE` / `WEBHOOK_ALLOW_HOSTS`. Redirects are not followed. */
                     url: string;
-                    events: ("message.created" | "message.updated" | "message.deleted" | "message.mentioned" | "channel.created" | "channel.updated" | "channel.deleted" | "member.joined" | "member.left" | "reaction.added" | "reaction.removed")[];
+                    events: ("message.created" | "message.updated" | "message.deleted" | "message.mentioned" | "message.stream_started" | "message.stop_requested" | "channel.created" | "channel.updated" | "channel.deleted" | "member.joined" | "member.left" | "reaction.added" | "reaction.removed")[];
                     /** @description Optional: your own signing secret, 16 to 256 characters (the HMAC key is this whole string, UTF-8). Omit it to let the server generate one (`whsec_` + 32 random bytes, base64), which is better unless you need to reuse an existing secret. Shown back only in the creation response. */
                     secret?: string;
                     /** @description Whether `message.created` and `message.updated` deliveries include the agent's own messages: true (the default, the spec's "a new message in any channel the agent belongs to"), or false so that an agent does not hear itself, the first step against echo loops (docs/loops.md). */
@@ -9503,7 +10292,7 @@ export interface operations {
                 "application/json": {
                     /** @description Absolute http(s) URL. Loopback, private, link-local (169.254.0.0/16), CGNAT, unspecified and other reserved addresses are refused (400 `INVALID_URL`) here and again, on the resolved address, at every connection; an operator can allow them with `WEBHOOK_ALLOW_PRIVATE` / `WEBHOOK_ALLOW_HOSTS`. Redirects are not followed. */
                     url?: string;
-                    events?: ("message.created" | "message.updated" | "message.deleted" | "message.mentioned" | "channel.created" | "channel.updated" | "channel.deleted" | "member.joined" | "member.left" | "reaction.added" | "reaction.removed")[];
+                    events?: ("message.created" | "message.updated" | "message.deleted" | "message.mentioned" | "message.stream_started" | "message.stop_requested" | "channel.created" | "channel.updated" | "channel.deleted" | "member.joined" | "member.left" | "reaction.added" | "reaction.removed")[];
                     /** @description Whether `message.created` and `message.updated` deliveries include the agent's own messages: true (the default, the spec's "a new message in any channel the agent belongs to"), or false so that an agent does not hear itself, the first step against echo loops (docs/loops.md). */
                     include_own_messages?: boolean;
                     /** @description Narrows the subscribed `events`: `addressed` delivers only the events addressed to the agent (a message in a DM with it, a message that mentions it, a reply in a thread it started or posted in, a reaction to its message: subscribe to `message.created`, `message.mentioned` and `reaction.added`); `mentions` only `message.mentioned`; null (the default) every subscribed event. Membership rules apply as always. */
@@ -11498,6 +12287,98 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": components["schemas"]["AgentWebhookMessageMentioned"];
+            };
+        };
+        responses: {
+            /** @description Signature mismatch (the receiver should answer 401). Like every non-2xx answer, timeout or network error, the delivery is retried with backoff (docs/webhooks.md). */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Received. Any 2xx within the timeout (10 s by default) counts as delivered; the body is ignored. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    agentWebhookMessageStreamStarted: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description `sha256=` + hex HMAC-SHA256 of the raw body, keyed with the webhook secret (the whole `whsec_…` string, UTF-8). */
+                "X-Webhook-Signature": string;
+                /** @description Unix time (seconds) of this attempt. */
+                "X-Webhook-Timestamp": string;
+                /** @description `sha256=` + hex HMAC-SHA256 of `<X-Webhook-Timestamp>.<raw body>`: reject it when the timestamp is more than 5 minutes off (replay protection). */
+                "X-Webhook-Timestamp-Signature": string;
+                /** @description Delivery id, the same on every attempt of this delivery: de-duplicate on it. */
+                "X-Webhook-Delivery-ID": string;
+                /** @description Event type, as in the body. */
+                "X-Webhook-Event": string;
+                /** @description Event id, as in the body. */
+                "X-Webhook-Event-ID": string;
+                /** @description The webhook this delivery is for. */
+                "X-Webhook-ID": string;
+                /** @description Attempt number, 1 for the first. */
+                "X-Webhook-Attempt": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["AgentWebhookMessageStreamStarted"];
+            };
+        };
+        responses: {
+            /** @description Signature mismatch (the receiver should answer 401). Like every non-2xx answer, timeout or network error, the delivery is retried with backoff (docs/webhooks.md). */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Received. Any 2xx within the timeout (10 s by default) counts as delivered; the body is ignored. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    agentWebhookMessageStopRequested: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description `sha256=` + hex HMAC-SHA256 of the raw body, keyed with the webhook secret (the whole `whsec_…` string, UTF-8). */
+                "X-Webhook-Signature": string;
+                /** @description Unix time (seconds) of this attempt. */
+                "X-Webhook-Timestamp": string;
+                /** @description `sha256=` + hex HMAC-SHA256 of `<X-Webhook-Timestamp>.<raw body>`: reject it when the timestamp is more than 5 minutes off (replay protection). */
+                "X-Webhook-Timestamp-Signature": string;
+                /** @description Delivery id, the same on every attempt of this delivery: de-duplicate on it. */
+                "X-Webhook-Delivery-ID": string;
+                /** @description Event type, as in the body. */
+                "X-Webhook-Event": string;
+                /** @description Event id, as in the body. */
+                "X-Webhook-Event-ID": string;
+                /** @description The webhook this delivery is for. */
+                "X-Webhook-ID": string;
+                /** @description Attempt number, 1 for the first. */
+                "X-Webhook-Attempt": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["AgentWebhookMessageStopRequested"];
             };
         };
         responses: {

@@ -1,6 +1,7 @@
 // Background delivery of webhooks and integrations (src/workers/deliveries.ts), the search
 // index's pending-list flush (src/workers/search-index.ts) and the sweep of expired
-// Idempotency-Key responses (src/workers/idempotency-sweeper.ts). Starts only when
+// Idempotency-Key responses (src/workers/idempotency-sweeper.ts), and the end of idle streams
+// (src/workers/stream-sweeper.ts). Starts only when
 // app.background is true.
 //
 // Graceful stop, from its first moment (beside the HTTP drain, src/plugins/shutdown.ts): no more
@@ -14,6 +15,8 @@ import type { FastifyInstance } from 'fastify'
 import fp from 'fastify-plugin'
 import { DeliveryEngine } from './deliveries.ts'
 import { IdempotencySweeper } from './idempotency-sweeper.ts'
+import { StreamSweeper } from './stream-sweeper.ts'
+import { sweepStreams } from '../modules/streams/service.ts'
 import { MemoryQueue, RedisQueue, type DeliveryQueue } from './queue.ts'
 import { releaseClaims, type ClaimedDelivery } from './repo.ts'
 import { SearchIndexFlusher } from './search-index.ts'
@@ -48,6 +51,7 @@ async function workersPlugin(app: FastifyInstance): Promise<void> {
   const searchIndex = new SearchIndexFlusher(app.db.pool, config.searchIndexFlushMs, app.log)
   app.decorate('searchIndex', searchIndex)
   const idempotencySweeper = new IdempotencySweeper(app.db.pool, app.log)
+  const streamSweeper = new StreamSweeper(() => sweepStreams(app), app.log)
 
   const running = engine
   let timer: NodeJS.Timeout | null = null
@@ -69,6 +73,7 @@ async function workersPlugin(app: FastifyInstance): Promise<void> {
     tick()
     searchIndex.start()
     idempotencySweeper.start()
+    streamSweeper.start()
   })
 
   const handBack = (items: ClaimedDelivery[]): Promise<void> =>
@@ -79,6 +84,7 @@ async function workersPlugin(app: FastifyInstance): Promise<void> {
     unsubscribe?.()
     if (timer) clearTimeout(timer)
     idempotencySweeper.stop()
+    await streamSweeper.stop()
     running.stop()
     // Attempts in flight may run until shortly before the stop's deadline, leaving time to hand
     // back those cut short and to close the rest.

@@ -69,6 +69,15 @@ export const ReactionSummarySchema = Type.Object(
 export type ReactionSummary = Static<typeof ReactionSummarySchema>
 const ReactionsField = Type.Array(ReactionSummarySchema, { description: 'Reactions, in the order their first one was added; empty when none.' })
 
+// ---- streaming messages (docs/decisions.md, "Streaming messages (issue 25)") ----
+export const STREAM_STATES = ['streaming', 'complete', 'cancelled', 'interrupted'] as const
+export type StreamState = (typeof STREAM_STATES)[number]
+const StreamStateField = Type.Union([Type.Literal('streaming'), Type.Literal('complete'), Type.Literal('cancelled'), Type.Literal('interrupted')], {
+  description:
+    '`complete` for every message posted whole and for a stream its agent finished; `streaming` while an agent appends to it (the text so far); `cancelled` when its agent cancelled it, `interrupted` when it stopped without an end (idle, Stop unanswered, instance gone), each with the text written until then.',
+})
+// ---- end streaming messages ----
+
 export const MessageSchema = Type.Object(
   {
     id: Type.String({ format: 'uuid', description: 'UUIDv7; ids sort in posting order and serve as pagination cursors.' }),
@@ -95,6 +104,7 @@ export const MessageSchema = Type.Object(
     attachment: Type.Optional(AttachmentSchema),
     ...ThreadFields,
     reactions: ReactionsField,
+    stream_state: StreamStateField,
   },
   { title: 'Message', additionalProperties: false },
 )
@@ -120,6 +130,8 @@ export interface MessageRecord extends ThreadRecord {
   attachment?: AttachmentRecord | null
   /** Summaries as the caller sees them; none when not loaded (a new message). */
   reactions?: ReactionSummary[]
+  /** Absent: complete (a message posted whole). */
+  streamState?: string
 }
 
 export interface AttachmentRecord {
@@ -148,6 +160,7 @@ export function toMessageDto(m: MessageRecord, publicUrl: string): MessageDto {
     mentions: m.mentions ?? [],
     ...threadFieldsOf(m),
     reactions: m.reactions ?? [],
+    stream_state: (m.streamState ?? 'complete') as StreamState,
   }
   if (m.attachment) {
     dto.attachment = {
@@ -186,10 +199,18 @@ export const MentionsField = Type.Array(Uuid, {
 
 export const PostMessageBody = Type.Object(
   {
-    text: Type.String({ description: 'Message text: at least one non-space character, at most MAX_MESSAGE_LENGTH (default 40,000) characters.' }),
+    text: Type.String({
+      description: 'Message text: at least one non-space character, at most MAX_MESSAGE_LENGTH (default 40,000) characters. With `stream: true` it is the initial text and may be empty (`""`).',
+    }),
     in_reply_to_event: Type.Optional(InReplyToEventField),
     mentions: Type.Optional(MentionsField),
     thread_id: Type.Optional(ThreadIdField),
+    stream: Type.Optional(
+      Type.Boolean({
+        description:
+          'Agents only: `true` starts a streaming message (`stream_state` `streaming`; `text` its initial text, which may be empty), appended to with `POST …/messages/{message_id}/stream` and ended with `…/stream/finish` or `…/stream/cancel` (docs/realtime.md, "Streaming messages"). Not with `mentions` (the final text\'s `@name` tokens are resolved when it finishes) nor `Idempotency-Key`.',
+      }),
+    ),
   },
   { additionalProperties: false },
 )

@@ -27,6 +27,8 @@ const EVENT_LABELS: Record<WebhookEvent | IntegrationEvent, string> = {
   'message.mentioned': 'A message mentions the agent',
   'reaction.added': 'Someone reacts to a message',
   'reaction.removed': 'Someone takes back a reaction',
+  'message.stream_started': 'An agent starts writing a reply live',
+  'message.stop_requested': "Someone presses Stop on the agent's live reply",
 }
 
 const WEBHOOK_EVENT_SET: Record<WebhookEvent, true> = {
@@ -41,6 +43,8 @@ const WEBHOOK_EVENT_SET: Record<WebhookEvent, true> = {
   'message.mentioned': true,
   'reaction.added': true,
   'reaction.removed': true,
+  'message.stream_started': true,
+  'message.stop_requested': true,
 }
 const INTEGRATION_EVENT_SET: Record<IntegrationEvent, true> = {
   'message.created': true,
