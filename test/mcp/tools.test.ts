@@ -42,9 +42,11 @@ t.test('MCP tools over the REST services', async (t) => {
     const { tools } = await client.listTools()
     t.same(tools.map((x) => x.name).sort(), [
       'ack_inbox',
+      'append_stream',
       'check_inbox',
       'delete_message',
       'edit_message',
+      'finish_stream',
       'list_agents',
       'list_channels',
       'list_members',
@@ -56,6 +58,7 @@ t.test('MCP tools over the REST services', async (t) => {
       'read_messages',
       'read_thread',
       'search_messages',
+      'start_stream',
       'wait_for_events',
       'wait_for_inbox',
       'whoami',

@@ -153,3 +153,54 @@ t.test('Stop reaches the streaming agent on its WebSocket and its SSE stream', a
   t.equal((await ws.type('message_stream_finished')).message.stream_state, 'cancelled')
   t.equal(cancelled.stream_state, 'cancelled')
 })
+
+t.test('WebSocket frames: stream_start, stream_append, stream_finish, stream_cancel with their acks; refusals as error frames', async (t) => {
+  const c = await setup(t)
+  await listen(c.app)
+  const ch = await createChannel(c.api, c.tok.a1, 'frames')
+  await addMember(c.api, c.tok.a1, ch.id, c.ws.member.id)
+  await addMember(c.api, c.tok.a1, ch.id, c.ws.agents[1]!.id)
+  const ws = (await connect(c.app, c.tok.a1)).client
+  const watcher = (await connect(c.app, c.tok.member)).client
+  const intruder = (await connect(c.app, c.tok.a2)).client
+  t.teardown(async () => {
+    for (const w of [ws, watcher, intruder]) await w.close()
+  })
+
+  ws.send({ type: 'stream_start', id: 's1', channel_id: ch.id, text: 'On it' })
+  const ack = await ws.type('ack', (f) => f.id === 's1')
+  t.match(ack.message, { channel_id: ch.id, stream_state: 'streaming', text: 'On it' })
+  const id = ack.message.id
+  ws.send({ type: 'stream_append', id: 'a1', channel_id: ch.id, message_id: id, append: ': step one' })
+  ws.send({ type: 'stream_append', client_id: 'a2', channel_id: ch.id, message_id: id, appends: [', step two', ', done'] })
+  t.same(await ws.type('stream_ack', (f) => f.id === 'a1'), { type: 'stream_ack', id: 'a1', message_id: id, seq: 1, length: 'On it: step one'.length })
+  t.same(await ws.type('stream_ack', (f) => f.client_id === 'a2'), { type: 'stream_ack', id: 'a2', client_id: 'a2', message_id: id, seq: 3, length: 'On it: step one, step two, done'.length })
+
+  // Refusals answer an error frame naming the frame; the stream stays as it was.
+  ws.send({ type: 'stream_append', id: 'bad1', channel_id: ch.id, message_id: id, append: 'x', appends: ['y'] })
+  ws.send({ type: 'stream_append', id: 'bad2', channel_id: ch.id, message_id: id })
+  ws.send({ type: 'stream_append', id: 'bad3', channel_id: ch.id, message_id: 'nope', append: 'x' })
+  intruder.send({ type: 'stream_append', id: 'bad4', channel_id: ch.id, message_id: id, append: 'x' })
+  intruder.send({ type: 'stream_start', id: 'bad5', channel_id: ch.id })
+  for (const [who, fid, code] of [
+    [ws, 'bad1', 'VALIDATION_ERROR'],
+    [ws, 'bad2', 'VALIDATION_ERROR'],
+    [ws, 'bad3', 'VALIDATION_ERROR'],
+    [intruder, 'bad4', 'FORBIDDEN'],
+  ] as const) {
+    t.match(await who.type('error', (f) => f.id === fid), { code }, fid)
+  }
+  const other = await intruder.type('ack', (f) => f.id === 'bad5')
+  t.equal(other.message.stream_state, 'streaming', 'another agent starts its own')
+
+  ws.send({ type: 'stream_finish', id: 'f1', channel_id: ch.id, message_id: id })
+  const fin = await ws.type('ack', (f) => f.id === 'f1')
+  t.match(fin.message, { id, stream_state: 'complete', text: 'On it: step one, step two, done' })
+  ws.send({ type: 'stream_finish', id: 'f2', channel_id: ch.id, message_id: id })
+  t.match(await ws.type('error', (f) => f.id === 'f2'), { code: 'STREAM_ENDED' })
+  intruder.send({ type: 'stream_cancel', id: 'c1', channel_id: ch.id, message_id: other.message.id })
+  t.equal((await intruder.type('ack', (f) => f.id === 'c1')).message.stream_state, 'cancelled')
+
+  await watcher.type('new_message', (f) => f.message.id === id)
+  t.equal(rebuild(watcher.frames, id).text, 'On it: step one, step two, done', 'a watcher saw it grow')
+})
