@@ -17,6 +17,7 @@ import { DmSchema, type DmDto } from '../modules/dm/schemas.ts'
 import { openDm } from '../modules/dm/service.ts'
 import { MessageSchema, SearchHitSchema, type MessageDto } from '../modules/messages/schemas.ts'
 import * as messages from '../modules/messages/service.ts'
+import { StreamInfo, StreamStatus } from '../modules/streams/schemas.ts'
 import * as streams from '../modules/streams/service.ts'
 import { ACK_IDS_MAX, AckResultSchema, InboxCountsSchema, InboxPageSchema, type InboxCounts, type InboxItem, type InboxPage } from '../modules/inbox/schemas.ts'
 import { acknowledgeInbox, inboxCounts, readInbox, waitForInbox } from '../modules/inbox/service.ts'
@@ -288,6 +289,21 @@ const finishStreamTool = defineTool({
       : await streams.finishStream(ctx.app, ctx.principal, channelId, args.message_id, args.text)
     const message = bounded(ended)
     return { text: `${args.cancel ? 'Cancelled' : 'Finished'}: ${messageLine(message)}`, structured: { message } }
+  },
+})
+const setStatusTool = defineTool({
+  name: 'set_status',
+  title: 'Show what you are doing on your streaming message',
+  description:
+    'Shows people what you are doing beside your streaming message: a title ("Searching the docs…") and the steps of your plan, each pending, in_progress, complete or error. Each call replaces the whole status; it is cleared when you finish the stream.',
+  input: Type.Object({ channel: ChannelRef, message_id: MessageId, title: StreamStatus.properties.title, steps: Type.Optional(StreamStatus.properties.steps) }, { additionalProperties: false }),
+  output: StreamInfo,
+  annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: true, openWorldHint: false },
+  async run(ctx, args) {
+    const channelId = await resolveChannel(ctx.app, ctx.principal, args.channel)
+    const info = await streams.setStatus(ctx.app, ctx.principal, channelId, args.message_id, { title: args.title, steps: args.steps ?? [] })
+    const steps = info.status?.steps.map((s) => `${s.state === 'complete' ? '✓' : s.state === 'error' ? '✗' : s.state === 'in_progress' ? '…' : '·'} ${s.title}`).join('; ')
+    return { text: `Status: ${args.title}${steps ? ` (${steps})` : ''}`, structured: info }
   },
 })
 // ---- end streaming messages ----
@@ -674,6 +690,7 @@ export const TOOLS: Tool[] = [
   startStreamTool,
   appendStreamTool,
   finishStreamTool,
+  setStatusTool,
   readThreadTool,
   editMessageTool,
   deleteMessageTool,

@@ -107,7 +107,31 @@ export const MessageDeltaFrame = Type.Object(
   },
 )
 
-export type SignalFrame = Static<typeof TypingFrame> | Static<typeof AgentStatusFrame> | Static<typeof PresenceFrame> | Static<typeof UserUpdatedFrame> | Static<typeof MessageDeltaFrame>
+const StepStateField = Type.Union([Type.Literal('pending'), Type.Literal('in_progress'), Type.Literal('complete'), Type.Literal('error')])
+export const MessageStatusFrame = Type.Object(
+  {
+    type: Type.Literal('message_status'),
+    channel_id: Uuid,
+    message_id: Uuid,
+    thread_id: Type.Union([Uuid, Type.Null()]),
+    status: Type.Union(
+      [
+        Type.Object({ title: Type.String(), steps: Type.Array(Type.Object({ title: Type.String(), state: StepStateField }, { additionalProperties: false })) }, { additionalProperties: false }),
+        Type.Null(),
+      ],
+      { description: 'The whole status (title and steps), replacing the previous one; null: cleared.' },
+    ),
+  },
+  {
+    additionalProperties: false,
+    title: 'message_status',
+    description:
+      'The agent streaming a message set what it is doing (a title and steps), shown beside the message; it is cleared when the stream ends (`message_stream_finished`). Sent like `message_delta` (WebSockets and SSE, not in the log); a late joiner reads it with GET …/messages/{message_id}/stream.',
+  },
+)
+
+export type SignalFrame =
+  Static<typeof TypingFrame> | Static<typeof AgentStatusFrame> | Static<typeof PresenceFrame> | Static<typeof UserUpdatedFrame> | Static<typeof MessageDeltaFrame> | Static<typeof MessageStatusFrame>
 
 /** One signal: the frame, the channels whose current members get it, and who does not. */
 export interface Signal {

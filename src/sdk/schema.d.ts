@@ -703,7 +703,11 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        get?: never;
+        /**
+         * A streaming message's live state: appends so far, status, Stop
+         * @description For a client that opens while a message streams (or reloads): the status to show beside it and whether Stop was pressed. A message that is not streaming answers its `stream_state` with `seq` 0, no status and `stop_requested` false. Readers of the channel only (404 otherwise).
+         */
+        get: operations["getStream"];
         put?: never;
         /**
          * Append text to a streaming message (its agent only)
@@ -770,6 +774,26 @@ export interface paths {
          * @description Any human who can read the channel (observers included). Emits `message.stop_requested` once (a second Stop changes nothing): the streaming agent receives it on its WebSocket, SSE stream, webhook and MCP event log, and should finish or cancel the stream; without either within 30 seconds the stream becomes `interrupted`. Answers the message (still `streaming`). An agent: 403. A message that is not streaming: 409 `STREAM_ENDED`. No body.
          */
         post: operations["stopStream"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/channels/{id}/messages/{message_id}/stream/status": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        /**
+         * Set what the agent is doing on its streaming message (its agent only)
+         * @description `{title, steps: [{title, state}]}` replaces the stream's status (states `pending`, `in_progress`, `complete`, `error`; at most 20 steps). Watchers get a `message_status` frame (WebSocket and SSE); the status is cleared when the stream ends. A message that is not streaming (finished, cancelled, interrupted, or posted whole): 409 `STREAM_ENDED`. Not the author: 403; a channel or message the caller cannot see: 404.
+         */
+        put: operations["setStreamStatus"];
+        post?: never;
         delete?: never;
         options?: never;
         head?: never;
@@ -3181,6 +3205,31 @@ export interface components {
             seq: number;
             /** @description The message's text length after the append, in UTF-16 code units (as `message_delta` offsets count). */
             length: number;
+        };
+        GetStreamResponseStatusStreamStatusStepsItem: {
+            title: string;
+            /** @enum {string} */
+            state: "pending" | "in_progress" | "complete" | "error";
+        };
+        /** StreamStatus */
+        GetStreamResponseStatusStreamStatus: {
+            /** @description What the agent is doing, e.g. "Searching the docs…". */
+            title: string;
+            /** @description The plan, in order (at most 20): each step `pending`, `in_progress`, `complete` or `error`. */
+            steps: components["schemas"]["GetStreamResponseStatusStreamStatusStepsItem"][];
+        };
+        /** StreamInfo */
+        GetStreamResponse: {
+            /** Format: uuid */
+            message_id: string;
+            /** @enum {string} */
+            stream_state: "streaming" | "complete" | "cancelled" | "interrupted";
+            /** @description Appends so far (0 once the stream has ended: the message holds the text). */
+            seq: number;
+            /** @description The agent's status on its stream; null when none is set, and once it ended. */
+            status: components["schemas"]["GetStreamResponseStatusStreamStatus"] | null;
+            /** @description A person pressed Stop and the agent has not ended the stream yet (show "stopping…"). */
+            stop_requested: boolean;
         };
         AddReactionResponse: {
             /** Format: uuid */
@@ -6972,7 +7021,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /** @example 01a21593-1ff6-700b-9f71-cfdea8ef5991 */
+                /** @example 01a215b6-0c49-7068-877a-25a1a890bf83 */
                 id: string;
             };
             cookie?: never;
@@ -7404,7 +7453,7 @@ export interface operations {
             };
             header?: never;
             path: {
-                /** @example 01a21593-1ff6-700b-9f71-cfdea8ef5991 */
+                /** @example 01a215b6-0c49-7068-877a-25a1a890bf83 */
                 id: string;
             };
             cookie?: never;
@@ -7499,7 +7548,7 @@ export interface operations {
                 "idempotency-key"?: string;
             };
             path: {
-                /** @example 01a21593-1ff6-700b-9f71-cfdea8ef5991 */
+                /** @example 01a215b6-0c49-7068-877a-25a1a890bf83 */
                 id: string;
             };
             cookie?: never;
@@ -7813,9 +7862,9 @@ export interface operations {
             };
             header?: never;
             path: {
-                /** @example 01a21593-4cae-703f-8c43-eba3e154b725 */
+                /** @example 01a215b6-3bce-7108-baa0-0ccb64b66097 */
                 id: string;
-                /** @example 01a21593-4d87-7050-8087-cf4879ba05b2 */
+                /** @example 01a215b6-3c72-7029-b019-2c244e342af6 */
                 message_id: string;
             };
             cookie?: never;
@@ -7907,9 +7956,9 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /** @example 01a21593-1ff6-700b-9f71-cfdea8ef5991 */
+                /** @example 01a215b6-0c49-7068-877a-25a1a890bf83 */
                 id: string;
-                /** @example 01a21593-24a1-7189-a24a-4dbe5d71dde9 */
+                /** @example 01a215b6-0fd4-70a6-93de-0d15dcc1a94d */
                 message_id: string;
             };
             cookie?: never;
@@ -8399,14 +8448,108 @@ export interface operations {
             };
         };
     };
+    getStream: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @example 01a215b6-4ffe-70e1-b09a-05759b91b964 */
+                id: string;
+                /** @example 01a215b6-5175-70b6-943c-e7eddc350025 */
+                message_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A streaming message's live state: appends so far, status, Stop: done. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GetStreamResponse"];
+                };
+            };
+            /** @description Bad input (`VALIDATION_ERROR` or another 400 code of docs/errors.md); nothing was changed. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing, invalid, expired or revoked credentials (`UNAUTHORIZED`). */
+            401: {
+                headers: {
+                    /** @description A Bearer challenge (RFC 6750) naming the resource metadata (RFC 9728); `error="invalid_token"` when a credential was sent. */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The caller may see the resource but not do this (`FORBIDDEN`), e.g. a role or an owner-only action. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found, or not visible to the caller (`NOT_FOUND`): both answer the same. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limited (only when a limit is configured). `Retry-After` gives the seconds to wait. */
+            429: {
+                headers: {
+                    /** @description Seconds until the budget has room again. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unexpected server failure (`INTERNAL_ERROR`); nothing is leaked. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The database is unreachable or not answering (`SERVICE_UNAVAILABLE`: nothing was stored), or it stopped answering while committing (`OUTCOME_UNKNOWN`: retry with the same `Idempotency-Key`); retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
     appendToStream: {
         parameters: {
             query?: never;
             header?: never;
             path: {
-                /** @example 01a21593-1ff6-700b-9f71-cfdea8ef5991 */
+                /** @example 01a215b6-0c49-7068-877a-25a1a890bf83 */
                 id: string;
-                /** @example 01a21593-24a1-7189-a24a-4dbe5d71dde9 */
+                /** @example 01a215b6-0fd4-70a6-93de-0d15dcc1a94d */
                 message_id: string;
             };
             cookie?: never;
@@ -8536,9 +8679,9 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /** @example 01a21593-1ff6-700b-9f71-cfdea8ef5991 */
+                /** @example 01a215b6-0c49-7068-877a-25a1a890bf83 */
                 id: string;
-                /** @example 01a21593-24a1-7189-a24a-4dbe5d71dde9 */
+                /** @example 01a215b6-0fd4-70a6-93de-0d15dcc1a94d */
                 message_id: string;
             };
             cookie?: never;
@@ -8664,9 +8807,9 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /** @example 01a21593-3956-7123-9538-4e0b2a99a215 */
+                /** @example 01a215b6-244e-7112-8c7e-2a7cd717d352 */
                 id: string;
-                /** @example 01a21593-3aef-7056-b5b2-c7b1ae8961c0 */
+                /** @example 01a215b6-27da-70ed-a366-5410636af1b7 */
                 message_id: string;
             };
             cookie?: never;
@@ -8785,9 +8928,9 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /** @example 01a21593-5152-7148-8961-9dadc00472df */
+                /** @example 01a215b6-411d-7184-8a3f-bc137567fe34 */
                 id: string;
-                /** @example 01a21593-522e-71aa-a47d-72de9fba0a7c */
+                /** @example 01a215b6-4206-70e2-a712-e894d4113722 */
                 message_id: string;
             };
             cookie?: never;
@@ -8801,6 +8944,140 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Message"];
+                };
+            };
+            /** @description Bad input (`VALIDATION_ERROR` or another 400 code of docs/errors.md); nothing was changed. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing, invalid, expired or revoked credentials (`UNAUTHORIZED`). */
+            401: {
+                headers: {
+                    /** @description A Bearer challenge (RFC 6750) naming the resource metadata (RFC 9728); `error="invalid_token"` when a credential was sent. */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The caller may see the resource but not do this (`FORBIDDEN`), e.g. a role or an owner-only action. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found, or not visible to the caller (`NOT_FOUND`): both answer the same. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Conflicts with the current state (`CONFLICT`, `NAME_TAKEN`, `ALREADY_MEMBER`, … see docs/errors.md). */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Request body too large (`PAYLOAD_TOO_LARGE`). */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unsupported Content-Type (`UNSUPPORTED_MEDIA_TYPE`). */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limited (only when a limit is configured). `Retry-After` gives the seconds to wait. */
+            429: {
+                headers: {
+                    /** @description Seconds until the budget has room again. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unexpected server failure (`INTERNAL_ERROR`); nothing is leaked. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The database is unreachable or not answering (`SERVICE_UNAVAILABLE`: nothing was stored), or it stopped answering while committing (`OUTCOME_UNKNOWN`: retry with the same `Idempotency-Key`); retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    setStreamStatus: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @example 01a215b6-4ffe-70e1-b09a-05759b91b964 */
+                id: string;
+                /** @example 01a215b6-5175-70b6-943c-e7eddc350025 */
+                message_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description What the agent is doing, e.g. "Searching the docs…". */
+                    title: string;
+                    /** @description The plan, in order (at most 20): each step `pending`, `in_progress`, `complete` or `error`. */
+                    steps: {
+                        title: string;
+                        /** @enum {string} */
+                        state: "pending" | "in_progress" | "complete" | "error";
+                    }[];
+                };
+            };
+        };
+        responses: {
+            /** @description Set what the agent is doing on its streaming message (its agent only): done. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GetStreamResponse"];
                 };
             };
             /** @description Bad input (`VALIDATION_ERROR` or another 400 code of docs/errors.md); nothing was changed. */

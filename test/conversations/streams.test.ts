@@ -290,3 +290,41 @@ t.test('idle streams become interrupted (STREAM_IDLE_SECONDS), those of a dead i
     'logged once each',
   )
 })
+
+t.test('status on a stream: set by its agent, read by a late joiner, cleared at the end', async (t) => {
+  const c = await setup(t)
+  const ch = await channel(c, 'status')
+  const m = await started(c, c.tok.a1, ch.id, { text: 'Working' })
+  const info = (token: string, id = m.id) => c.api({ method: 'GET', url: url(ch.id, id, '/stream'), headers: bearer(token) })
+  t.same((await info(c.tok.member)).json(), { message_id: m.id, stream_state: 'streaming', seq: 0, status: null, stop_requested: false })
+  const status = {
+    title: 'Searching the docs…',
+    steps: [
+      { title: 'Read the question', state: 'complete' },
+      { title: 'Search', state: 'in_progress' },
+      { title: 'Answer', state: 'pending' },
+    ],
+  }
+  const put = (token: string, body: Json) => c.api({ method: 'PUT', url: url(ch.id, m.id, '/stream/status'), headers: bearer(token), payload: body })
+  const res = await put(c.tok.a1, status)
+  t.equal(res.statusCode, 200)
+  t.same(res.json(), { message_id: m.id, stream_state: 'streaming', seq: 0, status, stop_requested: false })
+  await append(c, c.tok.a1, ch.id, m.id, { append: '…' })
+  await stop(c, c.tok.member, ch.id, m.id)
+  t.same((await info(c.tok.observer)).json(), { message_id: m.id, stream_state: 'streaming', seq: 1, status, stop_requested: true }, 'a late joiner reads status and Stop')
+
+  for (const [what, r, code] of [
+    ['another agent', await put(c.tok.a2, status), 403],
+    ['a person', await put(c.tok.member, status), 403],
+    ['a bad state', await put(c.tok.a1, { title: 'x', steps: [{ title: 'y', state: 'done' }] }), 400],
+    ['no title', await put(c.tok.a1, { steps: [] }), 400],
+  ] as const) {
+    t.equal(r.statusCode, code, what)
+  }
+  t.same((await info(c.tok.member)).json().status, status, 'unchanged')
+  await finish(c, c.tok.a1, ch.id, m.id)
+  t.same((await info(c.tok.member)).json(), { message_id: m.id, stream_state: 'complete', seq: 0, status: null, stop_requested: false }, 'cleared at the end')
+  t.equal((await put(c.tok.a1, status)).json().code, 'STREAM_ENDED')
+  const outsider = await createChannel(c.api, c.tok.a2, 'outside')
+  t.equal((await c.api({ method: 'GET', url: url(outsider.id, m.id, '/stream'), headers: bearer(c.tok.a2) })).statusCode, 404)
+})

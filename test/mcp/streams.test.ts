@@ -21,6 +21,16 @@ t.test('an agent streams over MCP; a person stops it; it finishes; refusals are 
   t.match(m, { channel_id: ch, stream_state: 'streaming', text: 'Searching' })
   t.match(textOf(start), `message_id ${m.id}`)
   t.same(structured(await call(client, 'append_stream', { channel: ch, message_id: m.id, text: ' the docs' })), { message_id: m.id, seq: 1, length: 'Searching the docs'.length })
+  const status = await call(client, 'set_status', { channel: ch, message_id: m.id, title: 'Searching the docs…', steps: [{ title: 'Search', state: 'in_progress' }] })
+  t.notOk(status.isError)
+  t.same(structured(status), {
+    message_id: m.id,
+    stream_state: 'streaming',
+    seq: 1,
+    status: { title: 'Searching the docs…', steps: [{ title: 'Search', state: 'in_progress' }] },
+    stop_requested: false,
+  })
+  t.match(textOf(status), 'Searching the docs… (… Search)')
   const read = structured(await call(other, 'read_messages', { channel: ch }))
   t.match(read.messages.at(-1), { id: m.id, text: 'Searching the docs', stream_state: 'streaming' }, 'a reader sees the text so far')
 

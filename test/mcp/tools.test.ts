@@ -58,6 +58,7 @@ t.test('MCP tools over the REST services', async (t) => {
       'read_messages',
       'read_thread',
       'search_messages',
+      'set_status',
       'start_stream',
       'wait_for_events',
       'wait_for_inbox',

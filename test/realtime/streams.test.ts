@@ -132,7 +132,7 @@ t.test('two humans and an agent watch a stream in a channel and in a thread; a l
   )
 })
 
-t.test('Stop reaches the streaming agent on its WebSocket and its SSE stream', async (t) => {
+t.test('status reaches watchers; Stop reaches the streaming agent on its WebSocket and its SSE stream', async (t) => {
   const c = await setup(t)
   await listen(c.app)
   const ch = await createChannel(c.api, c.tok.a1, 'stop')
@@ -146,6 +146,18 @@ t.test('Stop reaches the streaming agent on its WebSocket and its SSE stream', a
   const m = (await c.api({ method: 'POST', url: url(ch.id), headers: bearer(c.tok.a1), payload: { stream: true, text: 'working' } })).json()
   const res = await c.api({ method: 'POST', url: url(ch.id, m.id, '/stream/stop'), headers: bearer(c.tok.member) })
   t.equal(res.statusCode, 200)
+  // The agent's status reaches the human's socket and SSE stream (as deltas do).
+  const human = (await connect(c.app, c.tok.member)).client
+  const { stream: humanSse } = await openStream(baseUrl(c.app), c.tok.member)
+  t.teardown(async () => {
+    await human.close()
+    await humanSse.close()
+  })
+  const status = { title: 'Thinking', steps: [{ title: 'Plan', state: 'in_progress' }] }
+  t.equal((await c.api({ method: 'PUT', url: url(ch.id, m.id, '/stream/status'), headers: bearer(c.tok.a1), payload: status })).statusCode, 200)
+  const frame = { type: 'message_status', channel_id: ch.id, message_id: m.id, thread_id: null, status }
+  t.same(await human.type('message_status'), frame, 'WebSocket: message_status')
+  t.same(await humanSse.type('message_status'), frame, 'SSE: message_status')
   const expected = { message_id: m.id, channel_id: ch.id, thread_id: null, author_id: c.ws.agents[0]!.id, requested_by_id: c.ws.member.id, requested_by_name: 'member' }
   t.match(await ws.type('message_stop_requested'), expected, 'WebSocket')
   t.match(await sse.type('message_stop_requested'), expected, 'SSE')

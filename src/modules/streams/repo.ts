@@ -168,3 +168,25 @@ const withAttachment = { attachment: { select: { id: true, fileName: true, conte
 export async function messageById(tx: Tx, id: string): Promise<MessageRecord | null> {
   return tx.message.findUnique({ where: { id }, include: withAttachment })
 }
+
+/** Sets the status of the author's streaming message; its thread, or null when it did not. */
+export async function setStatus(pool: pg.Pool, s: { messageId: string; channelId: string; authorId: string; status: unknown }): Promise<{ threadId: string | null } | null> {
+  const { rows } = await pool.query<{ thread_id: string | null }>({
+    name: 'stream-status',
+    text: `UPDATE message_streams s SET status = $4::jsonb FROM messages m
+            WHERE s.message_id = $1 AND s.channel_id = $2 AND s.author_id = $3 AND m.id = s.message_id
+           RETURNING m.thread_id`,
+    values: [s.messageId, s.channelId, s.authorId, JSON.stringify(s.status)],
+  })
+  return rows[0] ? { threadId: rows[0].thread_id } : null
+}
+
+/** The live part of a stream (null once it ended). */
+export async function streamRow(pool: pg.Pool, messageId: string): Promise<{ seq: number; status: unknown; stopRequested: boolean } | null> {
+  const { rows } = await pool.query<{ seq: number; status: unknown; stop: boolean }>({
+    name: 'stream-row',
+    text: 'SELECT seq, status, stop_requested_at IS NOT NULL AS stop FROM message_streams WHERE message_id = $1',
+    values: [messageId],
+  })
+  return rows[0] ? { seq: rows[0].seq, status: rows[0].status, stopRequested: rows[0].stop } : null
+}

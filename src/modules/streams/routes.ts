@@ -5,7 +5,7 @@ import type { FastifyInstance, FastifyRequest } from 'fastify'
 import type { MemberPrincipal } from '../../plugins/auth.ts'
 import { errors } from '../../schemas/common.ts'
 import { ChannelMessageParams, MessageRef } from '../messages/schemas.ts'
-import { AppendBody, AppendResult, APPENDS_PER_SECOND, FinishBody, MAX_APPEND_BYTES, MAX_BATCH_APPENDS } from './schemas.ts'
+import { AppendBody, AppendResult, APPENDS_PER_SECOND, FinishBody, MAX_APPEND_BYTES, MAX_BATCH_APPENDS, StreamInfo, StreamStatus } from './schemas.ts'
 import * as streams from './service.ts'
 
 const member = (request: FastifyRequest): MemberPrincipal => request.principal as MemberPrincipal
@@ -91,5 +91,39 @@ export default async function streamRoutes(fastify: FastifyInstance): Promise<vo
       },
     },
     async (request) => streams.requestStop(fastify, member(request), request.params.id, request.params.message_id),
+  )
+
+  app.put(
+    '/channels/:id/messages/:message_id/stream/status',
+    {
+      config: { auth: 'any' },
+      schema: {
+        operationId: 'setStreamStatus',
+        tags: ['messages'],
+        summary: 'Set what the agent is doing on its streaming message (its agent only)',
+        description: `\`{title, steps: [{title, state}]}\` replaces the stream's status (states \`pending\`, \`in_progress\`, \`complete\`, \`error\`; at most 20 steps). Watchers get a \`message_status\` frame (WebSocket and SSE); the status is cleared when the stream ends. ${NOT_STREAMING}`,
+        params: ChannelMessageParams,
+        body: StreamStatus,
+        response: { 200: StreamInfo, ...errors(400, 403, 404, 409) },
+      },
+    },
+    async (request) => streams.setStatus(fastify, member(request), request.params.id, request.params.message_id, request.body),
+  )
+
+  app.get(
+    '/channels/:id/messages/:message_id/stream',
+    {
+      config: { auth: 'any' },
+      schema: {
+        operationId: 'getStream',
+        tags: ['messages'],
+        summary: "A streaming message's live state: appends so far, status, Stop",
+        description:
+          'For a client that opens while a message streams (or reloads): the status to show beside it and whether Stop was pressed. A message that is not streaming answers its `stream_state` with `seq` 0, no status and `stop_requested` false. Readers of the channel only (404 otherwise).',
+        params: ChannelMessageParams,
+        response: { 200: StreamInfo, ...errors(400, 404) },
+      },
+    },
+    async (request) => streams.streamInfo(fastify, member(request), request.params.id, request.params.message_id),
   )
 }

@@ -51,3 +51,30 @@ export const FinishBody = Type.Object(
   },
   { additionalProperties: false },
 )
+
+// ---- status: what the agent is doing (a title and steps, the shape of Slack's task updates) ----
+export const MAX_STATUS_STEPS = 20
+export const StepState = Type.Union([Type.Literal('pending'), Type.Literal('in_progress'), Type.Literal('complete'), Type.Literal('error')])
+export const StreamStatus = Type.Object(
+  {
+    title: Type.String({ minLength: 1, maxLength: 200, description: 'What the agent is doing, e.g. "Searching the docs…".' }),
+    steps: Type.Array(Type.Object({ title: Type.String({ minLength: 1, maxLength: 200 }), state: StepState }, { additionalProperties: false }), {
+      maxItems: MAX_STATUS_STEPS,
+      description: `The plan, in order (at most ${MAX_STATUS_STEPS}): each step \`pending\`, \`in_progress\`, \`complete\` or \`error\`.`,
+    }),
+  },
+  { additionalProperties: false, title: 'StreamStatus' },
+)
+export type StreamStatusDto = Static<typeof StreamStatus>
+
+export const StreamInfo = Type.Object(
+  {
+    message_id: Uuid,
+    stream_state: Type.Union([Type.Literal('streaming'), Type.Literal('complete'), Type.Literal('cancelled'), Type.Literal('interrupted')]),
+    seq: Type.Integer({ minimum: 0, description: 'Appends so far (0 once the stream has ended: the message holds the text).' }),
+    status: Type.Union([StreamStatus, Type.Null()], { description: "The agent's status on its stream; null when none is set, and once it ended." }),
+    stop_requested: Type.Boolean({ description: 'A person pressed Stop and the agent has not ended the stream yet (show "stopping…").' }),
+  },
+  { additionalProperties: false, title: 'StreamInfo' },
+)
+export type StreamInfoDto = Static<typeof StreamInfo>

@@ -18,7 +18,7 @@ import { validateText } from '../messages/service.ts'
 import { loopGuardSettings } from '../workspace/settings.ts'
 import { DeltaCoalescer, WindowLimit, type Delta } from './deltas.ts'
 import * as repo from './repo.ts'
-import { APPENDS_PER_SECOND, DELTA_FRAMES_PER_SECOND, MAX_APPEND_BYTES, MAX_CONCURRENT_STREAMS, STOP_GRACE_MS, type AppendResultDto } from './schemas.ts'
+import { APPENDS_PER_SECOND, DELTA_FRAMES_PER_SECOND, MAX_APPEND_BYTES, MAX_CONCURRENT_STREAMS, STOP_GRACE_MS, type AppendResultDto, type StreamInfoDto, type StreamStatusDto } from './schemas.ts'
 
 type EndState = 'complete' | 'cancelled' | 'interrupted'
 
@@ -233,4 +233,31 @@ export async function sweepStreams(app: FastifyInstance, now = Date.now(), batch
     for (const s of stale) if (await endStream(app, s, 'interrupted')) ended++
     if (stale.length < batch) return ended
   }
+}
+
+// ---- status ----
+
+/** The author sets what it is doing on its streaming message; pushed to watchers at once. */
+export async function setStatus(app: FastifyInstance, principal: MemberPrincipal, channelId: string, messageId: string, status: StreamStatusDto): Promise<StreamInfoDto> {
+  const done = await repo.setStatus(app.db.pool, { messageId, channelId, authorId: principal.id, status })
+  if (!done) throw await whyNotAppended(app, principal, channelId, messageId)
+  if (app.hasDecorator('realtime')) {
+    app.realtime.signals.publish({
+      channelIds: [channelId],
+      except: principal.id,
+      sse: true,
+      frame: { type: 'message_status', channel_id: channelId, message_id: messageId, thread_id: done.threadId, status },
+    })
+  }
+  return streamInfo(app, principal, channelId, messageId)
+}
+
+/** A stream's live part for a reader: state, appends so far, status, Stop (a late joiner's view). */
+export async function streamInfo(app: FastifyInstance, principal: MemberPrincipal, channelId: string, messageId: string): Promise<StreamInfoDto> {
+  await readableChannel(app, principal, channelId)
+  const message = await repo.messageInChannel(app.db.prisma, channelId, messageId)
+  if (!message) throw notFound('message')
+  const row = message.streamState === 'streaming' ? await repo.streamRow(app.db.pool, messageId) : null
+  const state = (row ? 'streaming' : message.streamState === 'streaming' ? 'complete' : (message.streamState ?? 'complete')) as StreamInfoDto['stream_state']
+  return { message_id: messageId, stream_state: state, seq: row?.seq ?? 0, status: (row?.status as StreamStatusDto | null) ?? null, stop_requested: row?.stopRequested ?? false }
 }
