@@ -15,8 +15,8 @@ t.test('a streaming message grows in place, shows its steps, and can be stopped'
   const channel = (await api({ method: 'POST', url: '/api/v1/channels', headers: { ...bearer(ws.owner.token), ...json }, payload: { name: 'general' } })).json()
   for (const id of [ws.member.id, ws.primary.id])
     await api({ method: 'POST', url: `/api/v1/channels/${channel.id}/members`, headers: { ...bearer(ws.owner.token), ...json }, payload: { user_id: id } })
-  const agent = (method: string, path: string, payload?: unknown) =>
-    api({ method: method, url: `/api/v1/channels/${channel.id}/messages${path}`, headers: { ...bearer(ws.primary.key), ...json }, ...(payload === undefined ? {} : { payload }) })
+  const agent = (method: 'POST' | 'PUT', path: string, payload?: Record<string, unknown>) =>
+    api({ method, url: `/api/v1/channels/${channel.id}/messages${path}`, headers: { ...bearer(ws.primary.key), ...json }, ...(payload === undefined ? {} : { payload }) })
   const m = (await agent('POST', '', { stream: true, text: 'Let me check' })).json()
   const status = {
     title: 'Reading the logs…',
