@@ -28,6 +28,7 @@ import agentRoutes from './modules/agents/routes.ts'
 import workspaceRoutes from './modules/workspace/routes.ts'
 import channelRoutes from './modules/channels/routes.ts'
 import messageRoutes from './modules/messages/routes.ts'
+import streamRoutes from './modules/streams/routes.ts'
 import reactionRoutes from './modules/reactions/routes.ts'
 import approvalRoutes from './modules/approvals/routes.ts'
 import presenceRoutes from './modules/presence/routes.ts'
@@ -129,6 +130,7 @@ export async function buildApp(config: AppConfig, options: BuildOptions = {}): P
       await api.register(workspaceRoutes)
       await api.register(channelRoutes)
       await api.register(messageRoutes)
+      await api.register(streamRoutes)
       await api.register(reactionRoutes)
       await api.register(approvalRoutes)
       await api.register(presenceRoutes)

@@ -24,6 +24,7 @@ const EnvSchema = Type.Object({
   UPLOAD_DIR: Type.Optional(Type.String({ minLength: 1 })),
   MAX_FILE_BYTES: Type.Integer({ minimum: 1, default: 10 * 1024 * 1024 }),
   MAX_MESSAGE_LENGTH: Type.Integer({ minimum: 1, maximum: 1_000_000, default: 40_000 }),
+  STREAM_IDLE_SECONDS: Type.Integer({ minimum: 1, default: 120 }),
   BODY_LIMIT_BYTES: Type.Integer({ minimum: 1024, default: 1024 * 1024 }),
   RATE_LIMIT_PER_MINUTE: Type.Integer({ minimum: 0, default: 0 }),
   LOGIN_FAILURES_PER_ACCOUNT: Type.Integer({ minimum: 1, default: 10 }),
@@ -99,6 +100,8 @@ export interface Config {
   uploadDir: string
   maxFileBytes: number
   maxMessageLength: number
+  /** A streaming message without an append for this long becomes `interrupted` (issue 25). */
+  streamIdleSeconds: number
   bodyLimitBytes: number
   /** 0 = no rate limit (the self-hosted default). */
   rateLimitPerMinute: number
@@ -242,6 +245,7 @@ function fromEnv(e: Env): Config {
     uploadDir: path.resolve(e.UPLOAD_DIR ?? path.join(dataDir, 'uploads')),
     maxFileBytes: e.MAX_FILE_BYTES,
     maxMessageLength: e.MAX_MESSAGE_LENGTH,
+    streamIdleSeconds: e.STREAM_IDLE_SECONDS,
     bodyLimitBytes: e.BODY_LIMIT_BYTES,
     rateLimitPerMinute: e.RATE_LIMIT_PER_MINUTE,
     loginFailuresPerAccount: e.LOGIN_FAILURES_PER_ACCOUNT,

@@ -176,6 +176,52 @@ export const EVENTS = {
       }),
     },
   }),
+  // ---- streaming messages (docs/decisions.md, "Streaming messages (issue 25)") ----
+  // The text between start and end travels as ephemeral `message_delta` frames
+  // (src/modules/streams/deltas.ts), never as events: only the start, the Stop and the end are logged.
+  'message.stream_started': defineEvent({
+    scope: 'channel',
+    payload: Type.Object({ message: MessageSchema }),
+    frame: {
+      description:
+        'An agent started a streaming message (`stream_state` `streaming`, `text` its initial text). Its text then grows by `message_delta` frames (WebSocket and SSE, not in the event log) until `message_stream_finished`.',
+      summary: 'An agent started a streaming message',
+    },
+    webhook: {
+      when: 'An agent started a streaming message in a channel the agent belongs to. Only for a webhook subscribed to it: the finished message comes as `message.created` either way (webhooks never see the text in between).',
+    },
+    integration: null,
+  }),
+  'message.stream_finished': defineEvent({
+    scope: 'channel',
+    payload: Type.Object({ message: MessageSchema }),
+    frame: {
+      description:
+        'A streaming message ended: `message.stream_state` is `complete` (finished), `cancelled` or `interrupted`, and `message.text` is its final text. A `new_message` with the same message follows (what webhooks and integrations receive as `message.created`).',
+      summary: 'A streaming message ended',
+    },
+    webhook: null,
+    integration: null,
+  }),
+  'message.stop_requested': defineEvent({
+    scope: 'channel',
+    payload: Type.Object({
+      message_id: Uuid,
+      channel_id: Uuid,
+      thread_id: Type.Union([Uuid, Type.Null()], { description: "The streaming message's thread (its root's id); null for a root or plain message." }),
+      author_id: { ...Uuid, description: 'The agent streaming the message: it should finish or cancel it now.' },
+      requested_by_id: Uuid,
+      requested_by_name: Type.String(),
+    }),
+    frame: {
+      description:
+        'A human pressed Stop on a streaming message: its agent should finish or cancel it; without either within 30 seconds it becomes `interrupted`. Sent to the members of the channel (clients show "stopping…").',
+      summary: 'Stop was requested on a streaming message',
+    },
+    webhook: { when: "A human asked the agent to stop one of its streaming messages. Only the streaming agent's webhooks receive it." },
+    integration: null,
+  }),
+  // ---- end streaming messages ----
   'channel.created': defineEvent({
     scope: 'channel',
     payload: Type.Object({ channel: EventChannelSchema, creator_id: Uuid, creator_type: ActorType }),

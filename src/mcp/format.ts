@@ -41,8 +41,9 @@ function kib(bytes: number): string {
 export function messageLine(m: McpMessage): string {
   const file = m.attachment ? ` [file: ${m.attachment.file_name}, ${m.attachment.content_type}, ${kib(m.attachment.size)}]` : ''
   const edited = m.edited_at ? ' (edited)' : ''
+  const stream = m.stream_state !== 'complete' ? ` (${m.stream_state})` : ''
   const thread = m.thread_id ? ` in thread ${m.thread_id}` : m.reply_count ? ` [${m.reply_count} repl${m.reply_count === 1 ? 'y' : 'ies'}: read_thread]` : ''
-  return `[${when(m.created_at)}] ${m.author_name} (${m.author_type}, ${m.author_id}) msg ${m.id}${thread}${edited}: ${m.text}${file}`
+  return `[${when(m.created_at)}] ${m.author_name} (${m.author_type}, ${m.author_id}) msg ${m.id}${thread}${edited}${stream}: ${m.text}${file}`
 }
 
 /** An approval's state in one line: the outcome and what to run the action with (docs/approvals.md). */
@@ -61,6 +62,12 @@ export function eventLine(e: EventFrame): string {
     case 'new_message':
     case 'message_updated':
       return `${head}: ${messageLine(bounded(e.message))}`
+    case 'message_stream_started':
+      return `${head}: streaming: ${messageLine(bounded(e.message))}`
+    case 'message_stream_finished':
+      return `${head}: stream ${e.message.stream_state}: ${messageLine(bounded(e.message))}`
+    case 'message_stop_requested':
+      return `${head}: ${e.requested_by_name} (${e.requested_by_id}) asks ${e.author_id} to stop streaming msg ${e.message_id}: finish_stream or cancel it`
     case 'message_deleted':
       return `${head}: message ${e.message_id}`
     case 'member_joined':

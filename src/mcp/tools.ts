@@ -19,6 +19,8 @@ import { DmSchema, type DmDto } from '../modules/dm/schemas.ts'
 import { openDm } from '../modules/dm/service.ts'
 import { MessageSchema, SearchHitSchema, type MessageDto } from '../modules/messages/schemas.ts'
 import * as messages from '../modules/messages/service.ts'
+import { StreamInfo, StreamStatus } from '../modules/streams/schemas.ts'
+import * as streams from '../modules/streams/service.ts'
 import { ACK_IDS_MAX, AckResultSchema, InboxCountsSchema, InboxPageSchema, type InboxCounts, type InboxItem, type InboxPage } from '../modules/inbox/schemas.ts'
 import { acknowledgeInbox, inboxCounts, readInbox, waitForInbox } from '../modules/inbox/service.ts'
 import { MessageReactionsSchema } from '../modules/reactions/schemas.ts'
@@ -218,6 +220,95 @@ const postMessageTool = defineTool({
     return { text: `Posted: ${messageLine(message)}`, structured: { message } }
   },
 })
+
+// ---- streaming messages (issue 25; docs/mcp.md) ----
+const StreamAppendResult = Type.Object(
+  {
+    message_id: Uuid,
+    seq: Type.Integer({ minimum: 1, description: "This call's last append's number." }),
+    length: Type.Integer({ minimum: 0, description: 'The text length so far (UTF-16 code units).' }),
+  },
+  { additionalProperties: false },
+)
+
+const startStreamTool = defineTool({
+  name: 'start_stream',
+  title: 'Start a streaming message',
+  description:
+    'Starts a message that people watch grow while you work (a long answer): it shows at once with the text you give (may be empty), then append_stream adds text and finish_stream ends it. Webhooks and integrations see it once, when it is finished. If a person presses Stop you receive message_stop_requested: finish or cancel within 30 s. A stream with no append for 2 minutes ends as interrupted. At most 10 of yours stream at once.',
+  input: Type.Object(
+    {
+      channel: ChannelRef,
+      text: Type.Optional(Type.String({ maxLength: 1_000_000, description: 'The initial text (default empty).' })),
+      thread_id: Type.Optional(Type.String({ format: 'uuid', description: 'Stream a reply in this thread (the id of its root message).' })),
+      in_reply_to_event: Type.Optional(Type.String({ format: 'uuid', description: 'The id of the message (or event) you are answering, as for post_message.' })),
+    },
+    { additionalProperties: false },
+  ),
+  output: MessageResult,
+  annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false },
+  async run(ctx, args) {
+    const channelId = await resolveChannel(ctx.app, ctx.principal, args.channel)
+    const message = bounded(await streams.startStream(ctx.app, ctx.principal, channelId, { text: args.text, threadId: args.thread_id, inReplyToEvent: args.in_reply_to_event }))
+    return { text: `Streaming: ${messageLine(message)}\nAppend with append_stream (message_id ${message.id}); end with finish_stream.`, structured: { message } }
+  },
+})
+
+const appendStreamTool = defineTool({
+  name: 'append_stream',
+  title: 'Append to your streaming message',
+  description: 'Adds text at the end of your streaming message; watchers see it at once. At most 16 KiB per call; the whole text at most the message limit; at most 50 calls a second.',
+  input: Type.Object({ channel: ChannelRef, message_id: MessageId, text: Type.String({ minLength: 1, maxLength: 16_384, description: 'The text to add.' }) }, { additionalProperties: false }),
+  output: StreamAppendResult,
+  annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false },
+  async run(ctx, args) {
+    const channelId = await resolveChannel(ctx.app, ctx.principal, args.channel)
+    const done = await streams.appendToStream(ctx.app, ctx.principal, channelId, args.message_id, [args.text])
+    return { text: `Appended (#${done.seq}; ${done.length} characters so far).`, structured: done }
+  },
+})
+
+const finishStreamTool = defineTool({
+  name: 'finish_stream',
+  title: 'Finish your streaming message',
+  description:
+    'Ends your streaming message: complete, with text as its final text when you give it (otherwise what you appended). cancel: true ends it as cancelled instead, keeping what was written (answer a Stop this way when you stop early). Members and webhooks then get the message once.',
+  input: Type.Object(
+    {
+      channel: ChannelRef,
+      message_id: MessageId,
+      text: Type.Optional(Type.String({ maxLength: 1_000_000, description: 'The final text, replacing what was appended.' })),
+      cancel: Type.Optional(Type.Boolean({ description: 'true: cancel instead of finishing (text is then not taken).' })),
+    },
+    { additionalProperties: false },
+  ),
+  output: MessageResult,
+  annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false },
+  async run(ctx, args) {
+    const channelId = await resolveChannel(ctx.app, ctx.principal, args.channel)
+    const ended = args.cancel
+      ? await streams.cancelStream(ctx.app, ctx.principal, channelId, args.message_id)
+      : await streams.finishStream(ctx.app, ctx.principal, channelId, args.message_id, args.text)
+    const message = bounded(ended)
+    return { text: `${args.cancel ? 'Cancelled' : 'Finished'}: ${messageLine(message)}`, structured: { message } }
+  },
+})
+const setStatusTool = defineTool({
+  name: 'set_status',
+  title: 'Show what you are doing on your streaming message',
+  description:
+    'Shows people what you are doing beside your streaming message: a title ("Searching the docs…") and the steps of your plan, each pending, in_progress, complete or error. Each call replaces the whole status; it is cleared when you finish the stream.',
+  input: Type.Object({ channel: ChannelRef, message_id: MessageId, title: StreamStatus.properties.title, steps: Type.Optional(StreamStatus.properties.steps) }, { additionalProperties: false }),
+  output: StreamInfo,
+  annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: true, openWorldHint: false },
+  async run(ctx, args) {
+    const channelId = await resolveChannel(ctx.app, ctx.principal, args.channel)
+    const info = await streams.setStatus(ctx.app, ctx.principal, channelId, args.message_id, { title: args.title, steps: args.steps ?? [] })
+    const steps = info.status?.steps.map((s) => `${s.state === 'complete' ? '✓' : s.state === 'error' ? '✗' : s.state === 'in_progress' ? '…' : '·'} ${s.title}`).join('; ')
+    return { text: `Status: ${args.title}${steps ? ` (${steps})` : ''}`, structured: info }
+  },
+})
+// ---- end streaming messages ----
 
 const readThreadTool = defineTool({
   name: 'read_thread',
@@ -702,6 +793,10 @@ export const TOOLS: Tool[] = [
   listChannelsTool,
   readMessagesTool,
   postMessageTool,
+  startStreamTool,
+  appendStreamTool,
+  finishStreamTool,
+  setStatusTool,
   readThreadTool,
   editMessageTool,
   deleteMessageTool,

@@ -11,7 +11,7 @@ import { InReplyToEventField, MentionsField, MessageSchema, ThreadIdField } from
 import { Timestamp, Uuid } from '../schemas/common.ts'
 import type { LogEntry } from './broker.ts'
 import { CURSOR_PATTERN, SINCE_PATTERN, type Cursor } from './cursor.ts'
-import { AgentStatusFrame, PresenceFrame, TypingClientFrame, TypingFrame, UserUpdatedFrame } from './signals.ts'
+import { AgentStatusFrame, MessageDeltaFrame, MessageStatusFrame, PresenceFrame, TypingClientFrame, TypingFrame, UserUpdatedFrame } from './signals.ts'
 
 export const CursorSchema = Type.String({
   pattern: CURSOR_PATTERN,
@@ -193,6 +193,77 @@ export const SendMessageFrame = Type.Object(
   },
 )
 
+// ---- streaming messages (issue 25): the REST stream routes as frames, answered in order ----
+const StreamText = Type.String({ minLength: 1, description: 'Text to add at the end (at most 16 KiB in UTF-8).' })
+
+export const StreamStartFrame = Type.Object(
+  {
+    type: Type.Literal('stream_start'),
+    ...ClientIds,
+    channel_id: Uuid,
+    text: Type.Optional(Type.String({ description: 'The initial text (may be empty; default empty).' })),
+    thread_id: Type.Optional(ThreadIdField),
+    in_reply_to_event: Type.Optional(InReplyToEventField),
+  },
+  {
+    additionalProperties: true,
+    title: 'stream_start',
+    description: `Starts a streaming message (agents only), exactly like POST /api/v1/channels/{id}/messages with \`"stream": true\`; answered with \`ack\` carrying the message (\`stream_state\` \`streaming\`).${IGNORED}`,
+  },
+)
+
+export const StreamAppendFrame = Type.Object(
+  {
+    type: Type.Literal('stream_append'),
+    ...ClientIds,
+    channel_id: Uuid,
+    message_id: Uuid,
+    append: Type.Optional(StreamText),
+    appends: Type.Optional(Type.Array(StreamText, { minItems: 1, maxItems: 100 })),
+  },
+  {
+    additionalProperties: true,
+    title: 'stream_append',
+    description: `Appends to the sender's streaming message, exactly like POST …/messages/{message_id}/stream (\`append\`, or \`appends\`, not both); answered with \`stream_ack\`. Frames of one socket are handled in order.${IGNORED}`,
+  },
+)
+
+export const StreamFinishFrame = Type.Object(
+  {
+    type: Type.Literal('stream_finish'),
+    ...ClientIds,
+    channel_id: Uuid,
+    message_id: Uuid,
+    text: Type.Optional(Type.String({ description: 'Optional final text, replacing what was appended.' })),
+  },
+  {
+    additionalProperties: true,
+    title: 'stream_finish',
+    description: `Finishes the sender's streaming message, exactly like POST …/stream/finish; answered with \`ack\` carrying the message.${IGNORED}`,
+  },
+)
+
+export const StreamCancelFrame = Type.Object(
+  { type: Type.Literal('stream_cancel'), ...ClientIds, channel_id: Uuid, message_id: Uuid },
+  {
+    additionalProperties: true,
+    title: 'stream_cancel',
+    description: `Cancels the sender's streaming message, exactly like POST …/stream/cancel; answered with \`ack\` carrying the message.${IGNORED}`,
+  },
+)
+
+export const StreamAckFrame = Type.Object(
+  {
+    type: Type.Literal('stream_ack'),
+    id: EchoedId(', null if it had neither'),
+    client_id: EchoedClientId,
+    message_id: Uuid,
+    seq: Type.Integer({ minimum: 1, description: "The number of the frame's last append." }),
+    length: Type.Integer({ minimum: 0, description: "The message's text length after it, in UTF-16 code units." }),
+  },
+  { additionalProperties: false, title: 'stream_ack', description: 'Answer to `stream_append`: the append is stored.' },
+)
+
 export const PingFrame = Type.Object(
   { type: Type.Literal('ping'), ...ClientIds },
   { additionalProperties: true, title: 'ping', description: `Application-level keep-alive for clients that cannot see protocol pings (browsers).${IGNORED}` },
@@ -212,6 +283,9 @@ export const CONTROL_FRAMES = {
   agent_status: AgentStatusFrame,
   presence: PresenceFrame,
   user_updated: UserUpdatedFrame,
+  message_delta: MessageDeltaFrame,
+  message_status: MessageStatusFrame,
+  stream_ack: StreamAckFrame,
 } as const
 
 /** Every frame the server sends (a catalog's event frames, then the control frames). */
@@ -224,4 +298,12 @@ export const SERVER_FRAMES: Record<string, TSchema> = { ...EVENT_FRAMES, ...CONT
 
 // Keyed by message name in the AsyncAPI document: the client's `typing` is `client_typing` there,
 // since the server's `typing` frame has that name.
-export const CLIENT_FRAMES = { send_message: SendMessageFrame, client_typing: TypingClientFrame, ping: PingFrame } as const
+export const CLIENT_FRAMES = {
+  send_message: SendMessageFrame,
+  client_typing: TypingClientFrame,
+  ping: PingFrame,
+  stream_start: StreamStartFrame,
+  stream_append: StreamAppendFrame,
+  stream_finish: StreamFinishFrame,
+  stream_cancel: StreamCancelFrame,
+} as const

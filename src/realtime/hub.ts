@@ -22,6 +22,8 @@ export interface Client extends EventFilter {
   floor: Cursor | null
   /** Takes ephemeral signals (typing, status, presence): WebSockets do, SSE and long polls do not. */
   readonly signals?: boolean
+  /** Takes the signals meant for SSE too (message deltas): SSE streams do. */
+  readonly sseSignals?: boolean
 }
 
 /** A message.mentioned event goes only to the members it notifies (docs/decisions.md, "Mentions"). */
@@ -128,11 +130,12 @@ export class Hub {
    * An ephemeral signal (src/realtime/signals.ts): to the live sockets here of the current members
    * of its channels, once per socket, never to `except`. Nothing is buffered or replayed.
    */
-  deliverSignal(channelIds: string[] | 'workspace', except: string | null, frame: Buffer): void {
+  deliverSignal(channelIds: string[] | 'workspace', except: string | null, frame: Buffer, sse = false): void {
+    const takes = (client: Client): boolean => (client.signals === true || (sse && client.sseSignals === true)) && !client.pending
     if (channelIds === 'workspace') {
       for (const [memberId, state] of this.members) {
         if (memberId === except) continue
-        for (const client of state.clients) if (client.signals && !client.pending) client.send(frame)
+        for (const client of state.clients) if (takes(client)) client.send(frame)
       }
       return
     }
@@ -141,7 +144,7 @@ export class Hub {
       for (const memberId of this.channelMembers.get(channelId) ?? []) {
         if (memberId === except || seen.has(memberId)) continue
         seen.add(memberId)
-        for (const client of this.members.get(memberId)?.clients ?? []) if (client.signals && !client.pending) client.send(frame)
+        for (const client of this.members.get(memberId)?.clients ?? []) if (takes(client)) client.send(frame)
       }
     }
   }

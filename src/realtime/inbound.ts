@@ -10,7 +10,8 @@ import { inputProblem } from '../lib/input-guard.ts'
 import { outageError } from '../lib/outage.ts'
 import { createMessage } from '../modules/messages/service.ts'
 import type { Connection } from './connection.ts'
-import { PingFrame, SendMessageFrame, type SendMessage } from './frames.ts'
+import { PingFrame, SendMessageFrame, StreamAppendFrame, StreamCancelFrame, StreamFinishFrame, StreamStartFrame, type SendMessage } from './frames.ts'
+import * as streams from '../modules/streams/service.ts'
 import { encodeFrame } from './hub.ts'
 import { TypingClientFrame, typingFrame } from './signals.ts'
 import { isObserver } from '../modules/channels/access.ts'
@@ -20,6 +21,17 @@ const MAX_CLIENT_ID = 128
 const checkSendMessage = Compile(SendMessageFrame)
 const checkPing = Compile(PingFrame)
 const checkTyping = Compile(TypingClientFrame)
+
+// Streaming messages (issue 25): each frame runs the REST route's service call; the answer is an
+// `ack` with the message (start, finish, cancel) or a `stream_ack` (append).
+type StreamFrame = { type: string; channel_id: string; message_id?: string; text?: string; thread_id?: string; in_reply_to_event?: string; append?: string; appends?: string[] }
+const STREAM_FRAMES = {
+  stream_start: Compile(StreamStartFrame),
+  stream_append: Compile(StreamAppendFrame),
+  stream_finish: Compile(StreamFinishFrame),
+  stream_cancel: Compile(StreamCancelFrame),
+} as const
+const isStreamFrame = (type: unknown): type is keyof typeof STREAM_FRAMES => typeof type === 'string' && Object.hasOwn(STREAM_FRAMES, type)
 
 /** How a client frame is named in the answers to it: `id`, and `client_id` when the client used that. */
 interface Echo {
@@ -70,6 +82,34 @@ export function inboundFrames(app: FastifyInstance): (conn: Connection, data: Ra
     }
   }
 
+  async function streamFrame(conn: Connection, frame: StreamFrame, echo: Echo): Promise<void> {
+    try {
+      const p = conn.principal
+      const messageId = frame.message_id ?? ''
+      switch (frame.type) {
+        case 'stream_start': {
+          const message = await streams.startStream(app, p, frame.channel_id, { text: frame.text, threadId: frame.thread_id, inReplyToEvent: frame.in_reply_to_event })
+          return sendJson(conn, { type: 'ack', ...echo, message })
+        }
+        case 'stream_append': {
+          if ((frame.append === undefined) === (frame.appends === undefined)) return sendError(conn, echo, 'VALIDATION_ERROR', 'invalid stream_append: give append or appends, not both')
+          const done = await streams.appendToStream(app, p, frame.channel_id, messageId, frame.appends ?? [frame.append!])
+          return sendJson(conn, { type: 'stream_ack', ...echo, ...done })
+        }
+        case 'stream_finish':
+          return sendJson(conn, { type: 'ack', ...echo, message: await streams.finishStream(app, p, frame.channel_id, messageId, frame.text) })
+        default:
+          return sendJson(conn, { type: 'ack', ...echo, message: await streams.cancelStream(app, p, frame.channel_id, messageId) })
+      }
+    } catch (error) {
+      if (error instanceof AppError) return sendError(conn, echo, error.code, error.message, error.headers?.['retry-after'])
+      const outage = outageError(error)
+      if (outage) return sendError(conn, echo, outage.code, outage.message)
+      app.log.error({ err: error }, `${frame.type} failed`)
+      sendError(conn, echo, 'INTERNAL_ERROR', 'internal server error')
+    }
+  }
+
   return function onFrame(conn, data, isBinary) {
     const raw = isBinary ? null : (data as Buffer).toString() // ws hands messages over as one Buffer (binaryType nodebuffer)
     let body: unknown
@@ -108,10 +148,24 @@ export function inboundFrames(app: FastifyInstance): (conn: Connection, data: Ra
       app.realtime.signals.publish({ channelIds: [channelId], except: conn.memberId, frame: typingFrame(conn.principal, channelId) })
       return
     }
+    if (isStreamFrame(type)) {
+      const check = STREAM_FRAMES[type]
+      if (!check.Check(body)) {
+        const first = check.Errors(body)[0]
+        const where = first?.instancePath ? `${first.instancePath.slice(1)}: ` : ''
+        return sendError(conn, echo, 'VALIDATION_ERROR', `invalid ${type}: ${where}${first?.message ?? 'invalid frame'}`)
+      }
+      const problem = inputProblem(body)
+      if (problem) return sendError(conn, echo, 'VALIDATION_ERROR', `invalid ${type}: ${problem}`)
+      const frame = body as StreamFrame
+      // Queued behind the socket's other frames: appends are stored in the order sent.
+      conn.queue = conn.queue.then(() => streamFrame(conn, frame, echo))
+      return
+    }
     if (type === 'ping') {
       if (!checkPing.Check(body)) return sendError(conn, echo, 'VALIDATION_ERROR', 'invalid ping frame')
       return sendJson(conn, { type: 'pong', ...echo })
     }
-    sendError(conn, echo, 'VALIDATION_ERROR', 'unknown frame type; expected send_message, typing or ping')
+    sendError(conn, echo, 'VALIDATION_ERROR', 'unknown frame type; expected send_message, typing, ping, stream_start, stream_append, stream_finish or stream_cancel')
   }
 }

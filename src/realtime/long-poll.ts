@@ -29,6 +29,7 @@ export class LongPoll {
     this.subscriber = new Subscriber(
       credential.principal.id,
       (frame) => {
+        if (frame.cursor === undefined) return // a signal: a long poll answers with the log only (it takes none)
         if (this.latest === null || compareCursors(frame.cursor, this.latest) > 0) this.latest = frame.cursor
         if (this.after !== null && compareCursors(frame.cursor, this.after) > 0) this.settle?.('event')
       },

@@ -33,7 +33,7 @@ async function realtimePlugin(app: FastifyInstance): Promise<void> {
   broker.onEntries(hub.dispatch)
   // Typing, status and presence: ephemeral, beside the log (src/realtime/signals.ts).
   const signals = new Signals(
-    (signal) => hub.deliverSignal(signal.channelIds, signal.except, encodeFrame(signal.frame)),
+    (signal) => hub.deliverSignal(signal.channelIds, signal.except, encodeFrame(signal.frame), signal.sse === true),
     app.log,
     app.redis ? { publisher: app.redis, subscriber: () => app.redisDuplicate(), channel: `${app.redisPrefix}signals` } : null,
   )

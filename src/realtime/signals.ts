@@ -83,7 +83,55 @@ export const TypingClientFrame = Type.Object(
   },
 )
 
-export type SignalFrame = Static<typeof TypingFrame> | Static<typeof AgentStatusFrame> | Static<typeof PresenceFrame> | Static<typeof UserUpdatedFrame>
+// Streaming messages (docs/decisions.md, "Streaming messages (issue 25)"): the text an agent
+// appends travels as these frames, never as events; the message row keeps the text so far.
+export const MessageDeltaFrame = Type.Object(
+  {
+    type: Type.Literal('message_delta'),
+    channel_id: Uuid,
+    message_id: Uuid,
+    thread_id: Type.Union([Uuid, Type.Null()], { description: "The streaming message's thread (its root's id); null for a root." }),
+    seq: Type.Integer({ minimum: 1, description: 'The sequence number of the last append this frame carries (appends are numbered from 1 per stream; a frame may carry several).' }),
+    offset: Type.Integer({
+      minimum: 0,
+      description:
+        "Where `text` starts in the message's text, in UTF-16 code units (JavaScript's String length): the text is `text.slice(0, offset) + delta.text`. An offset beyond what a client holds means it missed a frame: read the message again over REST (it holds the text so far).",
+    }),
+    text: Type.String({ description: 'The appended text (one or more appends, coalesced: at most about 10 frames per second per stream).' }),
+  },
+  {
+    additionalProperties: false,
+    title: 'message_delta',
+    description:
+      "Text appended to a streaming message (between `message_stream_started` and `message_stream_finished`), sent to the channel's current members on WebSockets and SSE streams. Not part of the event log: no cursor, never replayed; a late joiner reads the message over REST (its text so far) and applies the frames whose text goes beyond it.",
+  },
+)
+
+const StepStateField = Type.Union([Type.Literal('pending'), Type.Literal('in_progress'), Type.Literal('complete'), Type.Literal('error')])
+export const MessageStatusFrame = Type.Object(
+  {
+    type: Type.Literal('message_status'),
+    channel_id: Uuid,
+    message_id: Uuid,
+    thread_id: Type.Union([Uuid, Type.Null()]),
+    status: Type.Union(
+      [
+        Type.Object({ title: Type.String(), steps: Type.Array(Type.Object({ title: Type.String(), state: StepStateField }, { additionalProperties: false })) }, { additionalProperties: false }),
+        Type.Null(),
+      ],
+      { description: 'The whole status (title and steps), replacing the previous one; null: cleared.' },
+    ),
+  },
+  {
+    additionalProperties: false,
+    title: 'message_status',
+    description:
+      'The agent streaming a message set what it is doing (a title and steps), shown beside the message; it is cleared when the stream ends (`message_stream_finished`). Sent like `message_delta` (WebSockets and SSE, not in the log); a late joiner reads it with GET …/messages/{message_id}/stream.',
+  },
+)
+
+export type SignalFrame =
+  Static<typeof TypingFrame> | Static<typeof AgentStatusFrame> | Static<typeof PresenceFrame> | Static<typeof UserUpdatedFrame> | Static<typeof MessageDeltaFrame> | Static<typeof MessageStatusFrame>
 
 /** One signal: the frame, the channels whose current members get it, and who does not. */
 export interface Signal {
@@ -92,6 +140,8 @@ export interface Signal {
   /** A member who never gets it (the typist). */
   except: string | null
   frame: SignalFrame
+  /** Also to SSE streams (message deltas), not only to WebSockets. */
+  sse?: boolean
 }
 
 export function typingFrame(principal: MemberPrincipal, channelId: string): Static<typeof TypingFrame> {

@@ -27,7 +27,8 @@ export const SSE_HEADERS = {
   'x-accel-buffering': 'no',
 } as const
 
-export const sseEvent = (type: string, cursor: Cursor, json: string): Buffer => Buffer.from(`id: ${cursor}\nevent: ${type}\ndata: ${json}\n\n`)
+// A signal (a message delta) has no cursor: no `id:` line, so the client's Last-Event-ID stays that of the last event.
+export const sseEvent = (type: string, cursor: Cursor | undefined, json: string): Buffer => Buffer.from(`${cursor === undefined ? '' : `id: ${cursor}\n`}event: ${type}\ndata: ${json}\n\n`)
 
 /** The SSE bytes of a frame the hub delivers: built once per frame, whatever the number of streams. */
 const encoded = new WeakMap<Buffer, Buffer>()
@@ -51,7 +52,7 @@ export class EventStream {
     private readonly onOverflow: (stream: EventStream) => void,
     filter: EventFilter = {},
   ) {
-    this.subscriber = new Subscriber(credential.principal.id, (frame, raw) => this.write(sseOf(frame, raw)), filter)
+    this.subscriber = new Subscriber(credential.principal.id, (frame, raw) => this.write(sseOf(frame, raw)), filter, true)
     res.once('close', () => {
       this.closed = true
     })

@@ -10,7 +10,8 @@ import type { Client } from './hub.ts'
 
 /** A frame as the hub delivered it. */
 export interface DeliveredFrame {
-  cursor: Cursor
+  /** Absent for an ephemeral signal (a message delta). */
+  cursor: Cursor | undefined
   type: string
   /** The frame's JSON text, exactly as a socket receives it. */
   json: string
@@ -39,6 +40,8 @@ export class Subscriber implements Client {
     readonly memberId: string,
     private readonly onFrame: (frame: DeliveredFrame, raw: Buffer) => void,
     filter: EventFilter = {},
+    /** An SSE stream takes message deltas; a long poll (which answers with the log) does not. */
+    readonly sseSignals = false,
   ) {
     this.only = filter.only ?? null
     this.skipsOwnMessages = filter.skipsOwnMessages ?? false

@@ -582,7 +582,7 @@ export interface paths {
         put?: never;
         /**
          * Post a message (JSON text, or multipart text + one file)
-         * @description Members only (observers: 403); the workspace owner may post in any regular channel, and its first post there makes it a member. JSON `{text}` (optionally `mentions`: member ids to mention besides the `@name` tokens of the text; non-members are ignored), or `multipart/form-data` with `text` and `file` (one file, at most 10 MiB, streamed to disk; larger: 413 `PAYLOAD_TOO_LARGE` and nothing stored). With a file the text may be empty. Emits `message.created`, and `message.mentioned` when it mentions members other than its author. Send `Idempotency-Key` to make retries safe. Loop protection (docs/loops.md): a post by an agent answers 429 `LOOP_DETECTED` with `Retry-After` when it would be one turn too many here (agents answering each other: more than `loop_guard_max_turns` changes of author between listening agents within `loop_guard_window_seconds`, no human message in between; one agent posting any number in a row is never refused), or when its `in_reply_to_event` chain would exceed `loop_guard_max_depth`. Threads: `thread_id` posts a reply in the thread of a root message of this channel (one level: a reply to a reply is 400 `THREAD_NOT_ROOT`; a message not in this channel is 404); the root's `reply_count`, `last_reply_at` and `recent_replier_ids` are updated with it, and the loop guard counts the reply in its thread. Approval (docs/approvals.md): an agent's JSON post may carry `approval` (`action`, `arguments`, `summary`, `choices`, `approvers`, `expires_in`, `on_expiry`); the message then carries the request and its state, and people decide it with `decideApproval`. A human sending `approval`: 403.
+         * @description Members only (observers: 403); the workspace owner may post in any regular channel, and its first post there makes it a member. JSON `{text}` (optionally `mentions`: member ids to mention besides the `@name` tokens of the text; non-members are ignored), or `multipart/form-data` with `text` and `file` (one file, at most 10 MiB, streamed to disk; larger: 413 `PAYLOAD_TOO_LARGE` and nothing stored). With a file the text may be empty. Emits `message.created`, and `message.mentioned` when it mentions members other than its author. Send `Idempotency-Key` to make retries safe. Streaming (agents only): `"stream": true` starts a message in state `streaming` and emits `message.stream_started` instead (`message.created` comes once, when it ends; docs/realtime.md, "Streaming messages"); a human: 403; 10 streaming at once: 409 `TOO_MANY_STREAMS`; not with `approval` (400). Loop protection (docs/loops.md): a post by an agent answers 429 `LOOP_DETECTED` with `Retry-After` when it would be one turn too many here (agents answering each other: more than `loop_guard_max_turns` changes of author between listening agents within `loop_guard_window_seconds`, no human message in between; one agent posting any number in a row is never refused), or when its `in_reply_to_event` chain would exceed `loop_guard_max_depth`. Threads: `thread_id` posts a reply in the thread of a root message of this channel (one level: a reply to a reply is 400 `THREAD_NOT_ROOT`; a message not in this channel is 404); the root's `reply_count`, `last_reply_at` and `recent_replier_ids` are updated with it, and the loop guard counts the reply in its thread. Approval (docs/approvals.md): an agent's JSON post may carry `approval` (`action`, `arguments`, `summary`, `choices`, `approvers`, `expires_in`, `on_expiry`); the message then carries the request and its state, and people decide it with `decideApproval`. A human sending `approval`: 403.
          */
         post: operations["postMessage"];
         delete?: never;
@@ -689,6 +689,110 @@ export interface paths {
          */
         get: operations["searchMessages"];
         put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/channels/{id}/messages/{message_id}/stream": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A streaming message's live state: appends so far, status, Stop
+         * @description For a client that opens while a message streams (or reloads): the status to show beside it and whether Stop was pressed. A message that is not streaming answers its `stream_state` with `seq` 0, no status and `stop_requested` false. Readers of the channel only (404 otherwise).
+         */
+        get: operations["getStream"];
+        put?: never;
+        /**
+         * Append text to a streaming message (its agent only)
+         * @description `{"append": "…"}`, or `{"appends": [...]}` (at most 100, in order). The text is written to the message at once (history and a late joiner read the text so far) and reaches the channel's members as `message_delta` frames on WebSockets and SSE (coalesced: about 10 frames per second per stream at most). Limits: each append at most 16,384 bytes (UTF-8) and the whole text at most MAX_MESSAGE_LENGTH characters (413 `STREAM_TOO_LONG`), 50 requests per second per stream (429 `RATE_LIMITED`); a refused append changes nothing and the stream stays open. A message that is not streaming (finished, cancelled, interrupted, or posted whole): 409 `STREAM_ENDED`. Not the author: 403; a channel or message the caller cannot see: 404.
+         */
+        post: operations["appendToStream"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/channels/{id}/messages/{message_id}/stream/finish": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Finish a streaming message (its agent only)
+         * @description The message becomes `complete`, with `text` as its final text when given (`{}`: the text appended so far, which must not be blank). Its mentions are resolved from the final text. Emits `message.stream_finished`, then `message.created` (webhooks and integrations receive the message once, now) and `message.mentioned` when it mentions others. A message that is not streaming (finished, cancelled, interrupted, or posted whole): 409 `STREAM_ENDED`. Not the author: 403; a channel or message the caller cannot see: 404.
+         */
+        post: operations["finishStream"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/channels/{id}/messages/{message_id}/stream/cancel": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Cancel a streaming message (its agent only)
+         * @description The message becomes `cancelled`, keeping the text written so far. Emits `message.stream_finished` and `message.created`, as a finish does. No body. A message that is not streaming (finished, cancelled, interrupted, or posted whole): 409 `STREAM_ENDED`. Not the author: 403; a channel or message the caller cannot see: 404.
+         */
+        post: operations["cancelStream"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/channels/{id}/messages/{message_id}/stream/stop": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Ask the agent to stop a streaming message (people who can read the channel)
+         * @description Any human who can read the channel (observers included). Emits `message.stop_requested` once (a second Stop changes nothing): the streaming agent receives it on its WebSocket, SSE stream, webhook and MCP event log, and should finish or cancel the stream; without either within 30 seconds the stream becomes `interrupted`. Answers the message (still `streaming`). An agent: 403. A message that is not streaming: 409 `STREAM_ENDED`. No body.
+         */
+        post: operations["stopStream"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/channels/{id}/messages/{message_id}/stream/status": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        /**
+         * Set what the agent is doing on its streaming message (its agent only)
+         * @description `{title, steps: [{title, state}]}` replaces the stream's status (states `pending`, `in_progress`, `complete`, `error`; at most 20 steps). Watchers get a `message_status` frame (WebSocket and SSE); the status is cleared when the stream ends. A message that is not streaming (finished, cancelled, interrupted, or posted whole): 409 `STREAM_ENDED`. Not the author: 403; a channel or message the caller cannot see: 404.
+         */
+        put: operations["setStreamStatus"];
         post?: never;
         delete?: never;
         options?: never;
@@ -1310,6 +1414,46 @@ export interface webhooks {
         patch?: never;
         trace?: never;
     };
+    "agent-webhook.message.stream_started": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * message.stream_started → agent webhook
+         * @description An agent started a streaming message in a channel the agent belongs to. Only for a webhook subscribed to it: the finished message comes as `message.created` either way (webhooks never see the text in between). POSTed to the webhook `url` with `Content-Type: application/json`; the body is byte-identical on every attempt.
+         */
+        post: operations["agentWebhookMessageStreamStarted"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "agent-webhook.message.stop_requested": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * message.stop_requested → agent webhook
+         * @description A human asked the agent to stop one of its streaming messages. Only the streaming agent's webhooks receive it. POSTed to the webhook `url` with `Content-Type: application/json`; the body is byte-identical on every attempt.
+         */
+        post: operations["agentWebhookMessageStopRequested"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "agent-webhook.channel.created": {
         parameters: {
             query?: never;
@@ -1724,7 +1868,7 @@ export interface components {
              * @description Stable machine-readable code from a closed list; each code and its HTTP status are in docs/errors.md.
              * @enum {string}
              */
-            code: "VALIDATION_ERROR" | "INVALID_JSON" | "WEAK_PASSWORD" | "INVALID_EMAIL" | "DUPLICATE_NAME" | "INVALID_ROLE" | "INVALID_CURSOR" | "INVALID_URL" | "INVALID_EMOJI" | "INVITE_INVALID" | "INVITE_EXPIRED" | "INVITE_USED" | "INVITE_EMAIL_MISMATCH" | "SELF_DM" | "MISSING_IDEMPOTENCY_BODY" | "BAD_REQUEST" | "THREAD_NOT_ROOT" | "WRONG_PASSWORD" | "UNAUTHORIZED" | "FORBIDDEN" | "APPROVAL_PENDING" | "REGISTRATION_CLOSED" | "NOT_FOUND" | "METHOD_NOT_ALLOWED" | "NOT_ACCEPTABLE" | "REQUEST_TIMEOUT" | "CONFLICT" | "ALREADY_BOOTSTRAPPED" | "EMAIL_TAKEN" | "NAME_TAKEN" | "ALREADY_MEMBER" | "IDEMPOTENCY_KEY_REUSED" | "IDEMPOTENCY_IN_PROGRESS" | "ALREADY_DECIDED" | "GONE" | "PAYLOAD_TOO_LARGE" | "URI_TOO_LONG" | "UNSUPPORTED_MEDIA_TYPE" | "UNPROCESSABLE" | "RATE_LIMITED" | "LOOP_DETECTED" | "HEADERS_TOO_LARGE" | "INTERNAL_ERROR" | "SERVICE_UNAVAILABLE" | "OUTCOME_UNKNOWN";
+            code: "VALIDATION_ERROR" | "INVALID_JSON" | "WEAK_PASSWORD" | "INVALID_EMAIL" | "DUPLICATE_NAME" | "INVALID_ROLE" | "INVALID_CURSOR" | "INVALID_URL" | "INVALID_EMOJI" | "INVITE_INVALID" | "INVITE_EXPIRED" | "INVITE_USED" | "INVITE_EMAIL_MISMATCH" | "SELF_DM" | "MISSING_IDEMPOTENCY_BODY" | "BAD_REQUEST" | "THREAD_NOT_ROOT" | "WRONG_PASSWORD" | "UNAUTHORIZED" | "FORBIDDEN" | "APPROVAL_PENDING" | "REGISTRATION_CLOSED" | "NOT_FOUND" | "METHOD_NOT_ALLOWED" | "NOT_ACCEPTABLE" | "REQUEST_TIMEOUT" | "CONFLICT" | "ALREADY_BOOTSTRAPPED" | "EMAIL_TAKEN" | "NAME_TAKEN" | "ALREADY_MEMBER" | "IDEMPOTENCY_KEY_REUSED" | "IDEMPOTENCY_IN_PROGRESS" | "ALREADY_DECIDED" | "STREAM_ENDED" | "TOO_MANY_STREAMS" | "GONE" | "PAYLOAD_TOO_LARGE" | "STREAM_TOO_LONG" | "URI_TOO_LONG" | "UNSUPPORTED_MEDIA_TYPE" | "UNPROCESSABLE" | "RATE_LIMITED" | "LOOP_DETECTED" | "HEADERS_TOO_LARGE" | "INTERNAL_ERROR" | "SERVICE_UNAVAILABLE" | "OUTCOME_UNKNOWN";
         };
         /**
          * Message
@@ -1779,6 +1923,11 @@ export interface components {
             reactions: components["schemas"]["ReactionCount"][];
             /** @description The agent's approval request this message carries, with its state (docs/approvals.md); null for any other message. */
             approval: components["schemas"]["MessageApprovalApproval"] | null;
+            /**
+             * @description `complete` for every message posted whole and for a stream its agent finished; `streaming` while an agent appends to it (the text so far); `cancelled` when its agent cancelled it, `interrupted` when it stopped without an end (idle, Stop unanswered, instance gone), each with the text written until then.
+             * @enum {string}
+             */
+            stream_state: "streaming" | "complete" | "cancelled" | "interrupted";
         };
         /**
          * MessagePage
@@ -1847,6 +1996,11 @@ export interface components {
             reactions: components["schemas"]["ReactionCount"][];
             /** @description The agent's approval request this message carries, with its state (docs/approvals.md); null for any other message. */
             approval: components["schemas"]["MessageApprovalApproval"] | null;
+            /**
+             * @description `complete` for every message posted whole and for a stream its agent finished; `streaming` while an agent appends to it (the text so far); `cancelled` when its agent cancelled it, `interrupted` when it stopped without an end (idle, Stop unanswered, instance gone), each with the text written until then.
+             * @enum {string}
+             */
+            stream_state: "streaming" | "complete" | "cancelled" | "interrupted";
             message: components["schemas"]["Message"];
             /** @description ts_rank of the match; results are ordered by it, best first (then newest first), among the newest 200 matches. */
             rank: number;
@@ -2259,7 +2413,7 @@ export interface components {
          * Event
          * @description One event of the log, as pushed on the WebSocket and listed by GET /api/v1/events.
          */
-        Event: components["schemas"]["EventNewMessage"] | components["schemas"]["EventMessageUpdated"] | components["schemas"]["EventMessageDeleted"] | components["schemas"]["EventMessageMentioned"] | components["schemas"]["EventChannelCreated"] | components["schemas"]["EventChannelUpdated"] | components["schemas"]["EventChannelDeleted"] | components["schemas"]["EventMemberJoined"] | components["schemas"]["EventMemberLeft"] | components["schemas"]["EventReactionAdded"] | components["schemas"]["EventReactionRemoved"] | components["schemas"]["EventApprovalDecided"] | components["schemas"]["EventApprovalExpired"] | components["schemas"]["EventApprovalCancelled"];
+        Event: components["schemas"]["EventNewMessage"] | components["schemas"]["EventMessageUpdated"] | components["schemas"]["EventMessageDeleted"] | components["schemas"]["EventMessageMentioned"] | components["schemas"]["EventMessageStreamStarted"] | components["schemas"]["EventMessageStreamFinished"] | components["schemas"]["EventMessageStopRequested"] | components["schemas"]["EventChannelCreated"] | components["schemas"]["EventChannelUpdated"] | components["schemas"]["EventChannelDeleted"] | components["schemas"]["EventMemberJoined"] | components["schemas"]["EventMemberLeft"] | components["schemas"]["EventReactionAdded"] | components["schemas"]["EventReactionRemoved"] | components["schemas"]["EventApprovalDecided"] | components["schemas"]["EventApprovalExpired"] | components["schemas"]["EventApprovalCancelled"];
         /**
          * EventPage
          * @description A page of the event log, oldest first, with the cursor to continue from.
@@ -2838,6 +2992,95 @@ export interface components {
             /** @description The agents among `mentioned_ids` (webhooks and integrations are delivered for these). */
             mentioned_agent_ids: string[];
         };
+        /**
+         * message_stream_started
+         * @description An agent started a streaming message (`stream_state` `streaming`, `text` its initial text). Its text then grows by `message_delta` frames (WebSocket and SSE, not in the event log) until `message_stream_finished`.
+         */
+        EventMessageStreamStarted: {
+            /** @enum {string} */
+            type: "message_stream_started";
+            /**
+             * Format: uuid
+             * @description Unique per event; a client that sees an id twice drops the repeat.
+             */
+            event_id: string;
+            /**
+             * @description Position in the event log ("<milliseconds>-<sequence>"); larger is later. Opaque to clients: store it, send it back as `since`.
+             * @example 1764000000000-0
+             */
+            cursor: string;
+            /**
+             * Format: date-time
+             * @description ISO 8601 UTC timestamp.
+             */
+            occurred_at: string;
+            /** Format: uuid */
+            channel_id: string;
+            message: components["schemas"]["Message"];
+        };
+        /**
+         * message_stream_finished
+         * @description A streaming message ended: `message.stream_state` is `complete` (finished), `cancelled` or `interrupted`, and `message.text` is its final text. A `new_message` with the same message follows (what webhooks and integrations receive as `message.created`).
+         */
+        EventMessageStreamFinished: {
+            /** @enum {string} */
+            type: "message_stream_finished";
+            /**
+             * Format: uuid
+             * @description Unique per event; a client that sees an id twice drops the repeat.
+             */
+            event_id: string;
+            /**
+             * @description Position in the event log ("<milliseconds>-<sequence>"); larger is later. Opaque to clients: store it, send it back as `since`.
+             * @example 1764000000000-0
+             */
+            cursor: string;
+            /**
+             * Format: date-time
+             * @description ISO 8601 UTC timestamp.
+             */
+            occurred_at: string;
+            /** Format: uuid */
+            channel_id: string;
+            message: components["schemas"]["Message"];
+        };
+        /**
+         * message_stop_requested
+         * @description A human pressed Stop on a streaming message: its agent should finish or cancel it; without either within 30 seconds it becomes `interrupted`. Sent to the members of the channel (clients show "stopping…").
+         */
+        EventMessageStopRequested: {
+            /** @enum {string} */
+            type: "message_stop_requested";
+            /**
+             * Format: uuid
+             * @description Unique per event; a client that sees an id twice drops the repeat.
+             */
+            event_id: string;
+            /**
+             * @description Position in the event log ("<milliseconds>-<sequence>"); larger is later. Opaque to clients: store it, send it back as `since`.
+             * @example 1764000000000-0
+             */
+            cursor: string;
+            /**
+             * Format: date-time
+             * @description ISO 8601 UTC timestamp.
+             */
+            occurred_at: string;
+            /** Format: uuid */
+            channel_id: string;
+            /** Format: uuid */
+            message_id: string;
+            /** @description The streaming message's thread (its root's id); null for a root or plain message. */
+            thread_id: string | null;
+            /**
+             * Format: uuid
+             * @description The agent streaming the message: it should finish or cancel it now.
+             */
+            author_id: string;
+            /** Format: uuid */
+            requested_by_id: string;
+            requested_by_name: string;
+        };
         EventChannel: {
             /** Format: uuid */
             id: string;
@@ -3270,6 +3513,40 @@ export interface components {
             /** @description Whether the caller is a member already (else POST /api/v1/channels/{id}/join). */
             is_member: boolean;
         };
+        /** StreamAppendResult */
+        AppendToStreamResponse: {
+            /** Format: uuid */
+            message_id: string;
+            /** @description The sequence number of this request's last append (the stream's appends are numbered from 1). */
+            seq: number;
+            /** @description The message's text length after the append, in UTF-16 code units (as `message_delta` offsets count). */
+            length: number;
+        };
+        GetStreamResponseStatusStreamStatusStepsItem: {
+            title: string;
+            /** @enum {string} */
+            state: "pending" | "in_progress" | "complete" | "error";
+        };
+        /** StreamStatus */
+        GetStreamResponseStatusStreamStatus: {
+            /** @description What the agent is doing, e.g. "Searching the docs…". */
+            title: string;
+            /** @description The plan, in order (at most 20): each step `pending`, `in_progress`, `complete` or `error`. */
+            steps: components["schemas"]["GetStreamResponseStatusStreamStatusStepsItem"][];
+        };
+        /** StreamInfo */
+        GetStreamResponse: {
+            /** Format: uuid */
+            message_id: string;
+            /** @enum {string} */
+            stream_state: "streaming" | "complete" | "cancelled" | "interrupted";
+            /** @description Appends so far (0 once the stream has ended: the message holds the text). */
+            seq: number;
+            /** @description The agent's status on its stream; null when none is set, and once it ended. */
+            status: components["schemas"]["GetStreamResponseStatusStreamStatus"] | null;
+            /** @description A person pressed Stop and the agent has not ended the stream yet (show "stopping…"). */
+            stop_requested: boolean;
+        };
         AddReactionResponse: {
             /** Format: uuid */
             channel_id: string;
@@ -3481,6 +3758,66 @@ export interface components {
              */
             agent_id: string;
             payload: components["schemas"]["AgentWebhookMessageMentionedPayload"];
+        };
+        AgentWebhookMessageStreamStarted: {
+            /**
+             * Format: uuid
+             * @description Unique per event; the same for every webhook receiving it.
+             */
+            event_id: string;
+            /** @enum {string} */
+            event_type: "message.stream_started";
+            /**
+             * Format: date-time
+             * @description ISO 8601 UTC timestamp.
+             */
+            occurred_at: string;
+            /** Format: uuid */
+            webhook_id: string;
+            /**
+             * Format: uuid
+             * @description The agent the webhook belongs to.
+             */
+            agent_id: string;
+            payload: components["schemas"]["AgentWebhookMessagePayload"];
+        };
+        AgentWebhookMessageStopRequestedPayload: {
+            /** Format: uuid */
+            message_id: string;
+            /** Format: uuid */
+            channel_id: string;
+            /** @description The streaming message's thread (its root's id); null for a root or plain message. */
+            thread_id: string | null;
+            /**
+             * Format: uuid
+             * @description The agent streaming the message: it should finish or cancel it now.
+             */
+            author_id: string;
+            /** Format: uuid */
+            requested_by_id: string;
+            requested_by_name: string;
+        };
+        AgentWebhookMessageStopRequested: {
+            /**
+             * Format: uuid
+             * @description Unique per event; the same for every webhook receiving it.
+             */
+            event_id: string;
+            /** @enum {string} */
+            event_type: "message.stop_requested";
+            /**
+             * Format: date-time
+             * @description ISO 8601 UTC timestamp.
+             */
+            occurred_at: string;
+            /** Format: uuid */
+            webhook_id: string;
+            /**
+             * Format: uuid
+             * @description The agent the webhook belongs to.
+             */
+            agent_id: string;
+            payload: components["schemas"]["AgentWebhookMessageStopRequestedPayload"];
         };
         AgentWebhookChannelCreatedPayload: {
             channel: components["schemas"]["EventChannel"];
@@ -7673,7 +8010,7 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": {
-                    /** @description Message text: at least one non-space character, at most MAX_MESSAGE_LENGTH (default 40,000) characters. */
+                    /** @description Message text: at least one non-space character, at most MAX_MESSAGE_LENGTH (default 40,000) characters. With `stream: true` it is the initial text and may be empty (`""`). */
                     text: string;
                     /**
                      * Format: uuid
@@ -7709,6 +8046,8 @@ export interface operations {
                          */
                         on_expiry?: "deny" | "approve";
                     };
+                    /** @description Agents only: `true` starts a streaming message (`stream_state` `streaming`; `text` its initial text, which may be empty), appended to with `POST …/messages/{message_id}/stream` and ended with `…/stream/finish` or `…/stream/cancel` (docs/realtime.md, "Streaming messages"). Not with `mentions` (the final text's `@name` tokens are resolved when it finishes) nor `Idempotency-Key`. */
+                    stream?: boolean;
                 };
                 "multipart/form-data": {
                     /** @description Message text; optional when a file is sent, and may then be empty. */
@@ -8557,6 +8896,736 @@ export interface operations {
             };
             /** @description Not found, or not visible to the caller (`NOT_FOUND`): both answer the same. */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limited (only when a limit is configured). `Retry-After` gives the seconds to wait. */
+            429: {
+                headers: {
+                    /** @description Seconds until the budget has room again. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unexpected server failure (`INTERNAL_ERROR`); nothing is leaked. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The database is unreachable or not answering (`SERVICE_UNAVAILABLE`: nothing was stored), or it stopped answering while committing (`OUTCOME_UNKNOWN`: retry with the same `Idempotency-Key`); retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getStream: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @example 01a215b6-4ffe-70e1-b09a-05759b91b964 */
+                id: string;
+                /** @example 01a215b6-5175-70b6-943c-e7eddc350025 */
+                message_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A streaming message's live state: appends so far, status, Stop: done. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GetStreamResponse"];
+                };
+            };
+            /** @description Bad input (`VALIDATION_ERROR` or another 400 code of docs/errors.md); nothing was changed. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing, invalid, expired or revoked credentials (`UNAUTHORIZED`). */
+            401: {
+                headers: {
+                    /** @description A Bearer challenge (RFC 6750) naming the resource metadata (RFC 9728); `error="invalid_token"` when a credential was sent. */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The caller may see the resource but not do this (`FORBIDDEN`), e.g. a role or an owner-only action. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found, or not visible to the caller (`NOT_FOUND`): both answer the same. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limited (only when a limit is configured). `Retry-After` gives the seconds to wait. */
+            429: {
+                headers: {
+                    /** @description Seconds until the budget has room again. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unexpected server failure (`INTERNAL_ERROR`); nothing is leaked. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The database is unreachable or not answering (`SERVICE_UNAVAILABLE`: nothing was stored), or it stopped answering while committing (`OUTCOME_UNKNOWN`: retry with the same `Idempotency-Key`); retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    appendToStream: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @example 01a215b6-0c49-7068-877a-25a1a890bf83 */
+                id: string;
+                /** @example 01a215b6-0fd4-70a6-93de-0d15dcc1a94d */
+                message_id: string;
+            };
+            cookie?: never;
+        };
+        /** @description `{"append": "…"}`, or a batch `{"appends": ["…", "…"]}`. */
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description Text to add at the end (at most 16,384 bytes in UTF-8). */
+                    append: string;
+                } | {
+                    /** @description Several appends in order (at most 100). */
+                    appends: string[];
+                };
+            };
+        };
+        responses: {
+            /** @description Append text to a streaming message (its agent only): done. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AppendToStreamResponse"];
+                };
+            };
+            /** @description Bad input (`VALIDATION_ERROR` or another 400 code of docs/errors.md); nothing was changed. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing, invalid, expired or revoked credentials (`UNAUTHORIZED`). */
+            401: {
+                headers: {
+                    /** @description A Bearer challenge (RFC 6750) naming the resource metadata (RFC 9728); `error="invalid_token"` when a credential was sent. */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The caller may see the resource but not do this (`FORBIDDEN`), e.g. a role or an owner-only action. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found, or not visible to the caller (`NOT_FOUND`): both answer the same. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Conflicts with the current state (`CONFLICT`, `NAME_TAKEN`, `ALREADY_MEMBER`, … see docs/errors.md). */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Request body too large (`PAYLOAD_TOO_LARGE`). */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unsupported Content-Type (`UNSUPPORTED_MEDIA_TYPE`). */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `RATE_LIMITED`: more than 50 append requests in a second on this stream; `Retry-After` gives the seconds to wait. Nothing was appended. */
+            429: {
+                headers: {
+                    /** @description Seconds until an append is admitted again. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unexpected server failure (`INTERNAL_ERROR`); nothing is leaked. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The database is unreachable or not answering (`SERVICE_UNAVAILABLE`: nothing was stored), or it stopped answering while committing (`OUTCOME_UNKNOWN`: retry with the same `Idempotency-Key`); retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    finishStream: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @example 01a215b6-0c49-7068-877a-25a1a890bf83 */
+                id: string;
+                /** @example 01a215b6-0fd4-70a6-93de-0d15dcc1a94d */
+                message_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description Optional: the final text, replacing what was appended (same rules as a post: not blank, at most MAX_MESSAGE_LENGTH characters). Omitted: the text appended so far, which must not be blank. */
+                    text?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description A message in a channel or DM, as REST, the WebSocket, the event log and webhooks all carry it. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Message"];
+                };
+            };
+            /** @description Bad input (`VALIDATION_ERROR` or another 400 code of docs/errors.md); nothing was changed. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing, invalid, expired or revoked credentials (`UNAUTHORIZED`). */
+            401: {
+                headers: {
+                    /** @description A Bearer challenge (RFC 6750) naming the resource metadata (RFC 9728); `error="invalid_token"` when a credential was sent. */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The caller may see the resource but not do this (`FORBIDDEN`), e.g. a role or an owner-only action. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found, or not visible to the caller (`NOT_FOUND`): both answer the same. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Conflicts with the current state (`CONFLICT`, `NAME_TAKEN`, `ALREADY_MEMBER`, … see docs/errors.md). */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Request body too large (`PAYLOAD_TOO_LARGE`). */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unsupported Content-Type (`UNSUPPORTED_MEDIA_TYPE`). */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limited (only when a limit is configured). `Retry-After` gives the seconds to wait. */
+            429: {
+                headers: {
+                    /** @description Seconds until the budget has room again. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unexpected server failure (`INTERNAL_ERROR`); nothing is leaked. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The database is unreachable or not answering (`SERVICE_UNAVAILABLE`: nothing was stored), or it stopped answering while committing (`OUTCOME_UNKNOWN`: retry with the same `Idempotency-Key`); retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    cancelStream: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @example 01a215b6-244e-7112-8c7e-2a7cd717d352 */
+                id: string;
+                /** @example 01a215b6-27da-70ed-a366-5410636af1b7 */
+                message_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A message in a channel or DM, as REST, the WebSocket, the event log and webhooks all carry it. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Message"];
+                };
+            };
+            /** @description Bad input (`VALIDATION_ERROR` or another 400 code of docs/errors.md); nothing was changed. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing, invalid, expired or revoked credentials (`UNAUTHORIZED`). */
+            401: {
+                headers: {
+                    /** @description A Bearer challenge (RFC 6750) naming the resource metadata (RFC 9728); `error="invalid_token"` when a credential was sent. */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The caller may see the resource but not do this (`FORBIDDEN`), e.g. a role or an owner-only action. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found, or not visible to the caller (`NOT_FOUND`): both answer the same. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Conflicts with the current state (`CONFLICT`, `NAME_TAKEN`, `ALREADY_MEMBER`, … see docs/errors.md). */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Request body too large (`PAYLOAD_TOO_LARGE`). */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unsupported Content-Type (`UNSUPPORTED_MEDIA_TYPE`). */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limited (only when a limit is configured). `Retry-After` gives the seconds to wait. */
+            429: {
+                headers: {
+                    /** @description Seconds until the budget has room again. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unexpected server failure (`INTERNAL_ERROR`); nothing is leaked. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The database is unreachable or not answering (`SERVICE_UNAVAILABLE`: nothing was stored), or it stopped answering while committing (`OUTCOME_UNKNOWN`: retry with the same `Idempotency-Key`); retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    stopStream: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @example 01a215b6-411d-7184-8a3f-bc137567fe34 */
+                id: string;
+                /** @example 01a215b6-4206-70e2-a712-e894d4113722 */
+                message_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A message in a channel or DM, as REST, the WebSocket, the event log and webhooks all carry it. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Message"];
+                };
+            };
+            /** @description Bad input (`VALIDATION_ERROR` or another 400 code of docs/errors.md); nothing was changed. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing, invalid, expired or revoked credentials (`UNAUTHORIZED`). */
+            401: {
+                headers: {
+                    /** @description A Bearer challenge (RFC 6750) naming the resource metadata (RFC 9728); `error="invalid_token"` when a credential was sent. */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The caller may see the resource but not do this (`FORBIDDEN`), e.g. a role or an owner-only action. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found, or not visible to the caller (`NOT_FOUND`): both answer the same. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Conflicts with the current state (`CONFLICT`, `NAME_TAKEN`, `ALREADY_MEMBER`, … see docs/errors.md). */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Request body too large (`PAYLOAD_TOO_LARGE`). */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unsupported Content-Type (`UNSUPPORTED_MEDIA_TYPE`). */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limited (only when a limit is configured). `Retry-After` gives the seconds to wait. */
+            429: {
+                headers: {
+                    /** @description Seconds until the budget has room again. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unexpected server failure (`INTERNAL_ERROR`); nothing is leaked. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The database is unreachable or not answering (`SERVICE_UNAVAILABLE`: nothing was stored), or it stopped answering while committing (`OUTCOME_UNKNOWN`: retry with the same `Idempotency-Key`); retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    setStreamStatus: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @example 01a215b6-4ffe-70e1-b09a-05759b91b964 */
+                id: string;
+                /** @example 01a215b6-5175-70b6-943c-e7eddc350025 */
+                message_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description What the agent is doing, e.g. "Searching the docs…". */
+                    title: string;
+                    /** @description The plan, in order (at most 20): each step `pending`, `in_progress`, `complete` or `error`. */
+                    steps: {
+                        title: string;
+                        /** @enum {string} */
+                        state: "pending" | "in_progress" | "complete" | "error";
+                    }[];
+                };
+            };
+        };
+        responses: {
+            /** @description Set what the agent is doing on its streaming message (its agent only): done. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GetStreamResponse"];
+                };
+            };
+            /** @description Bad input (`VALIDATION_ERROR` or another 400 code of docs/errors.md); nothing was changed. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing, invalid, expired or revoked credentials (`UNAUTHORIZED`). */
+            401: {
+                headers: {
+                    /** @description A Bearer challenge (RFC 6750) naming the resource metadata (RFC 9728); `error="invalid_token"` when a credential was sent. */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The caller may see the resource but not do this (`FORBIDDEN`), e.g. a role or an owner-only action. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found, or not visible to the caller (`NOT_FOUND`): both answer the same. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Conflicts with the current state (`CONFLICT`, `NAME_TAKEN`, `ALREADY_MEMBER`, … see docs/errors.md). */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Request body too large (`PAYLOAD_TOO_LARGE`). */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unsupported Content-Type (`UNSUPPORTED_MEDIA_TYPE`). */
+            415: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -10113,7 +11182,7 @@ export interface operations {
                 "application/json": {
                     /** @description Absolute http(s) URL. Loopback, private, link-local (169.254.0.0/16), CGNAT, unspecified and other reserved addresses are refused (400 `INVALID_URL`) here and again, on the resolved address, at every connection; an operator can allow them with `WEBHOOK_ALLOW_PRIVATE` / `WEBHOOK_ALLOW_HOSTS`. Redirects are not followed. */
                     url: string;
-                    events: ("message.created" | "message.updated" | "message.deleted" | "message.mentioned" | "channel.created" | "channel.updated" | "channel.deleted" | "member.joined" | "member.left" | "reaction.added" | "reaction.removed" | "approval.decided" | "approval.expired" | "approval.cancelled")[];
+                    events: ("message.created" | "message.updated" | "message.deleted" | "message.mentioned" | "message.stream_started" | "message.stop_requested" | "channel.created" | "channel.updated" | "channel.deleted" | "member.joined" | "member.left" | "reaction.added" | "reaction.removed" | "approval.decided" | "approval.expired" | "approval.cancelled")[];
                     /** @description Optional: your own signing secret, 16 to 256 characters (the HMAC key is this whole string, UTF-8). Omit it to let the server generate one (`whsec_` + 32 random bytes, base64), which is better unless you need to reuse an existing secret. Shown back only in the creation response. */
                     secret?: string;
                     /** @description Whether `message.created` and `message.updated` deliveries include the agent's own messages: true (the default, the spec's "a new message in any channel the agent belongs to"), or false so that an agent does not hear itself, the first step against echo loops (docs/loops.md). */
@@ -10425,7 +11494,7 @@ export interface operations {
                 "application/json": {
                     /** @description Absolute http(s) URL. Loopback, private, link-local (169.254.0.0/16), CGNAT, unspecified and other reserved addresses are refused (400 `INVALID_URL`) here and again, on the resolved address, at every connection; an operator can allow them with `WEBHOOK_ALLOW_PRIVATE` / `WEBHOOK_ALLOW_HOSTS`. Redirects are not followed. */
                     url?: string;
-                    events?: ("message.created" | "message.updated" | "message.deleted" | "message.mentioned" | "channel.created" | "channel.updated" | "channel.deleted" | "member.joined" | "member.left" | "reaction.added" | "reaction.removed" | "approval.decided" | "approval.expired" | "approval.cancelled")[];
+                    events?: ("message.created" | "message.updated" | "message.deleted" | "message.mentioned" | "message.stream_started" | "message.stop_requested" | "channel.created" | "channel.updated" | "channel.deleted" | "member.joined" | "member.left" | "reaction.added" | "reaction.removed" | "approval.decided" | "approval.expired" | "approval.cancelled")[];
                     /** @description Whether `message.created` and `message.updated` deliveries include the agent's own messages: true (the default, the spec's "a new message in any channel the agent belongs to"), or false so that an agent does not hear itself, the first step against echo loops (docs/loops.md). */
                     include_own_messages?: boolean;
                     /** @description Narrows the subscribed `events`: `addressed` delivers only the events addressed to the agent (a message in a DM with it, a message that mentions it, a reply in a thread it started or posted in, a reaction to its message: subscribe to `message.created`, `message.mentioned` and `reaction.added`); `mentions` only `message.mentioned`; null (the default) every subscribed event. Membership rules apply as always. */
@@ -12420,6 +13489,98 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": components["schemas"]["AgentWebhookMessageMentioned"];
+            };
+        };
+        responses: {
+            /** @description Signature mismatch (the receiver should answer 401). Like every non-2xx answer, timeout or network error, the delivery is retried with backoff (docs/webhooks.md). */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Received. Any 2xx within the timeout (10 s by default) counts as delivered; the body is ignored. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    agentWebhookMessageStreamStarted: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description `sha256=` + hex HMAC-SHA256 of the raw body, keyed with the webhook secret (the whole `whsec_…` string, UTF-8). */
+                "X-Webhook-Signature": string;
+                /** @description Unix time (seconds) of this attempt. */
+                "X-Webhook-Timestamp": string;
+                /** @description `sha256=` + hex HMAC-SHA256 of `<X-Webhook-Timestamp>.<raw body>`: reject it when the timestamp is more than 5 minutes off (replay protection). */
+                "X-Webhook-Timestamp-Signature": string;
+                /** @description Delivery id, the same on every attempt of this delivery: de-duplicate on it. */
+                "X-Webhook-Delivery-ID": string;
+                /** @description Event type, as in the body. */
+                "X-Webhook-Event": string;
+                /** @description Event id, as in the body. */
+                "X-Webhook-Event-ID": string;
+                /** @description The webhook this delivery is for. */
+                "X-Webhook-ID": string;
+                /** @description Attempt number, 1 for the first. */
+                "X-Webhook-Attempt": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["AgentWebhookMessageStreamStarted"];
+            };
+        };
+        responses: {
+            /** @description Signature mismatch (the receiver should answer 401). Like every non-2xx answer, timeout or network error, the delivery is retried with backoff (docs/webhooks.md). */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Received. Any 2xx within the timeout (10 s by default) counts as delivered; the body is ignored. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    agentWebhookMessageStopRequested: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description `sha256=` + hex HMAC-SHA256 of the raw body, keyed with the webhook secret (the whole `whsec_…` string, UTF-8). */
+                "X-Webhook-Signature": string;
+                /** @description Unix time (seconds) of this attempt. */
+                "X-Webhook-Timestamp": string;
+                /** @description `sha256=` + hex HMAC-SHA256 of `<X-Webhook-Timestamp>.<raw body>`: reject it when the timestamp is more than 5 minutes off (replay protection). */
+                "X-Webhook-Timestamp-Signature": string;
+                /** @description Delivery id, the same on every attempt of this delivery: de-duplicate on it. */
+                "X-Webhook-Delivery-ID": string;
+                /** @description Event type, as in the body. */
+                "X-Webhook-Event": string;
+                /** @description Event id, as in the body. */
+                "X-Webhook-Event-ID": string;
+                /** @description The webhook this delivery is for. */
+                "X-Webhook-ID": string;
+                /** @description Attempt number, 1 for the first. */
+                "X-Webhook-Attempt": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["AgentWebhookMessageStopRequested"];
             };
         };
         responses: {

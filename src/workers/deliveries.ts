@@ -78,8 +78,12 @@ export class Kicker {
   }
 }
 
-/** The agents a message.mentioned event notifies; null for other events (docs/decisions.md, "Mentions"). */
+/**
+ * The agents a message.mentioned event notifies (docs/decisions.md, "Mentions"), or the agent a
+ * message.stop_requested is for (issue 25); null for other events.
+ */
 function mentionedAgents(event: DomainEvent): string[] | null {
+  if (event.type === 'message.stop_requested') return [event.payload.author_id]
   return event.type === 'message.mentioned' ? event.payload.mentioned_agent_ids : null
 }
 

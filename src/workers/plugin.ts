@@ -1,7 +1,8 @@
 // Background delivery of webhooks and integrations (src/workers/deliveries.ts), the search
 // index's pending-list flush (src/workers/search-index.ts) and the sweep of expired
-// Idempotency-Key responses (src/workers/idempotency-sweeper.ts), and the expiry of approval
-// requests (src/workers/approval-expiry.ts). Starts only when
+// Idempotency-Key responses (src/workers/idempotency-sweeper.ts), the expiry of approval
+// requests (src/workers/approval-expiry.ts) and the end of idle streams
+// (src/workers/stream-sweeper.ts). Starts only when
 // app.background is true.
 //
 // Graceful stop, from its first moment (beside the HTTP drain, src/plugins/shutdown.ts): no more
@@ -16,6 +17,8 @@ import fp from 'fastify-plugin'
 import { DeliveryEngine } from './deliveries.ts'
 import { ApprovalExpiry } from './approval-expiry.ts'
 import { IdempotencySweeper } from './idempotency-sweeper.ts'
+import { StreamSweeper } from './stream-sweeper.ts'
+import { sweepStreams } from '../modules/streams/service.ts'
 import { MemoryQueue, RedisQueue, type DeliveryQueue } from './queue.ts'
 import { releaseClaims, type ClaimedDelivery } from './repo.ts'
 import { SearchIndexFlusher } from './search-index.ts'
@@ -51,6 +54,7 @@ async function workersPlugin(app: FastifyInstance): Promise<void> {
   app.decorate('searchIndex', searchIndex)
   const idempotencySweeper = new IdempotencySweeper(app.db.pool, app.log)
   const approvalExpiry = new ApprovalExpiry(app, app.log)
+  const streamSweeper = new StreamSweeper(() => sweepStreams(app), app.log)
 
   const running = engine
   let timer: NodeJS.Timeout | null = null
@@ -73,6 +77,7 @@ async function workersPlugin(app: FastifyInstance): Promise<void> {
     searchIndex.start()
     idempotencySweeper.start()
     approvalExpiry.start()
+    streamSweeper.start()
   })
 
   const handBack = (items: ClaimedDelivery[]): Promise<void> =>
@@ -84,6 +89,7 @@ async function workersPlugin(app: FastifyInstance): Promise<void> {
     if (timer) clearTimeout(timer)
     idempotencySweeper.stop()
     const expiryStopped = approvalExpiry.stop()
+    await streamSweeper.stop()
     running.stop()
     // Attempts in flight may run until shortly before the stop's deadline, leaving time to hand
     // back those cut short and to close the rest.

@@ -127,6 +127,8 @@ t.test('one list of event types, and one documented mapping of names', async (t)
     'message.updated',
     'message.deleted',
     'message.mentioned',
+    'message.stream_started',
+    'message.stop_requested',
     'channel.created',
     'channel.updated',
     'channel.deleted',
@@ -167,6 +169,9 @@ t.test('one list of event types, and one documented mapping of names', async (t)
     'approval.decided': 'approval_decided',
     'approval.expired': 'approval_expired',
     'approval.cancelled': 'approval_cancelled',
+    'message.stream_started': 'message_stream_started',
+    'message.stream_finished': 'message_stream_finished',
+    'message.stop_requested': 'message_stop_requested',
   })
 })
 
@@ -212,6 +217,9 @@ const samples: { [T in keyof typeof EVENTS]: EventPayload<T> } = {
   'approval.expired': { approval: { ...approval, status: 'expired', decision: 'deny', decided_by: null, decided_by_name: null, final_arguments: null } },
   'approval.cancelled': { approval: { ...approval, status: 'cancelled', decision: null, final_arguments: null } },
   'agent.connected': { agent_id: actorId, agent_name: 'ada', connected_at: at },
+  'message.stream_started': { message: { ...message, stream_state: 'streaming' } },
+  'message.stream_finished': { message: { ...message, stream_state: 'cancelled' } },
+  'message.stop_requested': { message_id: message.id, channel_id: channelId, thread_id: null, author_id: actorId, requested_by_id: actorId, requested_by_name: 'Ada' },
 }
 const sampleEvents = DOMAIN_EVENT_TYPES.map((type): DomainEvent => newEvent(type, (EVENTS[type].scope === 'channel' ? channelId : null) as never, samples[type] as never))
 

@@ -42,9 +42,11 @@ t.test('MCP tools over the REST services', async (t) => {
     const { tools } = await client.listTools()
     t.same(tools.map((x) => x.name).sort(), [
       'ack_inbox',
+      'append_stream',
       'check_inbox',
       'delete_message',
       'edit_message',
+      'finish_stream',
       'get_approval',
       'list_agents',
       'list_channels',
@@ -58,6 +60,8 @@ t.test('MCP tools over the REST services', async (t) => {
       'read_thread',
       'request_approval',
       'search_messages',
+      'set_status',
+      'start_stream',
       'wait_for_events',
       'wait_for_inbox',
       'whoami',

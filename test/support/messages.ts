@@ -20,6 +20,7 @@ export const MESSAGE_KEYS = [
   'reactions',
   'recent_replier_ids',
   'reply_count',
+  'stream_state',
   'text',
   'thread_id',
 ] as const

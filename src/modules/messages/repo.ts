@@ -434,7 +434,7 @@ const APPROVAL_COLUMN = '(SELECT to_jsonb(p) FROM approvals p WHERE p.message_id
 // that every bound is an index condition on (channel_id, id).
 export const PAGE_COLUMNS = `m.id, m.channel_id, m.author_id, m.author_type, m.author_name, m.text, m.created_at, m.edited_at,
        m.in_reply_to_event, m.chain_depth, m.mentions::text[] AS mentions,
-       m.thread_id, m.reply_count, m.last_reply_at, m.recent_replier_ids, m.deleted,
+       m.thread_id, m.reply_count, m.last_reply_at, m.recent_replier_ids, m.deleted, m.stream_state,
        a.id AS att_id, a.file_name AS att_file_name, a.content_type AS att_content_type, a.size AS att_size,
        ${APPROVAL_COLUMN}`
 /** The page statements of one list: a channel's messages, its roots only, or a thread's replies. */
@@ -470,6 +470,7 @@ interface MessageRow {
   last_reply_at?: Date | null
   recent_replier_ids?: string[]
   deleted?: boolean
+  stream_state?: string
   att_id: string | null
   att_file_name: string | null
   att_content_type: string | null
@@ -496,6 +497,7 @@ export function messageRecord(r: MessageRow): MessageRecord {
     lastReplyAt: r.last_reply_at ?? null,
     recentReplierIds: r.recent_replier_ids ?? [],
     deleted: r.deleted ?? false,
+    streamState: r.stream_state ?? 'complete',
     attachment: r.att_id ? { id: r.att_id, fileName: r.att_file_name!, contentType: r.att_content_type!, size: r.att_size! } : null,
     approval: r.approval ? approvalRecordOfJson(r.approval) : null,
   }
@@ -600,7 +602,7 @@ const SEARCH_SQL = `
     LIMIT $6)
   SELECT m.id, m.channel_id, m.author_id, m.author_type, m.author_name, m.text, m.created_at, m.edited_at,
          m.in_reply_to_event, m.chain_depth, m.mentions::text[] AS mentions,
-         m.thread_id, m.reply_count, m.last_reply_at, m.recent_replier_ids, m.deleted,
+         m.thread_id, m.reply_count, m.last_reply_at, m.recent_replier_ids, m.deleted, m.stream_state,
          a.id AS att_id, a.file_name AS att_file_name, a.content_type AS att_content_type, a.size AS att_size,
          ${APPROVAL_COLUMN},
          n.rank,

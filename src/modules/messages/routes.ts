@@ -27,6 +27,7 @@ import {
   SearchResultSchema,
 } from './schemas.ts'
 import * as messages from './service.ts'
+import * as streams from '../streams/service.ts'
 import type { UploadedFile } from './service.ts'
 import type { ApprovalRequest } from '../approvals/schemas.ts'
 
@@ -161,7 +162,7 @@ export default async function messagesRoutes(fastify: FastifyInstance): Promise<
         tags: ['messages'],
         summary: 'Post a message (JSON text, or multipart text + one file)',
         description:
-          "Members only (observers: 403); the workspace owner may post in any regular channel, and its first post there makes it a member. JSON `{text}` (optionally `mentions`: member ids to mention besides the `@name` tokens of the text; non-members are ignored), or `multipart/form-data` with `text` and `file` (one file, at most 10 MiB, streamed to disk; larger: 413 `PAYLOAD_TOO_LARGE` and nothing stored). With a file the text may be empty. Emits `message.created`, and `message.mentioned` when it mentions members other than its author. Send `Idempotency-Key` to make retries safe. Loop protection (docs/loops.md): a post by an agent answers 429 `LOOP_DETECTED` with `Retry-After` when it would be one turn too many here (agents answering each other: more than `loop_guard_max_turns` changes of author between listening agents within `loop_guard_window_seconds`, no human message in between; one agent posting any number in a row is never refused), or when its `in_reply_to_event` chain would exceed `loop_guard_max_depth`. Threads: `thread_id` posts a reply in the thread of a root message of this channel (one level: a reply to a reply is 400 `THREAD_NOT_ROOT`; a message not in this channel is 404); the root's `reply_count`, `last_reply_at` and `recent_replier_ids` are updated with it, and the loop guard counts the reply in its thread. Approval (docs/approvals.md): an agent's JSON post may carry `approval` (`action`, `arguments`, `summary`, `choices`, `approvers`, `expires_in`, `on_expiry`); the message then carries the request and its state, and people decide it with `decideApproval`. A human sending `approval`: 403.",
+          'Members only (observers: 403); the workspace owner may post in any regular channel, and its first post there makes it a member. JSON `{text}` (optionally `mentions`: member ids to mention besides the `@name` tokens of the text; non-members are ignored), or `multipart/form-data` with `text` and `file` (one file, at most 10 MiB, streamed to disk; larger: 413 `PAYLOAD_TOO_LARGE` and nothing stored). With a file the text may be empty. Emits `message.created`, and `message.mentioned` when it mentions members other than its author. Send `Idempotency-Key` to make retries safe. Streaming (agents only): `"stream": true` starts a message in state `streaming` and emits `message.stream_started` instead (`message.created` comes once, when it ends; docs/realtime.md, "Streaming messages"); a human: 403; 10 streaming at once: 409 `TOO_MANY_STREAMS`; not with `approval` (400). Loop protection (docs/loops.md): a post by an agent answers 429 `LOOP_DETECTED` with `Retry-After` when it would be one turn too many here (agents answering each other: more than `loop_guard_max_turns` changes of author between listening agents within `loop_guard_window_seconds`, no human message in between; one agent posting any number in a row is never refused), or when its `in_reply_to_event` chain would exceed `loop_guard_max_depth`. Threads: `thread_id` posts a reply in the thread of a root message of this channel (one level: a reply to a reply is 400 `THREAD_NOT_ROOT`; a message not in this channel is 404); the root\'s `reply_count`, `last_reply_at` and `recent_replier_ids` are updated with it, and the loop guard counts the reply in its thread. Approval (docs/approvals.md): an agent\'s JSON post may carry `approval` (`action`, `arguments`, `summary`, `choices`, `approvers`, `expires_in`, `on_expiry`); the message then carries the request and its state, and people decide it with `decideApproval`. A human sending `approval`: 403.',
         params: IdParams,
         headers: IdempotencyHeaders,
         body: {
@@ -179,6 +180,13 @@ export default async function messagesRoutes(fastify: FastifyInstance): Promise<
     },
     async (request, reply) => {
       const body = request.body
+      if (!request.isMultipart() && body.stream === true) {
+        if (body.approval !== undefined) throw badRequest("'approval' is not taken with 'stream': an approval request is posted whole")
+        if (body.mentions !== undefined) throw badRequest("'mentions' is not taken with 'stream': the final text's @name tokens are resolved when the stream finishes")
+        if (idempotencyKeyOf(request) !== undefined) throw badRequest(`'${IDEMPOTENCY_HEADER}' is not taken with 'stream' (a stream is started once; its appends carry sequence numbers)`)
+        const message = await streams.startStream(fastify, member(request), request.params.id, { text: body.text, threadId: body.thread_id, inReplyToEvent: body.in_reply_to_event })
+        return reply.code(201).send(message)
+      }
       const input = request.isMultipart()
         ? await readMultipart(fastify, request)
         : { text: body.text, inReplyToEvent: body.in_reply_to_event, mentions: body.mentions, threadId: body.thread_id, approval: body.approval }

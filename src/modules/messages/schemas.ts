@@ -70,6 +70,15 @@ export const ReactionSummarySchema = Type.Object(
 export type ReactionSummary = Static<typeof ReactionSummarySchema>
 const ReactionsField = Type.Array(ReactionSummarySchema, { description: 'Reactions, in the order their first one was added; empty when none.' })
 
+// ---- streaming messages (docs/decisions.md, "Streaming messages (issue 25)") ----
+export const STREAM_STATES = ['streaming', 'complete', 'cancelled', 'interrupted'] as const
+export type StreamState = (typeof STREAM_STATES)[number]
+const StreamStateField = Type.Union([Type.Literal('streaming'), Type.Literal('complete'), Type.Literal('cancelled'), Type.Literal('interrupted')], {
+  description:
+    '`complete` for every message posted whole and for a stream its agent finished; `streaming` while an agent appends to it (the text so far); `cancelled` when its agent cancelled it, `interrupted` when it stopped without an end (idle, Stop unanswered, instance gone), each with the text written until then.',
+})
+// ---- end streaming messages ----
+
 export const MessageSchema = Type.Object(
   {
     id: Type.String({ format: 'uuid', description: 'UUIDv7; ids sort in posting order and serve as pagination cursors.' }),
@@ -97,6 +106,7 @@ export const MessageSchema = Type.Object(
     ...ThreadFields,
     reactions: ReactionsField,
     approval: Type.Union([ApprovalSchema, Type.Null()], { description: "The agent's approval request this message carries, with its state (docs/approvals.md); null for any other message." }),
+    stream_state: StreamStateField,
   },
   { title: 'Message', additionalProperties: false },
 )
@@ -124,6 +134,8 @@ export interface MessageRecord extends ThreadRecord {
   reactions?: ReactionSummary[]
   /** The approval request it carries (absent: none). */
   approval?: ApprovalRecord | null
+  /** Absent: complete (a message posted whole). */
+  streamState?: string
 }
 
 export interface AttachmentRecord {
@@ -153,6 +165,7 @@ export function toMessageDto(m: MessageRecord, publicUrl: string): MessageDto {
     ...threadFieldsOf(m),
     reactions: m.reactions ?? [],
     approval: m.approval ? toApprovalDto(m.approval) : null,
+    stream_state: (m.streamState ?? 'complete') as StreamState,
   }
   if (m.attachment) {
     dto.attachment = {
@@ -191,11 +204,19 @@ export const MentionsField = Type.Array(Uuid, {
 
 export const PostMessageBody = Type.Object(
   {
-    text: Type.String({ description: 'Message text: at least one non-space character, at most MAX_MESSAGE_LENGTH (default 40,000) characters.' }),
+    text: Type.String({
+      description: 'Message text: at least one non-space character, at most MAX_MESSAGE_LENGTH (default 40,000) characters. With `stream: true` it is the initial text and may be empty (`""`).',
+    }),
     in_reply_to_event: Type.Optional(InReplyToEventField),
     mentions: Type.Optional(MentionsField),
     thread_id: Type.Optional(ThreadIdField),
     approval: Type.Optional(ApprovalRequestSchema),
+    stream: Type.Optional(
+      Type.Boolean({
+        description:
+          'Agents only: `true` starts a streaming message (`stream_state` `streaming`; `text` its initial text, which may be empty), appended to with `POST …/messages/{message_id}/stream` and ended with `…/stream/finish` or `…/stream/cancel` (docs/realtime.md, "Streaming messages"). Not with `mentions` (the final text\'s `@name` tokens are resolved when it finishes) nor `Idempotency-Key`.',
+      }),
+    ),
   },
   { additionalProperties: false },
 )

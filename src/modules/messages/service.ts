@@ -178,7 +178,7 @@ function listensHere(app: FastifyInstance, author: MemberPrincipal, channelId: s
  * 24 h): an Idempotency-Key replayed across an upgrade answers the current shape, not one the
  * response schema would refuse.
  */
-const ADDED_MESSAGE_FIELDS = { mentions: [], thread_id: null, reply_count: 0, last_reply_at: null, recent_replier_ids: [], deleted: false, reactions: [], approval: null }
+const ADDED_MESSAGE_FIELDS = { mentions: [], thread_id: null, reply_count: 0, last_reply_at: null, recent_replier_ids: [], deleted: false, reactions: [], approval: null, stream_state: 'complete' }
 
 function currentShape(response: StoredResponse): StoredResponse {
   const body = response.body as Record<string, unknown> | null

@@ -17,6 +17,7 @@ import { mentionArrived } from '../mentions/queries.ts'
 import { notify } from './attention.ts'
 import { setApproval } from './approvals.ts'
 import { applyReactionEvent } from './reactions.ts'
+import { setStreamView, withDelta, type StreamStatus } from './streams.ts'
 import { noteTyping, stopTyping, TYPING_SEND_MS } from './typing.ts'
 
 const LiveStatus = createContext<RealtimeStatus>('connecting')
@@ -53,6 +54,18 @@ export function applyEvent(queryClient: QueryClient, event: RealtimeEvent, me: s
       stopTyping(channelId, message.author_id)
       return
     }
+    // Streaming messages (issue 25): shown from their start, growing by deltas, replaced at the end
+    // (the new_message that follows finds it in the list already).
+    case 'message_stream_started': {
+      const message = event.message as Message
+      if (message.thread_id) return replyArrived(queryClient, message)
+      updateMessages(queryClient, channelId, (messages, page, index) => (index === 0 && !page.newer && !messages.some((m) => m.id === message.id) ? [message, ...messages] : messages))
+      return
+    }
+    case 'message_stop_requested':
+      setStreamView(queryClient, String(event.message_id), (view) => ({ ...view, stopRequested: true }))
+      return
+    case 'message_stream_finished':
     case 'message_updated': {
       const message = event.message as Message
       if (message.thread_id) return replyUpdated(queryClient, message)
@@ -108,6 +121,27 @@ export function applyEvent(queryClient: QueryClient, event: RealtimeEvent, me: s
   }
 }
 
+interface Delta {
+  channel_id: string
+  message_id: string
+  offset: number
+  text: string
+}
+
+/** A delta grows the streaming message's text in place; a missed frame refetches the conversation. */
+function applyDelta(queryClient: QueryClient, delta: Delta): void {
+  let missed = false
+  updateMessages(queryClient, delta.channel_id, (messages) =>
+    messages.map((m) => {
+      if (m.id !== delta.message_id || m.stream_state !== 'streaming') return m
+      const text = withDelta(m.text, delta)
+      if (text === null) missed = true
+      return text === null ? m : { ...m, text }
+    }),
+  )
+  if (missed) void queryClient.invalidateQueries({ queryKey: ['messages', delta.channel_id] })
+}
+
 const OUTBOX_RETRY_MS = 10_000
 
 function socketUrl(token: string, since: string | null): string {
@@ -135,6 +169,8 @@ export function LiveProvider({ session, enabled, children }: { session: Session;
       // Ephemeral frames: typing; presence, agents' status and people's names (in place).
       onFrame: (frame) => {
         if (frame.type === 'typing' && frame.member_id !== session.user_id) noteTyping(String(frame.channel_id), String(frame.member_id), String(frame.member_name))
+        else if (frame.type === 'message_delta') applyDelta(queryClient, frame as unknown as Delta)
+        else if (frame.type === 'message_status') setStreamView(queryClient, String(frame.message_id), (view) => ({ ...view, status: frame.status as StreamStatus | null }))
         else applyPeopleFrame(queryClient, frame)
       },
       onStatus: (next) => {

@@ -11,6 +11,7 @@ import { Attachment } from './Attachment.tsx'
 import { Reactions } from './Reactions.tsx'
 import { formatFull, formatTime } from './format.ts'
 import { MessageText } from './MessageText.tsx'
+import { StreamBar } from './StreamBar.tsx'
 import { ThreadSummary } from './ThreadSummary.tsx'
 import type { Message } from './types.ts'
 
@@ -96,6 +97,15 @@ export function MessageItem({ message, session, highlighted = false }: { message
         </div>
       ) : (
         message.text && <MessageText message={message} session={session} />
+      )}
+      {message.stream_state === 'streaming' && (
+        <>
+          <span className="stream-cursor" aria-hidden="true" data-testid="stream-cursor" />
+          <StreamBar message={message} />
+        </>
+      )}
+      {(message.stream_state === 'cancelled' || message.stream_state === 'interrupted') && (
+        <p className="muted small">({message.stream_state === 'cancelled' ? 'stopped by its agent' : 'interrupted'})</p>
       )}
       {message.attachment && <Attachment attachment={message.attachment} />}
       {message.approval && <ApprovalCard message={message} session={session} />}

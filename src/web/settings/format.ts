@@ -30,6 +30,8 @@ const EVENT_LABELS: Record<WebhookEvent | IntegrationEvent, string> = {
   'approval.decided': 'Someone decides an approval request',
   'approval.expired': 'An approval request expires undecided',
   'approval.cancelled': 'An agent cancels its approval request',
+  'message.stream_started': 'An agent starts writing a reply live',
+  'message.stop_requested': "Someone presses Stop on the agent's live reply",
 }
 
 const WEBHOOK_EVENT_SET: Record<WebhookEvent, true> = {
@@ -47,6 +49,8 @@ const WEBHOOK_EVENT_SET: Record<WebhookEvent, true> = {
   'approval.decided': true,
   'approval.expired': true,
   'approval.cancelled': true,
+  'message.stream_started': true,
+  'message.stop_requested': true,
 }
 const INTEGRATION_EVENT_SET: Record<IntegrationEvent, true> = {
   'message.created': true,

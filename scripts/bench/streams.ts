@@ -1,0 +1,272 @@
+// Streaming messages under load (issue 25): STREAMS agents each stream one message into its own
+// channel, appending RATE times a second for SECONDS, each channel watched by WATCHERS sockets.
+// Every watcher rebuilds each text from the message_delta frames alone and must end with the
+// exact final text; the latency of an append is from just before its HTTP request to the frame
+// that carries it at a watcher (same process, same clock). Reports p50/p99, the server's CPU per
+// delta frame delivered beside the load generator's, and PostgreSQL's.
+//
+//   npm run bench:streams                                   (100 × 20/s × 30 s, 20 watchers each)
+//   BENCH_STREAMS=5 BENCH_WATCHERS=3 BENCH_SECONDS=5 npm run bench:streams   (a smoke run)
+//   BENCH_REDIS=1: the server uses Redis (as a cluster would); BENCH_DATABASE_URL, BENCH_REDIS_URL.
+import { randomUUID } from 'node:crypto'
+import { mkdtemp, rm } from 'node:fs/promises'
+import os from 'node:os'
+import path from 'node:path'
+import { performance } from 'node:perf_hooks'
+import { setTimeout as sleep } from 'node:timers/promises'
+import { fileURLToPath } from 'node:url'
+import { spawn, type ChildProcess } from 'node:child_process'
+import pg from 'pg'
+import WebSocket from 'ws'
+import { applyMigrations } from '../../src/db/migrate.ts'
+import { uuidv7 } from '../../src/lib/ids.ts'
+import { API_KEY_PREFIX, maskSecret, newSecret, sha256Hex } from '../../src/lib/tokens.ts'
+import { adminQuery, cpuMeter, databaseUrl, freePort, machine, percentile, startFlags } from './lib.ts'
+
+const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..')
+const STREAMS = Number(process.env.BENCH_STREAMS ?? 100)
+const RATE = Number(process.env.BENCH_RATE ?? 20)
+const SECONDS = Number(process.env.BENCH_SECONDS ?? 30)
+const WATCHERS = Number(process.env.BENCH_WATCHERS ?? 20)
+const REDIS = process.env.BENCH_REDIS === '1'
+const REDIS_URL = process.env.BENCH_REDIS_URL ?? 'redis://127.0.0.1:6379'
+
+interface Seeded {
+  streams: { channelId: string; authorKey: string }[]
+  watcherKeys: string[][]
+}
+
+async function seed(url: string): Promise<Seeded> {
+  const pool = new pg.Pool({ connectionString: url, max: 2 })
+  const agent = async (name: string): Promise<{ id: string; key: string }> => {
+    const id = uuidv7()
+    const key = newSecret(API_KEY_PREFIX)
+    await pool.query('INSERT INTO agents (id, name, display_name) VALUES ($1, $2, $2)', [id, name])
+    await pool.query('INSERT INTO api_keys (id, agent_id, name, key_hash, masked_key) VALUES ($1, $2, $3, $4, $5)', [uuidv7(), id, 'bench', sha256Hex(key), maskSecret(key, API_KEY_PREFIX)])
+    return { id, key }
+  }
+  await pool.query('INSERT INTO instance (id, loop_guard_enabled) VALUES ($1, false)', [uuidv7()])
+  const seeded: Seeded = { streams: [], watcherKeys: [] }
+  for (let s = 0; s < STREAMS; s++) {
+    const channelId = uuidv7()
+    await pool.query("INSERT INTO channels (id, name, description) VALUES ($1, $2, '')", [channelId, `stream-${s}`])
+    const author = await agent(`author-${s}`)
+    await pool.query("INSERT INTO channel_members (channel_id, member_id, member_type) VALUES ($1, $2, 'AGENT')", [channelId, author.id])
+    const keys: string[] = []
+    for (let w = 0; w < WATCHERS; w++) {
+      const watcher = await agent(`watcher-${s}-${w}`)
+      await pool.query("INSERT INTO channel_members (channel_id, member_id, member_type) VALUES ($1, $2, 'AGENT')", [channelId, watcher.id])
+      keys.push(watcher.key)
+    }
+    seeded.streams.push({ channelId, authorKey: author.key })
+    seeded.watcherKeys.push(keys)
+  }
+  await pool.end()
+  return seeded
+}
+
+async function startServer(env: Record<string, string>): Promise<{ proc: ChildProcess; base: string }> {
+  const port = await freePort()
+  const proc = spawn(process.execPath, [...startFlags(ROOT), 'src/server.ts'], {
+    cwd: ROOT,
+    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', HOST: '127.0.0.1', PORT: String(port), LOG_LEVEL: 'warn', ...env },
+    stdio: ['ignore', 'inherit', 'inherit'],
+  })
+  const base = `127.0.0.1:${port}`
+  for (let i = 0; i < 600; i++) {
+    if (
+      await fetch(`http://${base}/health`).then(
+        (r) => r.ok,
+        () => false,
+      )
+    )
+      return { proc, base }
+    if (proc.exitCode !== null) break
+    await sleep(100)
+  }
+  proc.kill('SIGKILL')
+  throw new Error('server did not start')
+}
+
+/** One watcher socket: rebuilds each message's text from its deltas, timing each append it carries. */
+class Watcher {
+  readonly texts = new Map<string, string>()
+  readonly lastSeq = new Map<string, number>()
+  readonly finals = new Map<string, string>()
+  deltas = 0
+  gaps = 0
+  constructor(
+    readonly ws: WebSocket,
+    private readonly onLatency: (messageId: string, fromSeq: number, toSeq: number, at: number) => void,
+  ) {
+    ws.on('message', (data: Buffer) => {
+      const at = performance.now()
+      const f = JSON.parse(data.toString()) as { type: string; message_id?: string; seq?: number; offset?: number; text?: string; message?: { id: string; text: string } }
+      if (f.type === 'message_stream_started') this.texts.set(f.message!.id, f.message!.text)
+      else if (f.type === 'message_delta') {
+        this.deltas++
+        const id = f.message_id!
+        const text = this.texts.get(id) ?? ''
+        if (f.offset! > text.length) this.gaps++
+        this.texts.set(id, text.slice(0, f.offset) + f.text)
+        this.onLatency(id, (this.lastSeq.get(id) ?? 0) + 1, f.seq!, at)
+        this.lastSeq.set(id, f.seq!)
+      } else if (f.type === 'new_message') this.finals.set(f.message!.id, f.message!.text)
+    })
+  }
+}
+
+async function openWatcher(base: string, key: string, onLatency: ConstructorParameters<typeof Watcher>[1]): Promise<Watcher> {
+  return new Promise((resolve, reject) => {
+    const ws = new WebSocket(`ws://${base}/ws?token=${encodeURIComponent(key)}`, { perMessageDeflate: false })
+    ws.once('error', reject)
+    const ready = (data: Buffer): void => {
+      if (!data.includes('"type":"ready"')) return
+      ws.off('message', ready)
+      resolve(new Watcher(ws, onLatency))
+    }
+    ws.on('message', ready)
+  })
+}
+
+async function main(): Promise<void> {
+  console.log(`# streams benchmark on ${machine()}`)
+  console.log(`# ${STREAMS} streams × ${RATE} appends/s × ${SECONDS} s, ${WATCHERS} watchers each${REDIS ? ', Redis' : ''}`)
+  const name = `ams_bench_streams_${Date.now().toString(36)}`
+  await adminQuery(`CREATE DATABASE "${name}"`)
+  const dataDir = await mkdtemp(path.join(os.tmpdir(), 'ams-bench-'))
+  let server: { proc: ChildProcess; base: string } | null = null
+  const sockets: WebSocket[] = []
+  try {
+    await applyMigrations(databaseUrl(name))
+    const seeded = await seed(databaseUrl(name))
+    server = await startServer({
+      DATABASE_URL: databaseUrl(name),
+      DATABASE_POOL_SIZE: '20',
+      DATA_DIR: dataDir,
+      MIGRATE_ON_START: 'false',
+      JWT_SECRET: 'bench-secret-bench-secret-bench-secret-00',
+      ...(REDIS ? { REDIS_URL, REDIS_PREFIX: `ams:bench:${randomUUID()}:` } : {}),
+    })
+    const base = server.base
+    const sentAt = new Map<string, number[]>() // message id → send time per seq (index seq)
+    const latencies: number[] = []
+    const onLatency = (id: string, from: number, to: number, at: number): void => {
+      const times = sentAt.get(id)
+      if (!times) return
+      for (let s = from; s <= to; s++) if (times[s] !== undefined) latencies.push(at - times[s]!)
+    }
+    const watchers: Watcher[][] = []
+    for (const keys of seeded.watcherKeys) {
+      const group = await Promise.all(keys.map((k) => openWatcher(base, k, onLatency)))
+      group.forEach((w) => sockets.push(w.ws))
+      watchers.push(group)
+    }
+    const call = async (key: string, url: string, body: unknown): Promise<Record<string, unknown>> => {
+      const res = await fetch(`http://${base}${url}`, { method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' }, body: JSON.stringify(body) })
+      const json = (await res.json()) as Record<string, unknown>
+      if (!res.ok) throw new Error(`${url}: ${res.status} ${JSON.stringify(json)}`)
+      return json
+    }
+    const messages = await Promise.all(seeded.streams.map((s) => call(s.authorKey, `/api/v1/channels/${s.channelId}/messages`, { stream: true, text: '' })))
+    const ids = messages.map((m) => String(m.id))
+    ids.forEach((id) => sentAt.set(id, []))
+    await sleep(500)
+
+    const meter = cpuMeter([server.proc.pid!])
+    const cpu0 = process.cpuUsage()
+    const t0 = performance.now()
+    const expected = ids.map(() => '')
+    let appended = 0
+    let appendErrors = 0
+    const appendTimes: number[] = []
+    await Promise.all(
+      seeded.streams.map(async (s, i) => {
+        const id = ids[i]!
+        const times = sentAt.get(id)!
+        for (let seq = 1; ; seq++) {
+          const due = t0 + (seq - 1) * (1000 / RATE)
+          if (due > t0 + SECONDS * 1000) break
+          const wait = due - performance.now()
+          if (wait > 0) await sleep(wait)
+          const text = `w${seq} `
+          const start = performance.now()
+          times[seq] = start
+          try {
+            await call(s.authorKey, `/api/v1/channels/${s.channelId}/messages/${id}/stream`, { append: text })
+            expected[i] += text
+            appended++
+            appendTimes.push(performance.now() - start)
+          } catch (error) {
+            appendErrors++
+            console.error(String(error))
+            break // the numbering would no longer match: stop this stream's appends
+          }
+        }
+      }),
+    )
+    const elapsed = (performance.now() - t0) / 1000
+    await sleep(300) // the last coalesced frames
+    const busy = meter()
+    const cpu = process.cpuUsage(cpu0)
+    const finals = await Promise.all(seeded.streams.map((s, i) => call(s.authorKey, `/api/v1/channels/${s.channelId}/messages/${ids[i]}/stream/finish`, {})))
+    const deadline = performance.now() + 15_000
+    while (performance.now() < deadline && !watchers.every((g, i) => g.every((w) => w.finals.has(ids[i]!)))) await sleep(100)
+
+    let exact = 0
+    let wrong = 0
+    let gaps = 0
+    let deltas = 0
+    watchers.forEach((group, i) =>
+      group.forEach((w) => {
+        const ok = w.texts.get(ids[i]!) === expected[i] && w.finals.get(ids[i]!) === expected[i] && String(finals[i]!.text) === expected[i]
+        if (ok) exact++
+        else wrong++
+        gaps += w.gaps
+        deltas += w.deltas
+      }),
+    )
+    latencies.sort((a, b) => a - b)
+    appendTimes.sort((a, b) => a - b)
+    const loadCpu = ((cpu.user + cpu.system) / 1e6 / elapsed) * 100
+    const perDelta = (pct: number): number => +((((pct / 100) * elapsed) / Math.max(1, deltas)) * 1e6).toFixed(1)
+    const result = {
+      streams: STREAMS,
+      watchersPerStream: WATCHERS,
+      appendsPerSecondPerStream: RATE,
+      seconds: +elapsed.toFixed(1),
+      appended,
+      appendErrors,
+      appendsPerSecond: Math.round(appended / elapsed),
+      deltaFramesDelivered: deltas,
+      deltaFramesPerSecondPerWatcher: +(deltas / (STREAMS * WATCHERS) / elapsed).toFixed(1),
+      watchersWithExactText: exact,
+      watchersWithWrongText: wrong,
+      gaps,
+      appendToWatcherP50Ms: +percentile(latencies, 50).toFixed(1),
+      appendToWatcherP99Ms: +percentile(latencies, 99).toFixed(1),
+      appendToWatcherMaxMs: +(latencies.at(-1) ?? NaN).toFixed(1),
+      appendRequestP50Ms: +percentile(appendTimes, 50).toFixed(1),
+      appendRequestP99Ms: +percentile(appendTimes, 99).toFixed(1),
+      cpuPercent: { server: busy.server, postgres: busy.postgres, redis: busy.redis, loadGenerator: Math.round(loadCpu) },
+      cpuMicrosecondsPerDeltaFrame: { server: perDelta(busy.server), postgres: perDelta(busy.postgres), loadGenerator: perDelta(loadCpu) },
+      cpuMicrosecondsPerAppend: {
+        server: +((((busy.server / 100) * elapsed) / Math.max(1, appended)) * 1e6).toFixed(1),
+        postgres: +((((busy.postgres / 100) * elapsed) / Math.max(1, appended)) * 1e6).toFixed(1),
+      },
+    }
+    console.log(JSON.stringify(result, null, 2))
+    if (wrong || appendErrors) process.exitCode = 1
+  } finally {
+    for (const ws of sockets) ws.terminate()
+    if (server) {
+      const exited = new Promise((resolve) => server!.proc.once('exit', resolve))
+      server.proc.kill('SIGTERM')
+      await Promise.race([exited, sleep(15_000).then(() => server!.proc.kill('SIGKILL'))])
+    }
+    await rm(dataDir, { recursive: true, force: true })
+    await adminQuery(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`)
+  }
+}
+
+await main()

@@ -1,0 +1,192 @@
+// Streaming messages (issue 25): the message row holds the text so far (every append is written
+// to it), and a message_streams row holds the stream's live bookkeeping while it streams. That row
+// is the stream's lock: appends, the end and the sweep all take it first, so they are ordered and
+// a stream ends exactly once, whichever instance ends it.
+import type pg from 'pg'
+import type { Prisma, PrismaClient } from '../../db/client.ts'
+import type { MessageRecord } from '../messages/schemas.ts'
+
+type Tx = Prisma.TransactionClient
+
+export interface NewStream {
+  id: string
+  channelId: string
+  authorId: string
+  authorName: string
+  text: string
+  createdAt: Date
+  inReplyToEvent: string | null
+  chainDepth: number
+  threadId: string | null
+}
+
+/** How many messages the agent has streaming now. */
+export async function streamingCount(pool: pg.Pool, authorId: string): Promise<number> {
+  const { rows } = await pool.query<{ n: number }>({ name: 'streams-of-author', text: 'SELECT count(*)::int AS n FROM message_streams WHERE author_id = $1', values: [authorId] })
+  return rows[0]?.n ?? 0
+}
+
+/**
+ * Inserts the streaming message and its bookkeeping row if the author is a member of the channel
+ * (and, for a reply, its root is a root of this channel: the root's summary is updated under its
+ * row lock, as a posted reply's is). False when nothing was inserted.
+ */
+export async function insertStream(tx: Tx, s: NewStream): Promise<boolean> {
+  const member = await tx.$queryRaw<{ ok: boolean }[]>`SELECT EXISTS (SELECT 1 FROM channel_members WHERE channel_id = ${s.channelId}::uuid AND member_id = ${s.authorId}::uuid) AS ok`
+  if (!member[0]?.ok) return false
+  if (s.threadId) {
+    const root = await tx.$queryRaw<{ id: string }[]>`
+      UPDATE messages r
+         SET reply_count = r.reply_count + 1,
+             last_reply_at = greatest(r.last_reply_at, ${s.createdAt}),
+             recent_replier_ids = (
+               SELECT array_agg(x ORDER BY o) FROM (
+                 SELECT x, min(o) AS o FROM unnest(ARRAY[${s.authorId}::uuid] || r.recent_replier_ids) WITH ORDINALITY AS u(x, o)
+                  GROUP BY x ORDER BY min(o) LIMIT 3) q)
+       WHERE r.id = ${s.threadId}::uuid AND r.channel_id = ${s.channelId}::uuid AND r.thread_id IS NULL
+      RETURNING r.id::text`
+    if (!root.length) return false
+  }
+  await tx.$executeRaw`
+    INSERT INTO messages (id, channel_id, author_id, author_type, author_name, text, created_at, in_reply_to_event, chain_depth, thread_id, stream_state)
+    VALUES (${s.id}::uuid, ${s.channelId}::uuid, ${s.authorId}::uuid, 'AGENT'::actor_type, ${s.authorName}, ${s.text}, ${s.createdAt}, ${s.inReplyToEvent}::uuid, ${s.chainDepth}, ${s.threadId}::uuid, 'streaming')`
+  await tx.$executeRaw`
+    INSERT INTO message_streams (message_id, channel_id, author_id, utf16_length, last_append_at)
+    VALUES (${s.id}::uuid, ${s.channelId}::uuid, ${s.authorId}::uuid, ${s.text.length}, ${s.createdAt})`
+  return true
+}
+
+export interface Appended {
+  channelId: string
+  threadId: string | null
+  seq: number
+  /** The text's length after the append, in UTF-16 code units. */
+  length: number
+}
+
+// One statement: the stream's row is locked first (appends of one stream are ordered by it), then
+// the text grows only if the author is still a member and the total stays within the limit.
+// $1 message, $2 author, $3 the text, $4 its length in characters, $5 the limit, $6 appends,
+// $7 its UTF-16 length, $8 the time, $9 the channel.
+const APPEND_SQL = `
+  WITH s AS (
+    SELECT message_id, channel_id FROM message_streams WHERE message_id = $1 AND author_id = $2 AND channel_id = $9 FOR UPDATE
+  ), m AS (
+    UPDATE messages SET text = messages.text || $3
+     WHERE id = (SELECT message_id FROM s) AND stream_state = 'streaming' AND char_length(messages.text) + $4::int <= $5::int
+       AND EXISTS (SELECT 1 FROM channel_members c WHERE c.channel_id = messages.channel_id AND c.member_id = $2)
+    RETURNING id, channel_id, thread_id
+  ), u AS (
+    UPDATE message_streams SET seq = seq + $6::int, utf16_length = utf16_length + $7::int, last_append_at = $8
+     WHERE message_id = (SELECT id FROM m)
+    RETURNING seq, utf16_length
+  )
+  SELECT m.channel_id, m.thread_id, u.seq, u.utf16_length FROM m, u`
+
+/** Appends to a streaming message of this author; null when it did not (the caller finds out why). */
+export async function append(
+  pool: pg.Pool,
+  a: { messageId: string; channelId: string; authorId: string; text: string; chars: number; maxChars: number; count: number; at: Date },
+): Promise<Appended | null> {
+  const { rows } = await pool.query<{ channel_id: string; thread_id: string | null; seq: number; utf16_length: number }>({
+    name: 'stream-append',
+    text: APPEND_SQL,
+    values: [a.messageId, a.authorId, a.text, a.chars, a.maxChars, a.count, a.text.length, a.at, a.channelId],
+  })
+  const r = rows[0]
+  return r ? { channelId: r.channel_id, threadId: r.thread_id, seq: r.seq, length: r.utf16_length } : null
+}
+
+/** The stream's bookkeeping row, if the message is streaming. */
+export async function findStream(pool: pg.Pool, messageId: string): Promise<{ authorId: string; stopRequestedAt: Date | null } | null> {
+  const { rows } = await pool.query<{ author_id: string; stop_requested_at: Date | null }>({
+    name: 'stream-find',
+    text: 'SELECT author_id, stop_requested_at FROM message_streams WHERE message_id = $1',
+    values: [messageId],
+  })
+  return rows[0] ? { authorId: rows[0].author_id, stopRequestedAt: rows[0].stop_requested_at } : null
+}
+
+/**
+ * Ends a stream: removes its bookkeeping row (under its lock) and sets the message's state, its
+ * text when a final one is given, and its mentions. Null when it was not streaming (ended
+ * meanwhile, by its author or the sweep).
+ */
+export async function endStream(
+  tx: Tx,
+  e: { messageId: string; authorId: string; state: 'complete' | 'cancelled' | 'interrupted'; text: (current: string) => string; mentions: (text: string) => Promise<string[]> },
+): Promise<{ text: string } | null> {
+  const removed = await tx.$queryRaw<{ id: string }[]>`DELETE FROM message_streams WHERE message_id = ${e.messageId}::uuid AND author_id = ${e.authorId}::uuid RETURNING message_id::text AS id`
+  if (!removed.length) return null
+  const [row] = await tx.$queryRaw<{ text: string }[]>`SELECT text FROM messages WHERE id = ${e.messageId}::uuid`
+  const text = e.text(row!.text)
+  const mentions = await e.mentions(text)
+  await tx.$executeRaw`UPDATE messages SET text = ${text}, stream_state = ${e.state}, mentions = ${mentions}::uuid[] WHERE id = ${e.messageId}::uuid`
+  return { text }
+}
+
+/**
+ * The streams to interrupt now: no append since `idleBefore`, or a Stop requested before
+ * `stopBefore` and not answered. Each is then ended by `endStream`, whose DELETE takes its row:
+ * a concurrent sweep (another instance) that picked the same one finds it gone.
+ */
+export async function staleStreams(pool: pg.Pool, idleBefore: Date, stopBefore: Date, limit: number): Promise<{ messageId: string; authorId: string; channelId: string }[]> {
+  const { rows } = await pool.query<{ message_id: string; author_id: string; channel_id: string }>({
+    name: 'streams-stale',
+    text: `SELECT message_id, author_id, channel_id FROM message_streams
+            WHERE last_append_at < $1 OR stop_requested_at < $2
+            ORDER BY last_append_at LIMIT $3`,
+    values: [idleBefore, stopBefore, limit],
+  })
+  return rows.map((r) => ({ messageId: r.message_id, authorId: r.author_id, channelId: r.channel_id }))
+}
+
+/** Records the first Stop on a streaming message; false when one was recorded already or it is not streaming. */
+export async function requestStop(tx: Tx, messageId: string, by: string, at: Date): Promise<boolean> {
+  const n = await tx.$executeRaw`UPDATE message_streams SET stop_requested_at = ${at}, stop_requested_by = ${by}::uuid WHERE message_id = ${messageId}::uuid AND stop_requested_at IS NULL`
+  return n > 0
+}
+
+/** A message of this channel (with its attachment), if any. */
+export function messageInChannel(db: Tx | PrismaClient, channelId: string, messageId: string): Promise<MessageRecord | null> {
+  return db.message.findFirst({ where: { id: messageId, channelId }, include: withAttachment })
+}
+
+/** What a reply's thread_id names in this channel: null when nothing; its own thread_id tells a root (null) from a reply. */
+export async function threadTarget(pool: pg.Pool, channelId: string, messageId: string): Promise<{ threadId: string | null } | null> {
+  const { rows } = await pool.query<{ thread_id: string | null }>({
+    name: 'stream-thread-target',
+    text: 'SELECT thread_id FROM messages WHERE id = $1 AND channel_id = $2',
+    values: [messageId, channelId],
+  })
+  return rows[0] ? { threadId: rows[0].thread_id } : null
+}
+
+const withAttachment = { attachment: { select: { id: true, fileName: true, contentType: true, size: true, storageName: true } } } as const
+
+/** The message as the message routes read it (with its attachment). */
+export async function messageById(tx: Tx, id: string): Promise<MessageRecord | null> {
+  return tx.message.findUnique({ where: { id }, include: withAttachment })
+}
+
+/** Sets the status of the author's streaming message; its thread, or null when it did not. */
+export async function setStatus(pool: pg.Pool, s: { messageId: string; channelId: string; authorId: string; status: unknown }): Promise<{ threadId: string | null } | null> {
+  const { rows } = await pool.query<{ thread_id: string | null }>({
+    name: 'stream-status',
+    text: `UPDATE message_streams s SET status = $4::jsonb FROM messages m
+            WHERE s.message_id = $1 AND s.channel_id = $2 AND s.author_id = $3 AND m.id = s.message_id
+           RETURNING m.thread_id`,
+    values: [s.messageId, s.channelId, s.authorId, JSON.stringify(s.status)],
+  })
+  return rows[0] ? { threadId: rows[0].thread_id } : null
+}
+
+/** The live part of a stream (null once it ended). */
+export async function streamRow(pool: pg.Pool, messageId: string): Promise<{ seq: number; status: unknown; stopRequested: boolean } | null> {
+  const { rows } = await pool.query<{ seq: number; status: unknown; stop: boolean }>({
+    name: 'stream-row',
+    text: 'SELECT seq, status, stop_requested_at IS NOT NULL AS stop FROM message_streams WHERE message_id = $1',
+    values: [messageId],
+  })
+  return rows[0] ? { seq: rows[0].seq, status: rows[0].status, stopRequested: rows[0].stop } : null
+}

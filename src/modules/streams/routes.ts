@@ -1,0 +1,129 @@
+// Streaming messages (issue 25): append, finish, cancel, Stop. A stream is started by
+// POST /channels/{id}/messages with "stream": true (src/modules/messages/routes.ts).
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
+import type { FastifyInstance, FastifyRequest } from 'fastify'
+import type { MemberPrincipal } from '../../plugins/auth.ts'
+import { errors } from '../../schemas/common.ts'
+import { ChannelMessageParams, MessageRef } from '../messages/schemas.ts'
+import { AppendBody, AppendResult, APPENDS_PER_SECOND, FinishBody, MAX_APPEND_BYTES, MAX_BATCH_APPENDS, StreamInfo, StreamStatus } from './schemas.ts'
+import * as streams from './service.ts'
+
+const member = (request: FastifyRequest): MemberPrincipal => request.principal as MemberPrincipal
+
+const RateLimited = {
+  description: '`RATE_LIMITED`: more than 50 append requests in a second on this stream; `Retry-After` gives the seconds to wait. Nothing was appended.',
+  headers: { 'Retry-After': { type: 'integer', description: 'Seconds until an append is admitted again.' } },
+  content: { 'application/json': { schema: { $ref: 'Error#' } } },
+}
+
+const NOT_STREAMING = 'A message that is not streaming (finished, cancelled, interrupted, or posted whole): 409 `STREAM_ENDED`. Not the author: 403; a channel or message the caller cannot see: 404.'
+
+export default async function streamRoutes(fastify: FastifyInstance): Promise<void> {
+  const app = fastify.withTypeProvider<TypeBoxTypeProvider>()
+  fastify.addHook('onClose', async () => streams.flushDeltas(fastify))
+
+  app.post(
+    '/channels/:id/messages/:message_id/stream',
+    {
+      config: { auth: 'any' },
+      schema: {
+        operationId: 'appendToStream',
+        tags: ['messages'],
+        summary: 'Append text to a streaming message (its agent only)',
+        description: `\`{"append": "…"}\`, or \`{"appends": [...]}\` (at most ${MAX_BATCH_APPENDS}, in order). The text is written to the message at once (history and a late joiner read the text so far) and reaches the channel's members as \`message_delta\` frames on WebSockets and SSE (coalesced: about 10 frames per second per stream at most). Limits: each append at most ${MAX_APPEND_BYTES.toLocaleString('en-US')} bytes (UTF-8) and the whole text at most MAX_MESSAGE_LENGTH characters (413 \`STREAM_TOO_LONG\`), ${APPENDS_PER_SECOND} requests per second per stream (429 \`RATE_LIMITED\`); a refused append changes nothing and the stream stays open. ${NOT_STREAMING}`,
+        params: ChannelMessageParams,
+        body: AppendBody,
+        response: { 200: AppendResult, ...errors(400, 403, 404, 409, 413), 429: RateLimited },
+      },
+    },
+    async (request) => {
+      const body = request.body
+      const appends = 'appends' in body ? body.appends : [body.append]
+      return streams.appendToStream(fastify, member(request), request.params.id, request.params.message_id, appends)
+    },
+  )
+
+  app.post(
+    '/channels/:id/messages/:message_id/stream/finish',
+    {
+      config: { auth: 'any' },
+      schema: {
+        operationId: 'finishStream',
+        tags: ['messages'],
+        summary: 'Finish a streaming message (its agent only)',
+        description: `The message becomes \`complete\`, with \`text\` as its final text when given (\`{}\`: the text appended so far, which must not be blank). Its mentions are resolved from the final text. Emits \`message.stream_finished\`, then \`message.created\` (webhooks and integrations receive the message once, now) and \`message.mentioned\` when it mentions others. ${NOT_STREAMING}`,
+        params: ChannelMessageParams,
+        body: FinishBody,
+        response: { 200: MessageRef, ...errors(400, 403, 404, 409) },
+      },
+    },
+    async (request) => streams.finishStream(fastify, member(request), request.params.id, request.params.message_id, request.body.text),
+  )
+
+  app.post(
+    '/channels/:id/messages/:message_id/stream/cancel',
+    {
+      config: { auth: 'any' },
+      schema: {
+        operationId: 'cancelStream',
+        tags: ['messages'],
+        summary: 'Cancel a streaming message (its agent only)',
+        description: `The message becomes \`cancelled\`, keeping the text written so far. Emits \`message.stream_finished\` and \`message.created\`, as a finish does. No body. ${NOT_STREAMING}`,
+        params: ChannelMessageParams,
+        response: { 200: MessageRef, ...errors(400, 403, 404, 409) },
+      },
+    },
+    async (request) => streams.cancelStream(fastify, member(request), request.params.id, request.params.message_id),
+  )
+
+  app.post(
+    '/channels/:id/messages/:message_id/stream/stop',
+    {
+      config: { auth: 'any' },
+      schema: {
+        operationId: 'stopStream',
+        tags: ['messages'],
+        summary: 'Ask the agent to stop a streaming message (people who can read the channel)',
+        description:
+          'Any human who can read the channel (observers included). Emits `message.stop_requested` once (a second Stop changes nothing): the streaming agent receives it on its WebSocket, SSE stream, webhook and MCP event log, and should finish or cancel the stream; without either within 30 seconds the stream becomes `interrupted`. Answers the message (still `streaming`). An agent: 403. A message that is not streaming: 409 `STREAM_ENDED`. No body.',
+        params: ChannelMessageParams,
+        response: { 200: MessageRef, ...errors(400, 403, 404, 409) },
+      },
+    },
+    async (request) => streams.requestStop(fastify, member(request), request.params.id, request.params.message_id),
+  )
+
+  app.put(
+    '/channels/:id/messages/:message_id/stream/status',
+    {
+      config: { auth: 'any' },
+      schema: {
+        operationId: 'setStreamStatus',
+        tags: ['messages'],
+        summary: 'Set what the agent is doing on its streaming message (its agent only)',
+        description: `\`{title, steps: [{title, state}]}\` replaces the stream's status (states \`pending\`, \`in_progress\`, \`complete\`, \`error\`; at most 20 steps). Watchers get a \`message_status\` frame (WebSocket and SSE); the status is cleared when the stream ends. ${NOT_STREAMING}`,
+        params: ChannelMessageParams,
+        body: StreamStatus,
+        response: { 200: StreamInfo, ...errors(400, 403, 404, 409) },
+      },
+    },
+    async (request) => streams.setStatus(fastify, member(request), request.params.id, request.params.message_id, request.body),
+  )
+
+  app.get(
+    '/channels/:id/messages/:message_id/stream',
+    {
+      config: { auth: 'any' },
+      schema: {
+        operationId: 'getStream',
+        tags: ['messages'],
+        summary: "A streaming message's live state: appends so far, status, Stop",
+        description:
+          'For a client that opens while a message streams (or reloads): the status to show beside it and whether Stop was pressed. A message that is not streaming answers its `stream_state` with `seq` 0, no status and `stop_requested` false. Readers of the channel only (404 otherwise).',
+        params: ChannelMessageParams,
+        response: { 200: StreamInfo, ...errors(400, 404) },
+      },
+    },
+    async (request) => streams.streamInfo(fastify, member(request), request.params.id, request.params.message_id),
+  )
+}

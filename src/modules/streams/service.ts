@@ -1,0 +1,263 @@
+// Streaming messages (issue 25; docs/decisions.md, "Streaming messages (issue 25)"). An agent
+// starts a message in state `streaming`, appends to it, and finishes or cancels it; a human who
+// can read the channel may ask it to stop; the sweep (src/workers/stream-sweeper.ts) interrupts
+// streams left idle or stopped without an answer, on any instance. Events: the start, the Stop
+// and the end are logged (message.stream_started, message.stop_requested,
+// message.stream_finished, then message.created once with the final message); the appends travel
+// as ephemeral message_delta frames (./deltas.ts) and are written to the message row as they come.
+import type { FastifyInstance } from 'fastify'
+import { AppError, badRequest, forbidden, notFound } from '../../lib/errors.ts'
+import { uuidv7, uuidv7Time } from '../../lib/ids.ts'
+import type { MemberPrincipal } from '../../plugins/auth.ts'
+import { assertCanPost, readableChannel } from '../channels/access.ts'
+import { addressedPost } from '../inbox/addressed.ts'
+import { mentionsForPost, type ResolvedMentions } from '../mentions/service.ts'
+import * as loopGuard from '../messages/loop-guard.ts'
+import { toMessageDto, type MessageDto } from '../messages/schemas.ts'
+import { validateText } from '../messages/service.ts'
+import { loopGuardSettings } from '../workspace/settings.ts'
+import { DeltaCoalescer, WindowLimit, type Delta } from './deltas.ts'
+import * as repo from './repo.ts'
+import { APPENDS_PER_SECOND, DELTA_FRAMES_PER_SECOND, MAX_APPEND_BYTES, MAX_CONCURRENT_STREAMS, STOP_GRACE_MS, type AppendResultDto, type StreamInfoDto, type StreamStatusDto } from './schemas.ts'
+
+type EndState = 'complete' | 'cancelled' | 'interrupted'
+
+interface Live {
+  deltas: DeltaCoalescer
+  appends: WindowLimit
+}
+
+const live = new WeakMap<FastifyInstance, Live>()
+
+/** This instance's coalescer and append limit (one per app). */
+function liveOf(app: FastifyInstance): Live {
+  let state = live.get(app)
+  if (!state) {
+    state = { deltas: new DeltaCoalescer((d) => publishDelta(app, d), 1000 / DELTA_FRAMES_PER_SECOND), appends: new WindowLimit(APPENDS_PER_SECOND) }
+    live.set(app, state)
+  }
+  return state
+}
+
+/** Sends what is waiting (the app is closing). */
+export function flushDeltas(app: FastifyInstance): void {
+  live.get(app)?.deltas.flushAll()
+}
+
+function publishDelta(app: FastifyInstance, d: Delta): void {
+  if (!app.hasDecorator('realtime')) return
+  app.realtime.signals.publish({
+    channelIds: [d.channelId],
+    except: d.authorId ?? null,
+    sse: true,
+    frame: { type: 'message_delta', channel_id: d.channelId, message_id: d.messageId, thread_id: d.threadId, seq: d.seq, offset: d.offset, text: d.text },
+  })
+}
+
+// ---- start ----
+
+/** `POST /channels/{id}/messages` with `"stream": true`: agents only (a human's own messages are not streams). */
+export async function startStream(app: FastifyInstance, author: MemberPrincipal, channelId: string, input: { text?: string; threadId?: string; inReplyToEvent?: string }): Promise<MessageDto> {
+  if (author.kind !== 'agent') throw forbidden('only agents stream messages; a person posts a message whole')
+  const text = input.text ?? ''
+  // The initial text may be empty; otherwise it follows a post's rules.
+  if (text !== '') validateText(app, text, false)
+  if (Buffer.byteLength(text) > MAX_APPEND_BYTES) throw tooLarge()
+  const threadId = input.threadId?.toLowerCase() ?? null
+  const access = await readableChannel(app, author, channelId)
+  assertCanPost(author, access)
+  if (threadId) {
+    const target = await repo.threadTarget(app.db.pool, channelId, threadId)
+    if (!target) throw notFound('thread root message')
+    if (target.threadId) throw new AppError('THREAD_NOT_ROOT', `message ${threadId} is a reply; threads are one level deep: stream in its thread with thread_id ${target.threadId}`)
+  }
+  if ((await repo.streamingCount(app.db.pool, author.id)) >= MAX_CONCURRENT_STREAMS) {
+    throw new AppError('TOO_MANY_STREAMS', `an agent may have ${MAX_CONCURRENT_STREAMS} messages streaming at once: finish or cancel one first`)
+  }
+  const guard = await loopGuardSettings(app)
+  const chainDepth = await loopGuard.chainDepth(app, author, input.inReplyToEvent, guard)
+  const id = uuidv7()
+  const createdAt = uuidv7Time(id)
+  const dto = await app.events.transaction(async (tx, emit) => {
+    const inserted = await repo.insertStream(tx, {
+      id,
+      channelId,
+      authorId: author.id,
+      authorName: author.displayName,
+      text,
+      createdAt,
+      inReplyToEvent: input.inReplyToEvent ?? null,
+      chainDepth,
+      threadId,
+    })
+    if (!inserted) throw threadId ? notFound('thread root message') : forbidden('join the channel to post in it')
+    const record = await repo.messageById(tx, id)
+    const message = toMessageDto(record!, app.config.publicUrl)
+    emit('message.stream_started', channelId, { message })
+    return message
+  })
+  return dto
+}
+
+// ---- append ----
+
+const tooLarge = (): AppError => new AppError('STREAM_TOO_LONG', `an append carries at most ${MAX_APPEND_BYTES.toLocaleString('en-US')} bytes (UTF-8); nothing was appended`)
+
+/** Appends (one, or a batch in order) to the caller's streaming message. */
+export async function appendToStream(app: FastifyInstance, principal: MemberPrincipal, channelId: string, messageId: string, appends: string[]): Promise<AppendResultDto> {
+  if (appends.some((a) => Buffer.byteLength(a) > MAX_APPEND_BYTES)) throw tooLarge()
+  const wait = liveOf(app).appends.admit(`${principal.id}:${messageId}`, Date.now())
+  if (wait !== null) {
+    const seconds = Math.max(1, Math.ceil(wait / 1000))
+    throw new AppError('RATE_LIMITED', `at most ${APPENDS_PER_SECOND} append requests per second per stream (a batch counts once)`, { headers: { 'retry-after': String(seconds) } })
+  }
+  const text = appends.join('')
+  const chars = [...text].length
+  const done = await repo.append(app.db.pool, { messageId, channelId, authorId: principal.id, text, chars, maxChars: app.config.maxMessageLength, count: appends.length, at: new Date() })
+  if (!done) throw await whyNotAppended(app, principal, channelId, messageId)
+  liveOf(app).deltas.add({ channelId: done.channelId, messageId, threadId: done.threadId, seq: done.seq, offset: done.length - text.length, text, authorId: principal.id })
+  return { message_id: messageId, seq: done.seq, length: done.length }
+}
+
+/** Why an append, finish or cancel did nothing: the first rule it breaks, as the error to answer. */
+async function whyNotAppended(app: FastifyInstance, principal: MemberPrincipal, channelId: string, messageId: string): Promise<AppError> {
+  const access = await readableChannel(app, principal, channelId)
+  const message = await repo.messageInChannel(app.db.prisma, channelId, messageId)
+  if (!message) return notFound('message')
+  if (message.authorId !== principal.id) return forbidden('only the author of a streaming message appends to it, finishes or cancels it')
+  if (message.streamState !== 'streaming') return streamEnded(message.streamState ?? 'complete')
+  if (!access.member) return forbidden('join the channel to post in it')
+  return new AppError('STREAM_TOO_LONG', `the text would be longer than ${app.config.maxMessageLength} characters; nothing was appended (finish the stream, or start another)`)
+}
+
+const streamEnded = (state: string): AppError =>
+  new AppError('STREAM_ENDED', state === 'complete' ? 'the message is not streaming (finished, or posted whole)' : `the stream has ended (${state}); it does not change any more`)
+
+// ---- end: finish, cancel, interrupt ----
+
+/** `…/stream/finish`: the stream becomes `complete`, with `text` as its final text when given. */
+export async function finishStream(app: FastifyInstance, principal: MemberPrincipal, channelId: string, messageId: string, text?: string): Promise<MessageDto> {
+  if (text !== undefined) validateText(app, text, false)
+  return endByAuthor(app, principal, channelId, messageId, 'complete', text)
+}
+
+/** `…/stream/cancel`: the stream becomes `cancelled`, with what was written. */
+export async function cancelStream(app: FastifyInstance, principal: MemberPrincipal, channelId: string, messageId: string): Promise<MessageDto> {
+  return endByAuthor(app, principal, channelId, messageId, 'cancelled')
+}
+
+async function endByAuthor(app: FastifyInstance, principal: MemberPrincipal, channelId: string, messageId: string, state: EndState, text?: string): Promise<MessageDto> {
+  const found = await repo.messageInChannel(app.db.prisma, channelId, messageId)
+  // Only a stream of this channel by this caller ends here; anything else answers why not.
+  if (!found || found.authorId !== principal.id || found.streamState !== 'streaming') throw await whyNotAppended(app, principal, channelId, messageId)
+  const dto = await endStream(app, { messageId, authorId: principal.id, channelId }, state, text)
+  if (!dto) throw await whyNotAppended(app, principal, channelId, messageId) // ended meanwhile
+  return dto
+}
+
+/**
+ * Ends one stream in one transaction: its state, final text and mentions, then the events:
+ * message.stream_finished, message.created (once, with the message's own id, as a post's is) and
+ * message.mentioned when it mentions others. Null when it was no longer streaming.
+ */
+async function endStream(app: FastifyInstance, s: { messageId: string; authorId: string; channelId: string }, state: EndState, finalText?: string): Promise<MessageDto | null> {
+  liveOf(app).deltas.end(s.messageId)
+  let mentioned: ResolvedMentions = { ids: [], notify: [], notifyAgents: [] }
+  const dto = await app.events.transaction(async (tx, emit) => {
+    const ended = await repo.endStream(tx, {
+      messageId: s.messageId,
+      authorId: s.authorId,
+      state,
+      text: (current) => {
+        const text = finalText ?? current
+        if (state === 'complete' && text.trim() === '') throw badRequest("the stream's text is empty: append text first, or finish it with 'text'")
+        return text
+      },
+      mentions: async (text) => {
+        mentioned = await mentionsForPost(app, s.channelId, s.authorId, text)
+        return mentioned.ids
+      },
+    })
+    if (!ended) return null
+    const record = await repo.messageById(tx, s.messageId)
+    const message = toMessageDto(record!, app.config.publicUrl)
+    emit('message.stream_finished', s.channelId, { message })
+    const created = emit('message.created', s.channelId, { message })
+    created.id = s.messageId
+    const addressed = await addressedPost(app, { channelId: s.channelId, authorId: s.authorId, threadId: message.thread_id, notify: mentioned.notify })
+    if (addressed) created.addressed = addressed
+    if (mentioned.notify.length) emit('message.mentioned', s.channelId, { message, mentioned_ids: mentioned.notify, mentioned_agent_ids: mentioned.notifyAgents })
+    return message
+  })
+  return dto
+}
+
+// ---- stop ----
+
+/** `…/stream/stop`: a human who can read the channel asks the agent to stop (idempotent). */
+export async function requestStop(app: FastifyInstance, principal: MemberPrincipal, channelId: string, messageId: string): Promise<MessageDto> {
+  await readableChannel(app, principal, channelId)
+  const message = await repo.messageInChannel(app.db.prisma, channelId, messageId)
+  if (!message) throw notFound('message')
+  if (principal.kind !== 'human') throw forbidden('Stop is for people; the streaming agent finishes or cancels its own stream')
+  if (message.streamState !== 'streaming') throw streamEnded(message.streamState ?? 'complete')
+  await app.events.transaction(async (tx, emit) => {
+    if (!(await repo.requestStop(tx, messageId, principal.id, new Date()))) return
+    emit('message.stop_requested', channelId, {
+      message_id: messageId,
+      channel_id: channelId,
+      thread_id: message.threadId ?? null,
+      author_id: message.authorId,
+      requested_by_id: principal.id,
+      requested_by_name: principal.displayName,
+    })
+  })
+  return toMessageDto(message, app.config.publicUrl)
+}
+
+// ---- the sweep ----
+
+/**
+ * Interrupts the streams without an append for STREAM_IDLE_SECONDS, or stopped without an answer
+ * for STOP_GRACE_MS, as of `now`: those of a dead instance too (the state is in PostgreSQL). Safe
+ * on every instance at once: each stream is locked by the sweep that ends it and skipped by the
+ * others. Answers how many it ended.
+ */
+export async function sweepStreams(app: FastifyInstance, now = Date.now(), batch = 100): Promise<number> {
+  const idleBefore = new Date(now - app.config.streamIdleSeconds * 1000)
+  const stopBefore = new Date(now - STOP_GRACE_MS)
+  let ended = 0
+  for (;;) {
+    const stale = await repo.staleStreams(app.db.pool, idleBefore, stopBefore, batch)
+    if (!stale.length) return ended
+    for (const s of stale) if (await endStream(app, s, 'interrupted')) ended++
+    if (stale.length < batch) return ended
+  }
+}
+
+// ---- status ----
+
+/** The author sets what it is doing on its streaming message; pushed to watchers at once. */
+export async function setStatus(app: FastifyInstance, principal: MemberPrincipal, channelId: string, messageId: string, status: StreamStatusDto): Promise<StreamInfoDto> {
+  const done = await repo.setStatus(app.db.pool, { messageId, channelId, authorId: principal.id, status })
+  if (!done) throw await whyNotAppended(app, principal, channelId, messageId)
+  if (app.hasDecorator('realtime')) {
+    app.realtime.signals.publish({
+      channelIds: [channelId],
+      except: principal.id,
+      sse: true,
+      frame: { type: 'message_status', channel_id: channelId, message_id: messageId, thread_id: done.threadId, status },
+    })
+  }
+  return streamInfo(app, principal, channelId, messageId)
+}
+
+/** A stream's live part for a reader: state, appends so far, status, Stop (a late joiner's view). */
+export async function streamInfo(app: FastifyInstance, principal: MemberPrincipal, channelId: string, messageId: string): Promise<StreamInfoDto> {
+  await readableChannel(app, principal, channelId)
+  const message = await repo.messageInChannel(app.db.prisma, channelId, messageId)
+  if (!message) throw notFound('message')
+  const row = message.streamState === 'streaming' ? await repo.streamRow(app.db.pool, messageId) : null
+  const state = (row ? 'streaming' : message.streamState === 'streaming' ? 'complete' : (message.streamState ?? 'complete')) as StreamInfoDto['stream_state']
+  return { message_id: messageId, stream_state: state, seq: row?.seq ?? 0, status: (row?.status as StreamStatusDto | null) ?? null, stop_requested: row?.stopRequested ?? false }
+}

@@ -1,0 +1,57 @@
+// A streaming message (issue 25): its agent's status and steps, "stopping…" once someone pressed
+// Stop, and the Stop button for people who can read the conversation. The text itself grows in
+// place (message_delta frames, src/web/live/streams.ts) with a blinking cursor (MessageText's
+// sibling below). A late joiner or a reload reads the status with GET …/stream.
+import { useMutation, useQuery } from '@tanstack/react-query'
+import { api, unwrap } from '../api/client.ts'
+import { ErrorNote } from '../ui/ErrorNote.tsx'
+import { streamKey, type StreamView } from '../live/streams.ts'
+import type { Message } from './types.ts'
+
+const STEP_MARK = { pending: '○', in_progress: '◐', complete: '✓', error: '✗' } as const
+const STEP_WORDS = { pending: 'to do', in_progress: 'in progress', complete: 'done', error: 'failed' } as const
+
+/** Everyone signed in here is a person who can read the conversation, so everyone may press Stop (observers too). */
+export function StreamBar({ message }: { message: Message }) {
+  const path = { id: message.channel_id, message_id: message.id }
+  const view = useQuery<StreamView>({
+    queryKey: streamKey(message.id),
+    queryFn: async () => {
+      const info = await unwrap(api.GET('/api/v1/channels/{id}/messages/{message_id}/stream', { params: { path } }))
+      return { status: info.status, stopRequested: info.stop_requested }
+    },
+    staleTime: Infinity,
+  })
+  const stop = useMutation({ mutationFn: () => unwrap(api.POST('/api/v1/channels/{id}/messages/{message_id}/stream/stop', { params: { path } })) })
+  const status = view.data?.status ?? null
+  const stopping = view.data?.stopRequested || stop.isSuccess
+  return (
+    <div className="stream-bar" data-testid="stream-bar">
+      {status && (
+        <div className="stream-status" role="status" aria-live="polite">
+          <span className="stream-title">{status.title}</span>
+          {status.steps.length > 0 && (
+            <ol className="stream-steps">
+              {status.steps.map((step, i) => (
+                <li key={i} data-state={step.state}>
+                  <span aria-hidden="true">{STEP_MARK[step.state]}</span> {step.title}
+                  <span className="visually-hidden"> ({STEP_WORDS[step.state]})</span>
+                </li>
+              ))}
+            </ol>
+          )}
+        </div>
+      )}
+      {stopping ? (
+        <span className="muted small" data-testid="stream-stopping">
+          stopping…
+        </span>
+      ) : (
+        <button type="button" className="small" onClick={() => stop.mutate()} disabled={stop.isPending} aria-label={`Stop ${message.author_name}'s reply`}>
+          Stop
+        </button>
+      )}
+      <ErrorNote error={stop.error} />
+    </div>
+  )
+}
