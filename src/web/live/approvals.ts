@@ -15,6 +15,8 @@ export function setApproval(queryClient: QueryClient, approval: Approval): void 
       pages: data.pages.map((page) => ({ ...page, messages: page.messages.map((m) => (m.id === approval.message_id ? { ...m, approval } : m)) })),
     }
   })
-  void queryClient.invalidateQueries({ queryKey: ['thread'] })
+  // A request in a thread, or a thread's root, is read by the thread panel's own queries.
+  void queryClient.invalidateQueries({ queryKey: ['thread', approval.channel_id] })
+  void queryClient.invalidateQueries({ queryKey: ['message', approval.channel_id, approval.message_id] })
   void queryClient.invalidateQueries({ queryKey: ['approvals', 'pending'] })
 }
