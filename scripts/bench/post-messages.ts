@@ -117,6 +117,7 @@ async function runPhase(port: number, channelFor: (client: number) => string, ke
       req.end(body)
     })
   const started = Date.now()
+  const cpu0 = process.cpuUsage()
   await Promise.all(
     keys.map(async (key, client) => {
       while (Date.now() < deadline) {
@@ -129,8 +130,10 @@ async function runPhase(port: number, channelFor: (client: number) => string, ke
     }),
   )
   const elapsed = (Date.now() - started) / 1000
+  const cpu = process.cpuUsage(cpu0)
   agent.destroy()
-  return { phase: phase.name, latencies, elapsed, errors }
+  // The load generator's CPU (this process), in seconds: the day's speed of the machine shows here.
+  return { phase: phase.name, latencies, elapsed, errors, generatorCpu: (cpu.user + cpu.system) / 1e6 }
 }
 
 /** One line of the table: the rounds of a phase together. */
@@ -145,6 +148,8 @@ function summary(runs: Awaited<ReturnType<typeof runPhase>>[]) {
     p99: ms(pct(latencies, 99)),
     max: ms(latencies.at(-1) ?? 0),
     errors: runs.reduce((n, r) => n + r.errors, 0),
+    generatorCpuPercent: Math.round((runs.reduce((n, r) => n + r.generatorCpu, 0) / elapsed) * 100),
+    generatorMicrosPerPost: Math.round((runs.reduce((n, r) => n + r.generatorCpu, 0) * 1e6) / Math.max(1, latencies.length)),
   }
 }
 
@@ -277,9 +282,10 @@ try {
   }
   console.log(`\nPOST /api/v1/channels/{id}/messages — ${CONCURRENCY} keep-alive clients, ${ROUNDS} rounds of ${SECONDS} s per phase, server pool ${POOL}`)
   console.log(`machine: ${machine()}, load generator on the same machine\n`)
-  console.log('| phase | messages/s | per round | p50 ms | p99 ms | max ms | errors |')
-  console.log('|---|---|---|---|---|---|---|')
-  for (const r of results) console.log(`| ${r.phase} | ${r.perSecond} | ${r.rounds.join(', ')} | ${r.p50} | ${r.p99} | ${r.max} | ${r.errors} |`)
+  console.log('| phase | messages/s | per round | p50 ms | p99 ms | max ms | errors | load generator CPU (µs per post) |')
+  console.log('|---|---|---|---|---|---|---|---|')
+  for (const r of results)
+    console.log(`| ${r.phase} | ${r.perSecond} | ${r.rounds.join(', ')} | ${r.p50} | ${r.p99} | ${r.max} | ${r.errors} | ${r.generatorCpuPercent} % (${r.generatorMicrosPerPost}) |`)
   const rate = (name: string) => results.find((r) => r.phase === name)!.perSecond
   const ratio = (name: string) => (rate(name) / rate('plain')).toFixed(2)
   console.log(`\nagainst plain (${rate('plain')}/s): guard on ${ratio('guard on')}×, idempotent ${ratio('idempotent')}×, idempotent + guard on ${ratio('idempotent, guard on')}×`)
