@@ -48,7 +48,7 @@ t.test('the MCP Inspector CLI lists tools, posts and waits for events, in both r
   for (const era of ['legacy', 'modern']) {
     await t.test(era, async (t) => {
       const listed = (await inspect(era, '--method', 'tools/list')) as { tools: { name: string; outputSchema?: unknown }[] }
-      t.equal(listed.tools.length, 22)
+      t.equal(listed.tools.length, 24)
       t.ok(listed.tools.some((tool) => tool.name === 'post_message'))
       t.ok(listed.tools.every((tool) => tool.outputSchema))
       const start = (await inspect(era, '--method', 'tools/call', '--tool-name', 'wait_for_events', '--tool-args-json', '{"timeout_seconds": 0}')) as { structuredContent: { next_cursor: string } }

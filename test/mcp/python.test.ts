@@ -68,7 +68,7 @@ t.test('the Python MCP SDK lists tools, posts and waits for events, in both revi
         events: { type: string; message?: { id: string } }[]
       }
       t.equal(seen.protocol_version, version)
-      t.equal(seen.tools.length, 22)
+      t.equal(seen.tools.length, 24)
       t.ok(seen.tools.includes('post_message') && seen.tools.includes('wait_for_events'))
       t.equal(seen.output_schemas, true, 'every tool declares an output schema')
       t.equal(seen.posted_error, false)

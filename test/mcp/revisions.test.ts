@@ -24,7 +24,7 @@ t.test('the same service in both revisions', async (t) => {
       t.equal(transport.sessionId === undefined, era === 'modern', 'a session only in 2025-11-25')
 
       const { tools } = await client.listTools()
-      t.equal(tools.length, 22)
+      t.equal(tools.length, 24)
       t.ok(tools.every((tool) => tool.outputSchema?.type === 'object'))
 
       const start = structured(await call(client, 'wait_for_events', { timeout_seconds: 0 })).next_cursor
