@@ -167,6 +167,10 @@ async function insertInboxItems(client: Queryable, items: NewInboxItem[]): Promi
        FROM unnest($1::uuid[], $2::uuid[], $3::uuid[], $4::text[], $5::text[], $6::uuid[], $7::jsonb[], $8::timestamptz[])
             AS i(id, member_id, event_id, event_type, kind, channel_id, body, occurred_at)
        JOIN channel_members m ON m.channel_id = i.channel_id AND m.member_id = i.member_id
+        -- The marker is read under a share lock: a read-marker move that commits meanwhile is
+        -- seen (the newest row version), and one that comes later waits for this commit, so its
+        -- acknowledgement sees the item. Without it the two could miss each other.
+        FOR SHARE OF m
      ON CONFLICT (member_id, event_id) DO NOTHING
      RETURNING member_id::text`,
     [

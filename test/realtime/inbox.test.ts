@@ -127,7 +127,7 @@ t.test('a person reading a conversation acknowledges its mentions and DM message
   const dm = (await api({ method: 'POST', url: '/api/v1/dm', headers: bearer(ws.primary.key), payload: { participant_id: human.id } })).json().id as string
   const direct = await postIn(api, ws.primary.key, dm, 'just for you')
   await planned(app)
-  t.same((await inbox(api, human.token)).counts.by_kind, { mention: 2, dm: 1, thread_reply: 0, reaction: 1 })
+  t.same((await inbox(api, human.token)).counts.by_kind, { mention: 2, dm: 1, thread_reply: 0, reaction: 1, approval: 0 })
 
   t.equal((await read(human.token, room, first.id)).statusCode, 200)
   t.same(
