@@ -9,6 +9,7 @@ import type { FastifyInstance, FastifyRequest } from 'fastify'
 import { Type } from 'typebox'
 import { OnlyField, type Only } from '../events/filter.ts'
 import { unauthorized } from '../lib/errors.ts'
+import { InOrder } from '../lib/in-order.ts'
 import { withTimeout } from '../lib/timeout.ts'
 import { bearer, type MemberPrincipal } from '../plugins/auth.ts'
 import type { Broker } from './broker.ts'
@@ -142,6 +143,11 @@ export async function gateway(app: FastifyInstance, { broker, hub, signals, pres
     })
   }
   const presenceFailed = (error: unknown): void => app.log.warn({ err: error }, 'could not record presence')
+  // A member's socket changes are handled one at a time, in the order they happened: each awaits
+  // Redis and PostgreSQL before it publishes, and a close overtaken by the next open would tell
+  // everyone a connected person had gone offline (a reconnecting tab does exactly this).
+  const presenceChanges = new InOrder()
+  const presenceChanged = (principal: MemberPrincipal, online: boolean): void => presenceChanges.run(principal.id, () => memberPresence(principal, online), presenceFailed)
 
   app.get<{ Querystring: { token?: string; since?: string; include_own_messages?: boolean; only?: Only } }>(
     '/ws',
@@ -182,13 +188,13 @@ export async function gateway(app: FastifyInstance, { broker, hub, signals, pres
       socket.on('close', () => {
         connections.delete(conn)
         hub.remove(conn)
-        if (counted) memberPresence(conn.principal, false).catch(presenceFailed)
+        if (counted) presenceChanged(conn.principal, false)
       })
       start(conn, since).then(
         () => {
           if (conn.open) {
             counted = true
-            memberPresence(conn.principal, true).catch(presenceFailed)
+            presenceChanged(conn.principal, true)
           }
           return agentConnected(conn.principal).catch((error: unknown) => app.log.error({ err: error }, 'could not record agent.connected'))
         },

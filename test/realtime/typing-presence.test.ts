@@ -169,6 +169,41 @@ t.test('presence with Redis: online while any socket is open', async (t) => {
   t.equal(member.frames.filter((f) => f.type === 'presence').length, 2, 'one frame per change, not per socket')
 })
 
+t.test('presence with Redis: a socket closed while the next opens (a reconnect) never leaves the agent shown offline', async (t) => {
+  const testApp = await build(t, { redis: true })
+  const ws = await seedWorkspace(testApp.app)
+  const c: Ctx = {
+    ...testApp,
+    ws,
+    events: [],
+    tok: { owner: ws.owner.token, member: ws.member.token, observer: ws.observer.token, primary: ws.primary.key, a1: ws.agents[0]!.key, a2: ws.agents[1]!.key },
+  }
+  await world(t, c)
+  const member = await open(t, c, c.tok.member)
+  let current = (await connect(c.app, c.tok.a1)).client
+  // Each change awaits Redis and PostgreSQL before it is told: the close of one socket and the
+  // opening of the next race, twenty times.
+  for (let i = 0; i < 20; i++) {
+    const closing = current.close()
+    current = (await connect(c.app, c.tok.a1)).client
+    await closing
+  }
+  await current.close()
+  const states = (): boolean[] => member.frames.filter((f) => f.type === 'presence').map((f) => f.online === true)
+  const deadline = Date.now() + 15_000
+  while ((await agent(c)).online !== false || states().filter((s) => !s).length < states().filter((s) => s).length) {
+    if (Date.now() > deadline) break
+    await new Promise((resolve) => setTimeout(resolve, 50))
+  }
+  const seen = states()
+  t.ok(seen.length >= 2, `told at least once each way (${seen.length} frames)`)
+  t.ok(
+    seen.every((online, i) => online === (i % 2 === 0)),
+    `the frames alternate online, offline, online, ... as the changes happened: ${seen.map((s) => (s ? 'on' : 'off')).join(' ')}`,
+  )
+  t.equal(seen.at(-1), false, 'the last word is offline: the agent has no socket left')
+})
+
 t.test('agent status: set, shown, pushed, cleared; bounds', async (t) => {
   const { c } = await world(t)
   const member = await open(t, c, c.tok.member)

@@ -1,0 +1,14 @@
+// Runs tasks of the same key one after another, in the order they were queued; tasks of other
+// keys run alongside. A key with nothing queued holds no memory.
+export class InOrder {
+  private readonly tails = new Map<string, Promise<void>>()
+
+  /** Queues `task` behind the ones already queued for `key`; its failure goes to `onError`. */
+  run(key: string, task: () => Promise<void>, onError: (error: unknown) => void): void {
+    const tail = (this.tails.get(key) ?? Promise.resolve()).then(task).catch(onError)
+    this.tails.set(key, tail)
+    void tail.then(() => {
+      if (this.tails.get(key) === tail) this.tails.delete(key)
+    })
+  }
+}
