@@ -118,7 +118,6 @@ async function httpEventsPlugin(app: FastifyInstance): Promise<void> {
     streamSlots.take(memberId)
     const { hub, broker } = app.realtime
     const stream = new EventStream(credential, reply.raw, config.wsMaxBufferedBytes, () => request.log.warn({ memberId }, 'event stream client too slow; disconnected'), filter)
-    streams.add(stream)
     let released = false
     const release = (): void => {
       if (released) return
@@ -142,7 +141,9 @@ async function httpEventsPlugin(app: FastifyInstance): Promise<void> {
     if (!stream.open) return release() // the client left while the stream was being prepared
     // The stream owns its connection: when it ends, the connection closes, and a client that
     // reconnects (EventSource does, with Last-Event-ID) opens a fresh one.
-    reply.raw.writeHead(200, { ...(reply.getHeaders() as OutgoingHttpHeaders), ...SSE_HEADERS, connection: 'close' })
+    stream.begin({ ...(reply.getHeaders() as OutgoingHttpHeaders), ...SSE_HEADERS, connection: 'close' })
+    // Only now is it open: keep-alives, shutdown and revocation reach streams whose head is out.
+    streams.add(stream)
     try {
       await startStream(stream, broker, hub, info, since)
     } catch (error) {

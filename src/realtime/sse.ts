@@ -10,7 +10,7 @@
 // (src/realtime/http-events.ts runs the timer). JSON text holds no raw line break, so `data:` is
 // always a single line. The catch-up follows the gateway's order: registered with the hub
 // (buffering) before the history is read, so nothing is lost or repeated at the hand-over.
-import type { ServerResponse } from 'node:http'
+import type { OutgoingHttpHeaders, ServerResponse } from 'node:http'
 import type { EventFilter } from '../events/filter.ts'
 import type { Broker, LogInfo } from './broker.ts'
 import { compareCursors, type Cursor } from './cursor.ts'
@@ -44,6 +44,9 @@ function sseOf(frame: DeliveredFrame, raw: Buffer): Buffer {
 export class EventStream {
   readonly subscriber: Subscriber
   private closed = false
+  // Nothing is written before the head: a keep-alive or a shutdown comment reaching a stream
+  // still being prepared would otherwise send an implicit 200 without the event-stream headers.
+  private headSent = false
 
   constructor(
     readonly credential: HeldCredential,
@@ -62,9 +65,15 @@ export class EventStream {
     return !this.closed && !this.res.destroyed && !this.res.writableEnded
   }
 
+  /** Sends the response head; until then, frames, comments and `end` write nothing. */
+  begin(headers: OutgoingHttpHeaders): void {
+    this.res.writeHead(200, headers)
+    this.headSent = true
+  }
+
   /** Writes, unless the client has let more than the send-queue bound pile up: then it is cut. */
   write(chunk: Buffer | string): void {
-    if (!this.open) return
+    if (!this.open || !this.headSent) return
     if (this.res.writableLength + chunk.length > this.maxBufferedBytes) {
       this.onOverflow(this)
       this.res.destroy()
@@ -100,7 +109,7 @@ export class EventStream {
 
   /** Ends the response, after a last frame or comment if given. */
   end(last?: { type: string; cursor?: Cursor; [k: string]: unknown } | string): void {
-    if (!this.open) return
+    if (!this.open || !this.headSent) return
     if (typeof last === 'string') this.res.write(`: ${last}\n\n`)
     else if (last) this.res.write(`event: ${last.type}\ndata: ${JSON.stringify(last)}\n\n`)
     this.res.end()

@@ -2,6 +2,8 @@
 // and shutdown, over real HTTP.
 import t from 'tap'
 import { build } from '../helper.ts'
+import { pgProxy } from '../pg-proxy.ts'
+import { createTestDatabase } from '../setup/database.ts'
 import { listen } from './helpers.ts'
 import { assertDocumented, baseUrl, openStream, streamUrl } from './sse-client.ts'
 import { bearer, createChannelId, seedWorkspace } from '../support/index.ts'
@@ -100,4 +102,32 @@ t.test('shutdown ends open streams cleanly with a comment', async (t) => {
   await stream.ended
   t.match(stream.comments.at(-1), /server shutting down/)
   t.equal(app.eventStreams.open.streams, 0)
+})
+
+t.test('a stream still being prepared gets no keep-alive, shutdown or revocation bytes before its event-stream head', async (t) => {
+  // Its database frozen while the stream loads the caller's channels: keep-alive ticks (every
+  // 50 ms) pass meanwhile. Bytes written then would go out under an implicit 200 without
+  // `content-type: text/event-stream`, and the real head could no longer be sent.
+  const db = await createTestDatabase()
+  t.teardown(db.drop)
+  const proxy = await pgProxy(t, db.url)
+  const { app } = await build(t, { databaseUrl: proxy.through(db.url), env: { SSE_KEEPALIVE_MS: '50' } })
+  const ws = await seedWorkspace(app)
+  await listen(app)
+  const base = baseUrl(app)
+  const agent = ws.agents[1]!
+  t.equal((await fetch(`${base}/api/v1/channels`, { headers: bearer(agent.key) })).status, 200, 'the key is looked up (and cached) before the freeze')
+
+  proxy.freeze()
+  const opening = openStream(base, agent.key)
+  await new Promise((resolve) => setTimeout(resolve, 400))
+  t.equal(app.eventStreams.open.streams, 0, 'not yet counted as open while it is prepared')
+  await proxy.restore()
+  const { stream, ready } = await opening
+  t.equal(stream.response.headers.get('content-type'), 'text/event-stream; charset=utf-8')
+  t.equal(ready.type, 'ready')
+  t.equal(stream.events[0]!.event, 'ready', 'ready is the first event')
+  await stream.comment()
+  t.same(stream.violations, [])
+  await stream.close()
 })
