@@ -44,10 +44,13 @@ t.test('a request that arrives on a kept-alive connection while the server shuts
   let received = ''
   socket.on('data', (chunk: Buffer) => (received += chunk.toString()))
   const ended = once(socket, 'close')
+  // Waits for events, not for time (a fixed 100 ms was not enough on a loaded machine): the
+  // first request has been answered (its credential is checked before its body is read), then
+  // the stop has begun.
   socket.write('POST /api/v1/channels HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 15\r\n\r\n{"name":')
-  await new Promise((resolve) => setTimeout(resolve, 100))
+  while (!received.includes('\r\n\r\n{')) await new Promise((resolve) => setTimeout(resolve, 5))
   const closed = app.close()
-  await new Promise((resolve) => setTimeout(resolve, 100))
+  while (app.shutdown.startedAt === null) await new Promise((resolve) => setTimeout(resolve, 5))
   socket.write('"held"}GET /api/v1/channels HTTP/1.1\r\nHost: x\r\n\r\n')
   await ended
   await closed
