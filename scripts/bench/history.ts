@@ -20,7 +20,9 @@
 //   BENCH_SECONDS (8: per row at most) BENCH_REQUESTS_1 (300) BENCH_REQUESTS_16 (3000): per row at most
 //   BENCH_ONLY (comma-separated row names or prefixes, e.g. "search,unread") BENCH_CONCURRENCY ("1,16")
 //   BENCH_KEEP_DB=1 keeps the database (named ams_bench_history_<messages>) and BENCH_REUSE_DB=1
-//   reuses it when it was seeded with the same sizes: re-runs then skip the ~5 min seeding.
+//   reuses it when it was seeded with the same sizes (applying the migrations added since): re-runs
+//   then skip the ~5 min seeding. Each row also gives the CPU milliseconds per request of the server
+//   process and of the bench database's PostgreSQL backends, the figures a busy machine moves least.
 //   BENCH_SERVER_ROOT (another checkout, with node_modules, whose server to run: A/B comparisons
 //   on the same data) BENCH_SERVER_ENV ("NAME=value NAME=value") BENCH_LOG_LEVEL (warn)
 //   BENCH_EXPLAIN=1 prints EXPLAIN (ANALYZE, BUFFERS) of the search statement for each query of the
@@ -40,7 +42,7 @@ import pg from 'pg'
 import { applyMigrations } from '../../src/db/migrate.ts'
 import { API_KEY_PREFIX, maskSecret, newSecret, sha256Hex } from '../../src/lib/tokens.ts'
 import { searchStatement } from '../../src/modules/messages/repo.ts'
-import { adminQuery, databaseUrl, freePort, machine, percentile, startFlags } from './lib.ts'
+import { adminQuery, cpuSecondsOf, databaseUrl, freePort, machine, percentile, startFlags } from './lib.ts'
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..')
 const SERVER_ROOT = path.resolve(process.env.BENCH_SERVER_ROOT ?? ROOT)
@@ -353,10 +355,29 @@ interface Measured {
   p50: number
   p99: number
   max: number
+  /** CPU milliseconds per request of the server process and of the database's backends. */
+  serverCpuMs: number
+  postgresCpuMs: number
   load: string
 }
 
-async function measure(base: URL, row: Row, key: string, clients: number): Promise<Measured> {
+/**
+ * CPU seconds so far of the server process and of the PostgreSQL backends connected to the bench
+ * database (the pool's connections live through a row): on a shared machine, the cost of a
+ * request that the other work does not change, unlike its latency.
+ */
+async function cpuNow(serverPid: number): Promise<{ server: number; postgres: number }> {
+  const client = new pg.Client({ connectionString: databaseUrl(DB_NAME) })
+  await client.connect()
+  try {
+    const { rows } = await client.query<{ pid: number }>('SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()')
+    return { server: cpuSecondsOf([serverPid]), postgres: cpuSecondsOf(rows.map((r) => r.pid)) }
+  } finally {
+    await client.end()
+  }
+}
+
+async function measure(base: URL, serverPid: number, row: Row, key: string, clients: number): Promise<Measured> {
   const agent = new http.Agent({ keepAlive: true, maxSockets: clients })
   const random = prng(clients * 1000 + row.name.length)
   const limit = MAX_REQUESTS[clients] ?? MAX_REQUESTS[16]!
@@ -369,6 +390,7 @@ async function measure(base: URL, row: Row, key: string, clients: number): Promi
   const latencies: number[] = []
   let failed = 0
   let started = 0
+  const cpu0 = await cpuNow(serverPid)
   const t0 = performance.now()
   const deadline = t0 + SECONDS * 1000
   await Promise.all(
@@ -383,6 +405,7 @@ async function measure(base: URL, row: Row, key: string, clients: number): Promi
     }),
   )
   const elapsed = (performance.now() - t0) / 1000
+  const cpu1 = await cpuNow(serverPid)
   agent.destroy()
   latencies.sort((a, b) => a - b)
   const round = (n: number): number => Math.round(n * 10) / 10
@@ -395,6 +418,8 @@ async function measure(base: URL, row: Row, key: string, clients: number): Promi
     p50: round(percentile(latencies, 50)),
     p99: round(percentile(latencies, 99)),
     max: round(latencies.at(-1) ?? NaN),
+    serverCpuMs: round(((cpu1.server - cpu0.server) * 1000) / latencies.length),
+    postgresCpuMs: round(((cpu1.postgres - cpu0.postgres) * 1000) / latencies.length),
     load: loadavg(),
   }
 }
@@ -492,6 +517,8 @@ async function main(): Promise<void> {
   try {
     if (await databaseReady()) {
       console.error(`# reusing the seeded database ${DB_NAME}`)
+      // Migrations added since it was seeded (a no-op when there are none).
+      await applyMigrations(url)
     } else {
       await adminQuery(`DROP DATABASE IF EXISTS "${DB_NAME}" WITH (FORCE)`)
       await adminQuery(`CREATE DATABASE "${DB_NAME}"`)
@@ -513,14 +540,14 @@ async function main(): Promise<void> {
     await sleep(2000)
     const rssBefore = rssMb(server.proc.pid!)
     const results: Measured[] = []
-    console.log('| request | clients | requests | failed | rate /s | p50 ms | p99 ms | max ms | load (1/5/15 min) |')
-    console.log('|---|---|---|---|---|---|---|---|---|')
+    console.log('| request | clients | requests | failed | rate /s | p50 ms | p99 ms | max ms | CPU ms/request: server, PostgreSQL | load (1/5/15 min) |')
+    console.log('|---|---|---|---|---|---|---|---|---|---|')
     for (const row of rows(seeded)) {
       if (ONLY.length && !ONLY.some((o) => row.name.startsWith(o))) continue
       for (const clients of CONCURRENCY) {
-        const m = await measure(server.base, row, seeded[row.key].key, clients)
+        const m = await measure(server.base, server.proc.pid!, row, seeded[row.key].key, clients)
         results.push(m)
-        console.log(`| ${m.row} | ${m.clients} | ${m.requests} | ${m.failed} | ${m.perSecond} | ${m.p50} | ${m.p99} | ${m.max} | ${m.load} |`)
+        console.log(`| ${m.row} | ${m.clients} | ${m.requests} | ${m.failed} | ${m.perSecond} | ${m.p50} | ${m.p99} | ${m.max} | ${m.serverCpuMs}, ${m.postgresCpuMs} | ${m.load} |`)
       }
     }
     const rssAfter = rssMb(server.proc.pid!)

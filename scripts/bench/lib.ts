@@ -78,6 +78,11 @@ function cpuSeconds(pid: number, children = false): number {
   return (f[11]! + f[12]! + (children ? f[13]! + f[14]! : 0)) / 100
 }
 
+/** CPU seconds (user + system) the given live processes have used so far. */
+export function cpuSecondsOf(pids: number[]): number {
+  return pids.reduce((total, pid) => total + cpuSeconds(pid), 0)
+}
+
 /** Pids of every process with this command name (PostgreSQL's backends, redis-server). */
 function pidsNamed(name: string): number[] {
   return readdirSync('/proc')

@@ -21,6 +21,10 @@
 //   outcome unknown: the error says so (`outcome: 'unknown'`), and the API answers 503
 //   OUTCOME_UNKNOWN instead of SERVICE_UNAVAILABLE (src/lib/outage.ts). The same holds when the
 //   connection breaks instead of timing out.
+// - A statement its caller declares read-only (`readOnly: true` in the query config: a plain
+//   SELECT that calls no function that writes) has nothing to commit: it goes out with its Sync
+//   at once, one round trip, and a cut-off leaves nothing behind. The sidebar statement, which
+//   every open page asks for, is one (docs/decisions.md, issue 24, "one round trip").
 // The timeout replaces pg's own query_timeout (which would leave the statement to commit).
 import pg from 'pg'
 
@@ -47,26 +51,37 @@ export class UnansweredQueryError extends Error {
  * - `deferred`: outside a transaction block; committed by a Sync sent only after its answer;
  * - `uncommitted`: inside a transaction block, or opening one; a cut-off rolls it back;
  * - `committing`: a COMMIT, or an autocommit statement that cannot be deferred (several
- *   statements in one text, COPY); a cut-off after it was sent leaves the outcome unknown.
+ *   statements in one text, COPY); a cut-off after it was sent leaves the outcome unknown;
+ * - `reads`: outside a transaction block, declared read-only by its caller; sent with its Sync,
+ *   and a cut-off leaves nothing behind (there is nothing to commit).
  */
-export type SendPlan = 'deferred' | 'uncommitted' | 'committing'
+export type SendPlan = 'deferred' | 'uncommitted' | 'committing' | 'reads'
 
 const OPENS_BLOCK = /^\s*(BEGIN|START\s+TRANSACTION)\b/i
 const COMMITS = /^\s*(COMMIT|END|PREPARE\s+TRANSACTION)\b/i
 const ROLLS_BACK = /^\s*(ROLLBACK|ABORT)\b/i
 const COPY = /^\s*COPY\b/i
 
-/** The plan for `text` sent when the connection's transaction status is `status` ('I', 'T', 'E'). */
-export function planOf(text: string | undefined, values: unknown[] | undefined, status: string | null): SendPlan {
+/**
+ * The plan for `text` sent when the connection's transaction status is `status` ('I', 'T', 'E');
+ * `readOnly`: its caller says it writes nothing (trusted: nothing in the text can prove it).
+ */
+export function planOf(text: string | undefined, values: unknown[] | undefined, status: string | null, readOnly = false): SendPlan {
   const sql = text ?? ''
   if (COMMITS.test(sql)) return 'committing'
   if (status === 'T' || status === 'E') return 'uncommitted'
   if (status !== 'I') return 'committing'
   if (OPENS_BLOCK.test(sql) || ROLLS_BACK.test(sql)) return 'uncommitted'
+  if (readOnly) return 'reads'
   if (COPY.test(sql)) return 'committing'
   // Without parameters several statements may share one text (simple protocol only).
   if (!values?.length && /;\s*\S/.test(sql.replace(/;\s*$/, ''))) return 'committing'
   return 'deferred'
+}
+
+/** Added to a query config: the statement writes nothing, so it goes out in one round trip. */
+export interface ReadOnly {
+  readOnly: true
 }
 
 /** The parts of node-postgres's connection and query this module drives (not in its types). */
@@ -105,17 +120,21 @@ class GuardedQuery extends PgQuery {
   /** Timed out: nothing more may be sent for it (above all not its Sync). */
   abandoned = false
 
+  /** Declared read-only by its caller (`readOnly: true` in the query config). */
+  private readonly readOnly: boolean
+
   constructor(
     private readonly client: pg.ClientBase,
     config: unknown,
     values?: unknown,
   ) {
     super(config, values)
+    this.readOnly = typeof config === 'object' && config !== null && (config as { readOnly?: unknown }).readOnly === true
   }
 
   override submit(connection: Wire): Error | null | undefined {
     if (this.abandoned) return new Error('query abandoned: it timed out before it could be sent')
-    this.plan = planOf(this.text, this.values, this.client.getTransactionStatus())
+    this.plan = planOf(this.text, this.values, this.client.getTransactionStatus(), this.readOnly)
     this.phase = 'sent'
     return super.submit(connection)
   }
@@ -162,7 +181,7 @@ class GuardedQuery extends PgQuery {
 
   /** What cutting the query off now leaves behind. */
   outcome(): CutOffOutcome {
-    if (this.phase === 'queued' || this.phase === 'refused' || this.plan === 'uncommitted') return 'nothing'
+    if (this.phase === 'queued' || this.phase === 'refused' || this.plan === 'uncommitted' || this.plan === 'reads') return 'nothing'
     if (this.plan === 'deferred') return this.phase === 'committing' ? 'unknown' : 'nothing'
     return 'unknown'
   }

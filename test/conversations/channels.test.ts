@@ -80,6 +80,22 @@ t.test('401 without or with a bad credential on every channel route', async (t) 
   }
 })
 
+t.test('list: a DM is named after the other participant, a person or an agent, as each side sees it', async (t) => {
+  const c = await setup(t)
+  const dm = (await c.api({ method: 'POST', url: '/api/v1/dm', headers: bearer(c.tok.a1), payload: { participant_id: c.ws.member.id } })).json()
+  const stored = await c.app.db.prisma.channel.findUniqueOrThrow({ where: { id: dm.id } })
+  t.not(stored.name, 'member', 'the stored name is not what the list shows')
+  const namesOf = async (token: string) =>
+    (await c.api({ method: 'GET', url: '/api/v1/channels', headers: bearer(token) }))
+      .json()
+      .filter((x: any) => x.type === 'dm')
+      .map((x: any) => [x.id, x.name])
+  t.same(await namesOf(c.tok.a1), [[dm.id, 'member']], "the agent sees the person's display name")
+  t.same(await namesOf(c.tok.member), [[dm.id, 'agent-1']], "the person sees the agent's display name")
+  await c.app.db.prisma.user.update({ where: { id: c.ws.member.id }, data: { displayName: 'Mem Ber' } })
+  t.same(await namesOf(c.tok.a1), [[dm.id, 'Mem Ber']], 'the current display name')
+})
+
 t.test("list: a plain array of {id, name, type, description} of the caller's channels; the owner sees all regular ones", async (t) => {
   const c = await setup(t)
   const a = await createChannel(c.api, c.tok.a1, 'alpha')

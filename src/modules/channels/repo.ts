@@ -1,6 +1,7 @@
 // Channels and memberships. Hot lookups (membership checks made on every post and by realtime
 // delivery) go through the shared pg pool; everything else through Prisma.
 import type pg from 'pg'
+import type { ReadOnly } from '../../db/commit-guard.ts'
 import { uuidv7Time } from '../../lib/ids.ts'
 import type { Prisma, PrismaClient } from '../../db/client.ts'
 import { UNREAD_COUNT_MAX } from './schemas.ts'
@@ -115,6 +116,7 @@ export async function attachmentFilesOf(db: Db, channelId: string): Promise<stri
 
 export interface SidebarRow {
   id: string
+  /** For a DM: the other participant's display name (the channel's own name if it has none). */
   name: string
   type: 'channel' | 'dm'
   description: string
@@ -130,50 +132,63 @@ export interface SidebarRow {
  * every regular channel), oldest first, each with the member's read marker, its unread count
  * (messages after the marker not written by the member, at most UNREAD_COUNT_MAX: an index-only
  * range scan of messages (channel_id, id) INCLUDE (author_id), bounded below by the marker and
- * stopped at the cap, so a long-unread channel costs no more than a recent one) and the newest
- * message's id, whose UUIDv7 time is the last activity. One round trip and no ORM mapping: it is
- * the request every open page makes (docs/performance.md, "Sidebar at a million messages").
+ * stopped at the cap, so a long-unread channel costs no more than a recent one), the newest
+ * message's id, whose UUIDv7 time is the last activity, and for a DM the other participant's
+ * name. One round trip and no ORM mapping: it is the request every open page makes
+ * (docs/performance.md, "Sidebar at a million messages", and "The sidebar's round trips").
  */
 export async function sidebar(pool: pg.Pool, memberId: string, includeAllRegular: boolean): Promise<SidebarRow[]> {
   const scope = includeAllRegular
     ? "FROM channels c LEFT JOIN channel_members cm ON cm.channel_id = c.id AND cm.member_id = $1 WHERE cm.member_id IS NOT NULL OR c.type = 'channel'"
     : 'FROM channel_members cm JOIN channels c ON c.id = cm.channel_id WHERE cm.member_id = $1'
-  const { rows } = await pool.query<{
-    id: string
-    name: string
-    type: 'channel' | 'dm'
-    description: string
-    private: boolean
-    is_member: boolean
-    last_read_message_id: string | null
-    unread: number
-    newest: string | null
-  }>({
+  const statement: pg.QueryArrayConfig<[string]> & ReadOnly = {
     // Prepared once per connection: planning the statement cost about as much as running it.
     name: includeAllRegular ? 'channel-sidebar-owner' : 'channel-sidebar',
+    // It writes nothing: sent with its Sync, one round trip instead of two (src/db/commit-guard.ts).
+    readOnly: true,
+    // Rows as arrays: no object with nine named fields per channel to build and then map.
+    rowMode: 'array',
     text: `SELECT c.id, c.name, c.type, c.description, c.private, cm.member_id IS NOT NULL AS is_member, cm.last_read_message_id,
             CASE WHEN cm.member_id IS NULL THEN 0 ELSE
               (SELECT count(*)::int FROM (SELECT 1 FROM messages m
                 WHERE m.channel_id = c.id AND m.author_id <> $1
                   AND m.id > COALESCE(cm.last_read_message_id, '00000000-0000-0000-0000-000000000000')
                 LIMIT ${UNREAD_COUNT_MAX}) AS u) END AS unread,
-            (SELECT m.id FROM messages m WHERE m.channel_id = c.id ORDER BY m.id DESC LIMIT 1) AS newest
+            (SELECT m.id FROM messages m WHERE m.channel_id = c.id ORDER BY m.id DESC LIMIT 1) AS newest,
+            CASE WHEN c.type = 'dm' THEN
+              (SELECT COALESCE(u.display_name, a.display_name) FROM channel_members p
+                 LEFT JOIN users u ON u.id = p.member_id LEFT JOIN agents a ON a.id = p.member_id
+                WHERE p.channel_id = c.id AND p.member_id <> $1 LIMIT 1) END AS peer_name
        ${scope}
       ORDER BY c.created_at, c.id`,
     values: [memberId],
-  })
-  return rows.map((r) => ({
-    id: r.id,
-    name: r.name,
-    type: r.type,
-    description: r.description,
-    private: r.private,
-    isMember: r.is_member,
-    lastReadMessageId: r.last_read_message_id,
-    unreadCount: r.unread,
-    lastMessageAt: r.newest ? uuidv7Time(r.newest) : null,
+  }
+  const { rows } = await pool.query<SidebarColumns>(statement)
+  return rows.map(([id, name, type, description, isPrivate, isMember, lastRead, unread, newest, peerName]) => ({
+    id,
+    name: peerName ?? name,
+    type,
+    description,
+    private: isPrivate,
+    isMember,
+    lastReadMessageId: lastRead,
+    unreadCount: unread,
+    lastMessageAt: newest ? uuidv7Time(newest) : null,
   }))
 }
+
+type SidebarColumns = [
+  id: string,
+  name: string,
+  type: 'channel' | 'dm',
+  description: string,
+  isPrivate: boolean,
+  isMember: boolean,
+  lastRead: string | null,
+  unread: number,
+  newest: string | null,
+  peerName: string | null,
+]
 
 /** Public regular channels (the channel browser), by name, optionally whose name contains `query`. */
 export async function listPublicChannels(pool: pg.Pool, memberId: string, query: string | undefined) {
@@ -228,13 +243,6 @@ export async function findActors(db: Db, ids: string[]): Promise<Map<string, Act
   for (const u of users) out.set(u.id, { id: u.id, type: 'HUMAN', name: u.displayName, handle: u.displayName })
   for (const a of agents) out.set(a.id, { id: a.id, type: 'AGENT', name: a.displayName, handle: a.name })
   return out
-}
-
-/** For each DM, the participant other than `me`. */
-export async function dmPeers(db: Db, channelIds: string[], me: string): Promise<Map<string, string>> {
-  if (!channelIds.length) return new Map()
-  const rows = await db.channelMember.findMany({ where: { channelId: { in: channelIds }, memberId: { not: me } }, select: { channelId: true, memberId: true } })
-  return new Map(rows.map((r) => [r.channelId, r.memberId]))
 }
 
 export interface ReadState {
