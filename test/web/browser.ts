@@ -57,6 +57,10 @@ export async function openPage(t: Test, browser: Browser, options: { width?: num
     colorScheme: options.scheme ?? 'light',
   })
   t.teardown(() => context.close())
+  // The tests are compiled by tsx (esbuild), which wraps named functions in `__name(…)`; a function
+  // handed to the page (evaluate, waitForFunction, addInitScript) runs there as its source text,
+  // where that helper does not exist. Naming is all it does: the page gets a no-op.
+  await context.addInitScript({ content: 'globalThis.__name ??= (target) => target' })
   const page = await context.newPage()
   const problems: string[] = []
   page.on('console', (message) => {
