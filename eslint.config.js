@@ -78,6 +78,25 @@ export default tseslint.config(
     rules: { '@typescript-eslint/no-restricted-imports': ['error', layerImports] },
   },
   {
+    // The real-time layer delivers events; the workers deliver them elsewhere. Neither depends on
+    // the other (what both need, such as PublishedMarks, lives in src/events).
+    files: ['src/realtime/**/*.ts'],
+    ignores: DATABASE_LAYER,
+    rules: {
+      '@typescript-eslint/no-restricted-imports': [
+        'error',
+        {
+          ...databaseImports,
+          patterns: [
+            ...databaseImports.patterns,
+            otherRepo(['**/modules/*/repo.ts']),
+            { group: ['**/workers/*'], message: 'The real-time layer does not import the workers; put what both use in src/events.' },
+          ],
+        },
+      ],
+    },
+  },
+  {
     files: ['src/modules/**/repo.ts'],
     rules: { '@typescript-eslint/no-restricted-imports': ['error', { patterns: layerImports.patterns.slice(-2) }] },
   },

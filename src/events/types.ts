@@ -65,3 +65,16 @@ export const DOMAIN_EVENT_TYPES = Object.keys(EVENTS) as DomainEventType[]
 export const WEBHOOK_EVENTS = typesWith(EVENTS, 'webhook') as WebhookEventType[]
 export const INTEGRATION_EVENTS = typesWith(EVENTS, 'integration') as IntegrationEventType[]
 export const CLIENT_EVENTS = typesWith(EVENTS, 'frame') as ClientEventType[]
+
+/**
+ * Events relayed to the broker but not yet marked so: kept by the outbox relay
+ * (src/realtime/relay.ts), read and cleared by the delivery planner (src/workers/deliveries.ts),
+ * which sets the marks in the update it makes to every outbox row anyway. Declared here, below
+ * both, so neither imports the other.
+ */
+export interface PublishedMarks {
+  /** Ids waiting for their published mark. */
+  pending(): string[]
+  /** These ids were marked (by the planner's update). */
+  marked(ids: string[]): void
+}

@@ -17,7 +17,7 @@ import { inboxItemsOf } from '../modules/inbox/items.ts'
 import { deliveryHeaders } from '../lib/signing.ts'
 import type { AddressPolicy } from '../lib/ssrf.ts'
 import { filteredOut, ONLY_VALUES, type Only } from '../events/filter.ts'
-import type { DomainEvent } from '../events/types.ts'
+import type { DomainEvent, PublishedMarks } from '../events/types.ts'
 import { integrationBody, webhookBody } from './payloads.ts'
 import { EndpointGate, type EndpointLimits } from './endpoints.ts'
 import type { DeliveryQueue } from './queue.ts'
@@ -113,14 +113,6 @@ export interface EngineOptions {
   leaseMs: number
   disable: repo.DisableRule
   endpoints: EndpointLimits
-}
-
-/** Events relayed to the broker but not yet marked so (the outbox relay, src/realtime/relay.ts). */
-export interface PublishedMarks {
-  /** Ids waiting for their published mark. */
-  pending(): string[]
-  /** These ids were marked (by the planner's update). */
-  marked(ids: string[]): void
 }
 
 export class DeliveryEngine {
