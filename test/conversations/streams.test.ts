@@ -328,3 +328,35 @@ t.test('status on a stream: set by its agent, read by a late joiner, cleared at 
   const outsider = await createChannel(c.api, c.tok.a2, 'outside')
   t.equal((await c.api({ method: 'GET', url: url(outsider.id, m.id, '/stream'), headers: bearer(c.tok.a2) })).statusCode, 404)
 })
+
+t.test('search indexes the final text only: a streaming message is not found, it is once finished, cancelled or interrupted', async (t) => {
+  const c = await setup(t)
+  const ch = await channel(c, 'findable')
+  const search = async (q: string): Promise<string[]> => {
+    const res = await c.api({ method: 'GET', url: `/api/v1/messages/search?q=${encodeURIComponent(q)}`, headers: bearer(c.tok.member) })
+    if (res.statusCode !== 200) throw new Error(`search: ${res.statusCode} ${res.body}`)
+    return res.json().results.map((m: Json) => m.id)
+  }
+  const finished = await started(c, c.tok.a1, ch.id, { text: 'zebrafish' })
+  const cancelled = await started(c, c.tok.a1, ch.id, { text: 'quokka' })
+  const interrupted = await started(c, c.tok.a2, ch.id, { text: 'axolotl' })
+  for (const [m, word] of [
+    [finished, ' pangolin'],
+    [cancelled, ' narwhal'],
+    [interrupted, ' okapi'],
+  ] as const) {
+    t.equal((await append(c, c.tok[m === interrupted ? 'a2' : 'a1'], ch.id, m.id, { append: word })).statusCode, 200)
+  }
+  for (const word of ['zebrafish', 'pangolin', 'quokka', 'narwhal', 'axolotl', 'okapi']) t.same(await search(word), [], `"${word}" is not found while it streams`)
+  const { rows } = await c.app.db.pool.query<{ n: number }>('SELECT count(*)::int AS n FROM messages WHERE channel_id = $1 AND search IS NOT NULL', [ch.id])
+  t.equal(rows[0]!.n, 0, 'no search vector is stored while streaming')
+
+  await finish(c, c.tok.a1, ch.id, finished.id, { text: 'zebrafish and a capybara' })
+  await cancel(c, c.tok.a1, ch.id, cancelled.id)
+  t.same(await search('capybara'), [finished.id], 'the final text of a finished stream')
+  t.same(await search('pangolin'), [], 'not what the final text replaced')
+  t.same(await search('narwhal'), [cancelled.id], 'a cancelled stream: what was written')
+  t.same(await search('okapi'), [], 'still streaming')
+  t.equal(await sweepStreams(c.app, Date.now() + 10 * 60_000), 1)
+  t.same(await search('axolotl okapi'), [interrupted.id], 'an interrupted stream: what was written')
+})
