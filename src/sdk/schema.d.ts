@@ -800,6 +800,34 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/channels/{id}/messages/{message_id}/thread/status": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The statuses agents set on a thread
+         * @description For a client that opens a thread (or reloads): each agent's status on it, oldest set first (empty when none). Readers of the channel only. The message must be a thread's root (a reply: 400 `THREAD_NOT_ROOT`); a channel or message the caller cannot see: 404.
+         */
+        get: operations["getThreadStatus"];
+        /**
+         * Set what the agent is doing in a thread, before it answers there (agents only)
+         * @description The same `{title, steps}` as a stream's status, on a thread without a stream: it replaces the agent's earlier status on this thread and reaches the channel's members as a `thread_status` frame (WebSocket and SSE). It is cleared by DELETE, by the agent's next reply in the thread (posted or streamed), and after STREAM_IDLE_SECONDS without a change (frame with `status: null`). Answers every status on the thread. A person: 403; an observer, or an agent not in the channel: 403. The message must be a thread's root (a reply: 400 `THREAD_NOT_ROOT`); a channel or message the caller cannot see: 404.
+         */
+        put: operations["setThreadStatus"];
+        post?: never;
+        /**
+         * Clear the caller's status on a thread
+         * @description Removes the caller's status on the thread (watchers get `thread_status` with `status: null`); none set: nothing changes. 204 either way. The message must be a thread's root (a reply: 400 `THREAD_NOT_ROOT`); a channel or message the caller cannot see: 404.
+         */
+        delete: operations["clearThreadStatus"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/channels/{id}/messages/{message_id}/reactions/{emoji}": {
         parameters: {
             query?: never;
@@ -3546,6 +3574,27 @@ export interface components {
             status: components["schemas"]["GetStreamResponseStatusStreamStatus"] | null;
             /** @description A person pressed Stop and the agent has not ended the stream yet (show "stopping…"). */
             stop_requested: boolean;
+        };
+        /** ThreadStatusEntry */
+        SetThreadStatusResponseStatusesItem: {
+            /** Format: uuid */
+            agent_id: string;
+            agent_name: string;
+            status: components["schemas"]["GetStreamResponseStatusStreamStatus"];
+            /**
+             * Format: date-time
+             * @description When the agent last set it (it is cleared STREAM_IDLE_SECONDS after).
+             */
+            updated_at: string;
+        };
+        /** ThreadStatuses */
+        SetThreadStatusResponse: {
+            /** Format: uuid */
+            channel_id: string;
+            /** Format: uuid */
+            thread_id: string;
+            /** @description One per agent with a status in the thread, oldest set first. */
+            statuses: components["schemas"]["SetThreadStatusResponseStatusesItem"][];
         };
         AddReactionResponse: {
             /** Format: uuid */
@@ -9626,6 +9675,311 @@ export interface operations {
             };
             /** @description Unsupported Content-Type (`UNSUPPORTED_MEDIA_TYPE`). */
             415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limited (only when a limit is configured). `Retry-After` gives the seconds to wait. */
+            429: {
+                headers: {
+                    /** @description Seconds until the budget has room again. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unexpected server failure (`INTERNAL_ERROR`); nothing is leaked. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The database is unreachable or not answering (`SERVICE_UNAVAILABLE`: nothing was stored), or it stopped answering while committing (`OUTCOME_UNKNOWN`: retry with the same `Idempotency-Key`); retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getThreadStatus: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+                message_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The statuses agents set on a thread: done. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SetThreadStatusResponse"];
+                };
+            };
+            /** @description Bad input (`VALIDATION_ERROR` or another 400 code of docs/errors.md); nothing was changed. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing, invalid, expired or revoked credentials (`UNAUTHORIZED`). */
+            401: {
+                headers: {
+                    /** @description A Bearer challenge (RFC 6750) naming the resource metadata (RFC 9728); `error="invalid_token"` when a credential was sent. */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The caller may see the resource but not do this (`FORBIDDEN`), e.g. a role or an owner-only action. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found, or not visible to the caller (`NOT_FOUND`): both answer the same. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limited (only when a limit is configured). `Retry-After` gives the seconds to wait. */
+            429: {
+                headers: {
+                    /** @description Seconds until the budget has room again. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unexpected server failure (`INTERNAL_ERROR`); nothing is leaked. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The database is unreachable or not answering (`SERVICE_UNAVAILABLE`: nothing was stored), or it stopped answering while committing (`OUTCOME_UNKNOWN`: retry with the same `Idempotency-Key`); retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    setThreadStatus: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+                message_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description What the agent is doing, e.g. "Searching the docs…". */
+                    title: string;
+                    /** @description The plan, in order (at most 20): each step `pending`, `in_progress`, `complete` or `error`. */
+                    steps: {
+                        title: string;
+                        /** @enum {string} */
+                        state: "pending" | "in_progress" | "complete" | "error";
+                    }[];
+                };
+            };
+        };
+        responses: {
+            /** @description Set what the agent is doing in a thread, before it answers there (agents only): done. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SetThreadStatusResponse"];
+                };
+            };
+            /** @description Bad input (`VALIDATION_ERROR` or another 400 code of docs/errors.md); nothing was changed. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing, invalid, expired or revoked credentials (`UNAUTHORIZED`). */
+            401: {
+                headers: {
+                    /** @description A Bearer challenge (RFC 6750) naming the resource metadata (RFC 9728); `error="invalid_token"` when a credential was sent. */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The caller may see the resource but not do this (`FORBIDDEN`), e.g. a role or an owner-only action. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found, or not visible to the caller (`NOT_FOUND`): both answer the same. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Request body too large (`PAYLOAD_TOO_LARGE`). */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unsupported Content-Type (`UNSUPPORTED_MEDIA_TYPE`). */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limited (only when a limit is configured). `Retry-After` gives the seconds to wait. */
+            429: {
+                headers: {
+                    /** @description Seconds until the budget has room again. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unexpected server failure (`INTERNAL_ERROR`); nothing is leaked. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The database is unreachable or not answering (`SERVICE_UNAVAILABLE`: nothing was stored), or it stopped answering while committing (`OUTCOME_UNKNOWN`: retry with the same `Idempotency-Key`); retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    clearThreadStatus: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+                message_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Cleared (or there was none). */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Bad input (`VALIDATION_ERROR` or another 400 code of docs/errors.md); nothing was changed. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing, invalid, expired or revoked credentials (`UNAUTHORIZED`). */
+            401: {
+                headers: {
+                    /** @description A Bearer challenge (RFC 6750) naming the resource metadata (RFC 9728); `error="invalid_token"` when a credential was sent. */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The caller may see the resource but not do this (`FORBIDDEN`), e.g. a role or an owner-only action. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found, or not visible to the caller (`NOT_FOUND`): both answer the same. */
+            404: {
                 headers: {
                     [name: string]: unknown;
                 };

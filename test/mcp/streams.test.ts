@@ -61,3 +61,35 @@ t.test('an agent streams over MCP; a person stops it; it finishes; refusals are 
   const human = (await connectClient(t, ctx.base, ctx.ws.member.token)).client
   t.equal(structured(await call(human, 'start_stream', { channel: ch })).code, 'FORBIDDEN')
 })
+
+t.test('set_status on a thread without a stream: set, read over REST, cleared with clear: true; refusals are tool errors', async (t) => {
+  const ctx = await setup(t)
+  const [agent1] = ctx.ws.agents as [(typeof ctx.ws.agents)[0]]
+  const ch = (await ctx.api({ method: 'POST', url: '/api/v1/channels', headers: bearer(agent1.key), payload: { name: 'ask' } })).json().id as string
+  await ctx.api({ method: 'POST', url: `/api/v1/channels/${ch}/members`, headers: bearer(agent1.key), payload: { user_id: ctx.ws.member.id } })
+  const root = (await ctx.api({ method: 'POST', url: `/api/v1/channels/${ch}/messages`, headers: bearer(ctx.ws.member.token), payload: { text: 'why is it slow?' } })).json()
+  const { client } = await connectClient(t, ctx.base, agent1.key)
+  const read = async () => (await ctx.api({ method: 'GET', url: `/api/v1/channels/${ch}/messages/${root.id}/thread/status`, headers: bearer(ctx.ws.member.token) })).json()
+
+  const set = await call(client, 'set_status', { channel: ch, thread_id: root.id, title: 'Profiling…', steps: [{ title: 'Collect a profile', state: 'in_progress' }] })
+  t.notOk(set.isError)
+  t.equal(textOf(set), 'Status: Profiling… (… Collect a profile)')
+  const status = { title: 'Profiling…', steps: [{ title: 'Collect a profile', state: 'in_progress' }] }
+  t.match(structured(set), { channel_id: ch, thread_id: root.id, statuses: [{ agent_id: agent1.id, status }] })
+  t.same(await read(), structured(set), 'what REST shows')
+
+  for (const [what, args, code] of [
+    ['both ids', { channel: ch, thread_id: root.id, message_id: root.id, title: 'x' }, 'VALIDATION_ERROR'],
+    ['neither id', { channel: ch, title: 'x' }, 'VALIDATION_ERROR'],
+    ['no title', { channel: ch, thread_id: root.id }, 'VALIDATION_ERROR'],
+    ['clear on a stream', { channel: ch, message_id: root.id, clear: true }, 'VALIDATION_ERROR'],
+  ] as const) {
+    t.equal(structured(await call(client, 'set_status', args)).code, code, what)
+  }
+  t.same((await read()).statuses.length, 1, 'unchanged')
+
+  const cleared = await call(client, 'set_status', { channel: ch, thread_id: root.id, clear: true })
+  t.notOk(cleared.isError)
+  t.same(structured(cleared), { channel_id: ch, thread_id: root.id, statuses: [] })
+  t.same((await read()).statuses, [])
+})

@@ -2,11 +2,13 @@
 // POST /channels/{id}/messages with "stream": true (src/modules/messages/routes.ts).
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import type { FastifyInstance, FastifyRequest } from 'fastify'
+import { Type } from 'typebox'
 import type { MemberPrincipal } from '../../plugins/auth.ts'
 import { errors } from '../../schemas/common.ts'
 import { ChannelMessageParams, MessageRef } from '../messages/schemas.ts'
-import { AppendBody, AppendResult, APPENDS_PER_SECOND, FinishBody, MAX_APPEND_BYTES, MAX_BATCH_APPENDS, StreamInfo, StreamStatus } from './schemas.ts'
+import { AppendBody, AppendResult, APPENDS_PER_SECOND, FinishBody, MAX_APPEND_BYTES, MAX_BATCH_APPENDS, StreamInfo, StreamStatus, ThreadStatuses } from './schemas.ts'
 import * as streams from './service.ts'
+import * as threadStatus from './thread-status.ts'
 
 const member = (request: FastifyRequest): MemberPrincipal => request.principal as MemberPrincipal
 
@@ -125,5 +127,58 @@ export default async function streamRoutes(fastify: FastifyInstance): Promise<vo
       },
     },
     async (request) => streams.streamInfo(fastify, member(request), request.params.id, request.params.message_id),
+  )
+  // A status on a thread without a stream (./thread-status.ts).
+  const THREAD = "The message must be a thread's root (a reply: 400 `THREAD_NOT_ROOT`); a channel or message the caller cannot see: 404."
+  app.put(
+    '/channels/:id/messages/:message_id/thread/status',
+    {
+      config: { auth: 'any' },
+      schema: {
+        operationId: 'setThreadStatus',
+        tags: ['messages'],
+        summary: 'Set what the agent is doing in a thread, before it answers there (agents only)',
+        description: `The same \`{title, steps}\` as a stream's status, on a thread without a stream: it replaces the agent's earlier status on this thread and reaches the channel's members as a \`thread_status\` frame (WebSocket and SSE). It is cleared by DELETE, by the agent's next reply in the thread (posted or streamed), and after STREAM_IDLE_SECONDS without a change (frame with \`status: null\`). Answers every status on the thread. A person: 403; an observer, or an agent not in the channel: 403. ${THREAD}`,
+        params: ChannelMessageParams,
+        body: StreamStatus,
+        response: { 200: ThreadStatuses, ...errors(400, 403, 404) },
+      },
+    },
+    async (request) => threadStatus.setThreadStatus(fastify, member(request), request.params.id, request.params.message_id, request.body),
+  )
+
+  app.delete(
+    '/channels/:id/messages/:message_id/thread/status',
+    {
+      config: { auth: 'any' },
+      schema: {
+        operationId: 'clearThreadStatus',
+        tags: ['messages'],
+        summary: "Clear the caller's status on a thread",
+        description: `Removes the caller's status on the thread (watchers get \`thread_status\` with \`status: null\`); none set: nothing changes. 204 either way. ${THREAD}`,
+        params: ChannelMessageParams,
+        response: { 204: Type.Null({ description: 'Cleared (or there was none).' }), ...errors(400, 404) },
+      },
+    },
+    async (request, reply) => {
+      await threadStatus.clearThreadStatus(fastify, member(request), request.params.id, request.params.message_id)
+      return reply.code(204).send(null)
+    },
+  )
+
+  app.get(
+    '/channels/:id/messages/:message_id/thread/status',
+    {
+      config: { auth: 'any' },
+      schema: {
+        operationId: 'getThreadStatus',
+        tags: ['messages'],
+        summary: 'The statuses agents set on a thread',
+        description: `For a client that opens a thread (or reloads): each agent's status on it, oldest set first (empty when none). Readers of the channel only. ${THREAD}`,
+        params: ChannelMessageParams,
+        response: { 200: ThreadStatuses, ...errors(400, 404) },
+      },
+    },
+    async (request) => threadStatus.threadStatuses(fastify, member(request), request.params.id, request.params.message_id),
   )
 }

@@ -78,3 +78,23 @@ export const StreamInfo = Type.Object(
   { additionalProperties: false, title: 'StreamInfo' },
 )
 export type StreamInfoDto = Static<typeof StreamInfo>
+
+// ---- status on a thread without a stream ----
+export const ThreadStatusEntry = Type.Object(
+  {
+    agent_id: Uuid,
+    agent_name: Type.String(),
+    status: StreamStatus,
+    updated_at: Type.String({ format: 'date-time', description: 'When the agent last set it (it is cleared STREAM_IDLE_SECONDS after).' }),
+  },
+  { additionalProperties: false, title: 'ThreadStatusEntry' },
+)
+export const ThreadStatuses = Type.Object(
+  {
+    channel_id: Uuid,
+    thread_id: Uuid,
+    statuses: Type.Array(ThreadStatusEntry, { description: 'One per agent with a status in the thread, oldest set first.' }),
+  },
+  { additionalProperties: false, title: 'ThreadStatuses' },
+)
+export type ThreadStatusesDto = Static<typeof ThreadStatuses>

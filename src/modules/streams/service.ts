@@ -18,6 +18,7 @@ import { validateText } from '../messages/service.ts'
 import { loopGuardSettings } from '../workspace/settings.ts'
 import { DeltaCoalescer, WindowLimit, type Delta } from './deltas.ts'
 import * as repo from './repo.ts'
+import { clearOnReply } from './thread-status.ts'
 import { APPENDS_PER_SECOND, DELTA_FRAMES_PER_SECOND, MAX_APPEND_BYTES, MAX_CONCURRENT_STREAMS, STOP_GRACE_MS, type AppendResultDto, type StreamInfoDto, type StreamStatusDto } from './schemas.ts'
 
 type EndState = 'complete' | 'cancelled' | 'interrupted'
@@ -96,6 +97,8 @@ export async function startStream(app: FastifyInstance, author: MemberPrincipal,
     emit('message.stream_started', channelId, { message })
     return message
   })
+  // Its reply has begun (with a status of its own): the agent's status on the thread is over.
+  if (threadId) await clearOnReply(app, threadId, author.id)
   return dto
 }
 
