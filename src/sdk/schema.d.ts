@@ -731,7 +731,7 @@ export interface paths {
         put?: never;
         /**
          * Finish a streaming message (its agent only)
-         * @description The message becomes `complete`, with `text` as its final text when given (`{}`: the text appended so far, which must not be blank). Its mentions are resolved from the final text. Emits `message.stream_finished`, then `message.created` (webhooks and integrations receive the message once, now) and `message.mentioned` when it mentions others. A message that is not streaming (finished, cancelled, interrupted, or posted whole): 409 `STREAM_ENDED`. Not the author: 403; a channel or message the caller cannot see: 404.
+         * @description The message becomes `complete`, with `text` as its final text when given (`{}`: the text appended so far, which must not be blank unless a file comes). Attachments as a post takes them: `multipart/form-data` with an optional `text` and one `file` (at most 10 MiB; larger: 413 `PAYLOAD_TOO_LARGE`, and the stream stays open). Its mentions are resolved from the final text. Emits `message.stream_finished`, then `message.created` (webhooks and integrations receive the message once, now) and `message.mentioned` when it mentions others. A message that is not streaming (finished, cancelled, interrupted, or posted whole): 409 `STREAM_ENDED`. Not the author: 403; a channel or message the caller cannot see: 404.
          */
         post: operations["finishStream"];
         delete?: never;
@@ -9228,6 +9228,15 @@ export interface operations {
                 "application/json": {
                     /** @description Optional: the final text, replacing what was appended (same rules as a post: not blank, at most MAX_MESSAGE_LENGTH characters). Omitted: the text appended so far, which must not be blank. */
                     text?: string;
+                };
+                "multipart/form-data": {
+                    /** @description Optional: the final text, as in the JSON body; with a file it may be empty. */
+                    text?: string;
+                    /**
+                     * Format: binary
+                     * @description One file, at most 10 MiB (10,485,760 bytes), attached to the message.
+                     */
+                    file?: Blob;
                 };
             };
         };

@@ -109,12 +109,20 @@ export async function findStream(pool: pg.Pool, messageId: string): Promise<{ au
 
 /**
  * Ends a stream: removes its bookkeeping row (under its lock) and sets the message's state, its
- * text when a final one is given, and its mentions. Null when it was not streaming (ended
+ * text when a final one is given, its mentions, and the attachment a finish brings. Null when it was not streaming (ended
  * meanwhile, by its author or the sweep).
  */
 export async function endStream(
   tx: Tx,
-  e: { messageId: string; authorId: string; state: 'complete' | 'cancelled' | 'interrupted'; text: (current: string) => string; mentions: (text: string) => Promise<string[]> },
+  e: {
+    messageId: string
+    authorId: string
+    state: 'complete' | 'cancelled' | 'interrupted'
+    text: (current: string) => string
+    mentions: (text: string) => Promise<string[]>
+    /** A file the finish attaches (stored on disk already). */
+    attachment?: { id: string; fileName: string; contentType: string; size: number; storageName: string }
+  },
 ): Promise<{ text: string } | null> {
   const removed = await tx.$queryRaw<{ id: string }[]>`DELETE FROM message_streams WHERE message_id = ${e.messageId}::uuid AND author_id = ${e.authorId}::uuid RETURNING message_id::text AS id`
   if (!removed.length) return null
@@ -122,6 +130,7 @@ export async function endStream(
   const text = e.text(row!.text)
   const mentions = await e.mentions(text)
   await tx.$executeRaw`UPDATE messages SET text = ${text}, stream_state = ${e.state}, mentions = ${mentions}::uuid[] WHERE id = ${e.messageId}::uuid`
+  if (e.attachment) await tx.attachment.create({ data: { ...e.attachment, messageId: e.messageId } })
   return { text }
 }
 

@@ -14,7 +14,8 @@ import { addressedPost } from '../inbox/addressed.ts'
 import { mentionsForPost, type ResolvedMentions } from '../mentions/service.ts'
 import * as loopGuard from '../messages/loop-guard.ts'
 import { toMessageDto, type MessageDto } from '../messages/schemas.ts'
-import { validateText } from '../messages/service.ts'
+import { validateText, type UploadedFile } from '../messages/service.ts'
+import { removeFiles } from '../messages/files.ts'
 import { loopGuardSettings } from '../workspace/settings.ts'
 import { DeltaCoalescer, WindowLimit, type Delta } from './deltas.ts'
 import * as repo from './repo.ts'
@@ -138,10 +139,19 @@ const streamEnded = (state: string): AppError =>
 
 // ---- end: finish, cancel, interrupt ----
 
-/** `…/stream/finish`: the stream becomes `complete`, with `text` as its final text when given. */
-export async function finishStream(app: FastifyInstance, principal: MemberPrincipal, channelId: string, messageId: string, text?: string): Promise<MessageDto> {
-  if (text !== undefined) validateText(app, text, false)
-  return endByAuthor(app, principal, channelId, messageId, 'complete', text)
+/**
+ * `…/stream/finish`: the stream becomes `complete`, with `text` as its final text when given, and
+ * `file` as its attachment (stored already; removed again if the finish fails). With a file the
+ * text may be blank, as a post's may.
+ */
+export async function finishStream(app: FastifyInstance, principal: MemberPrincipal, channelId: string, messageId: string, text?: string, file?: UploadedFile): Promise<MessageDto> {
+  try {
+    if (text !== undefined) validateText(app, text, Boolean(file))
+    return await endByAuthor(app, principal, channelId, messageId, 'complete', text, file)
+  } catch (error) {
+    if (file) await removeFiles(app.config.uploadDir, [file.storageName]).catch(() => {})
+    throw error
+  }
 }
 
 /** `…/stream/cancel`: the stream becomes `cancelled`, with what was written. */
@@ -149,11 +159,11 @@ export async function cancelStream(app: FastifyInstance, principal: MemberPrinci
   return endByAuthor(app, principal, channelId, messageId, 'cancelled')
 }
 
-async function endByAuthor(app: FastifyInstance, principal: MemberPrincipal, channelId: string, messageId: string, state: EndState, text?: string): Promise<MessageDto> {
+async function endByAuthor(app: FastifyInstance, principal: MemberPrincipal, channelId: string, messageId: string, state: EndState, text?: string, file?: UploadedFile): Promise<MessageDto> {
   const found = await repo.messageInChannel(app.db.prisma, channelId, messageId)
   // Only a stream of this channel by this caller ends here; anything else answers why not.
   if (!found || found.authorId !== principal.id || found.streamState !== 'streaming') throw await whyNotAppended(app, principal, channelId, messageId)
-  const dto = await endStream(app, { messageId, authorId: principal.id, channelId }, state, text)
+  const dto = await endStream(app, { messageId, authorId: principal.id, channelId }, state, text, file)
   if (!dto) throw await whyNotAppended(app, principal, channelId, messageId) // ended meanwhile
   return dto
 }
@@ -163,7 +173,7 @@ async function endByAuthor(app: FastifyInstance, principal: MemberPrincipal, cha
  * message.stream_finished, message.created (once, with the message's own id, as a post's is) and
  * message.mentioned when it mentions others. Null when it was no longer streaming.
  */
-async function endStream(app: FastifyInstance, s: { messageId: string; authorId: string; channelId: string }, state: EndState, finalText?: string): Promise<MessageDto | null> {
+async function endStream(app: FastifyInstance, s: { messageId: string; authorId: string; channelId: string }, state: EndState, finalText?: string, file?: UploadedFile): Promise<MessageDto | null> {
   liveOf(app).deltas.end(s.messageId)
   let mentioned: ResolvedMentions = { ids: [], notify: [], notifyAgents: [] }
   const dto = await app.events.transaction(async (tx, emit) => {
@@ -173,9 +183,10 @@ async function endStream(app: FastifyInstance, s: { messageId: string; authorId:
       state,
       text: (current) => {
         const text = finalText ?? current
-        if (state === 'complete' && text.trim() === '') throw badRequest("the stream's text is empty: append text first, or finish it with 'text'")
+        if (state === 'complete' && text.trim() === '' && !file) throw badRequest("the stream's text is empty: append text first, or finish it with 'text' (or a file)")
         return text
       },
+      attachment: file ? { id: uuidv7(), fileName: file.fileName, contentType: file.contentType, size: file.size, storageName: file.storageName } : undefined,
       mentions: async (text) => {
         mentioned = await mentionsForPost(app, s.channelId, s.authorId, text)
         return mentioned.ids
