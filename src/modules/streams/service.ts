@@ -80,7 +80,10 @@ export async function startStream(app: FastifyInstance, author: MemberPrincipal,
   const chainDepth = await loopGuard.chainDepth(app, author, input.inReplyToEvent, guard)
   const id = uuidv7()
   const createdAt = uuidv7Time(id)
+  // An agent that hears the conversation over a socket here (as a post's turn counts it).
+  const listening = app.hasDecorator('realtime') && app.realtime.hub.isMemberOf(author.id, channelId)
   const dto = await app.events.transaction(async (tx, emit) => {
+    await loopGuard.admitStreamStart(tx, guard, { channelId, threadId, authorId: author.id, at: createdAt, listening })
     const inserted = await repo.insertStream(tx, {
       id,
       channelId,
