@@ -595,6 +595,8 @@ function countsLine(c: InboxCounts): string {
 function itemLine(i: InboxItem & { message: McpMessage | null }): string {
   const head = `item ${i.id} [${i.kind}] in ${i.channel_id}`
   if (i.message) return `${head}: ${messageLine(i.message)}`
+  if (i.approval) return `${head}: ${approvalLine(i.approval)}`
+  if (i.stop) return `${head}: ${i.stop.requested_by_name} (${i.stop.requested_by_id}) asks you to stop streaming msg ${i.stop.message_id}: finish_stream or cancel it`
   const r = i.reaction!
   return `${head}: ${r.member_name} (${r.member_type}, ${r.member_id}) reacted ${r.emoji} on your msg ${r.message_id}`
 }

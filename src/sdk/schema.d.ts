@@ -3628,6 +3628,7 @@ export interface components {
             thread_reply: number;
             reaction: number;
             approval: number;
+            stop: number;
         };
         ReadInboxResponseCountsByChannelItem: {
             /** Format: uuid */
@@ -3656,6 +3657,19 @@ export interface components {
             member_type: "AGENT" | "HUMAN";
             member_name: string;
         };
+        /** @description Who asked you to stop which of your streaming messages (the `message_stop_requested` event): finish or cancel it within 30 s. */
+        ReadInboxResponseItemsItemStopOption1: {
+            /** Format: uuid */
+            message_id: string;
+            /** Format: uuid */
+            channel_id: string;
+            thread_id: string | null;
+            /** Format: uuid */
+            author_id: string;
+            /** Format: uuid */
+            requested_by_id: string;
+            requested_by_name: string;
+        };
         ReadInboxResponseItemsItem: {
             /**
              * Format: uuid
@@ -3663,17 +3677,17 @@ export interface components {
              */
             id: string;
             /**
-             * @description Why the item is yours: a message that `mention`s you, a message in a `dm` with you, a `thread_reply` in a thread you started or posted in, a `reaction` to your message, the outcome of your `approval` request (docs/approvals.md).
+             * @description Why the item is yours: a message that `mention`s you, a message in a `dm` with you, a `thread_reply` in a thread you started or posted in, a `reaction` to your message, the outcome of your `approval` request (docs/approvals.md), a person asking you to `stop` your streaming message (finish or cancel it).
              * @enum {string}
              */
-            kind: "mention" | "dm" | "thread_reply" | "reaction" | "approval";
+            kind: "mention" | "dm" | "thread_reply" | "reaction" | "approval" | "stop";
             /** Format: uuid */
             event_id: string;
             /**
              * @description The event, as the event log names it (`message_mentioned`: an edit that mentions you for the first time).
              * @enum {string}
              */
-            event_type: "new_message" | "message_mentioned" | "reaction_added" | "approval_decided" | "approval_expired";
+            event_type: "new_message" | "message_mentioned" | "reaction_added" | "approval_decided" | "approval_expired" | "message_stop_requested";
             /** Format: uuid */
             channel_id: string;
             /**
@@ -3687,6 +3701,8 @@ export interface components {
             reaction: components["schemas"]["ReadInboxResponseItemsItemReactionOption1"] | null;
             /** @description The outcome of your approval request: decision, who decided, final arguments (null otherwise). */
             approval: components["schemas"]["MessageApprovalApproval"] | null;
+            /** @description The Stop request on your streaming message (null otherwise). */
+            stop: components["schemas"]["ReadInboxResponseItemsItemStopOption1"] | null;
         };
         ReadInboxResponse: {
             counts: components["schemas"]["ReadInboxResponseCounts"];

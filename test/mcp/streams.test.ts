@@ -46,6 +46,12 @@ t.test('an agent streams over MCP; a person stops it; it finishes; refusals are 
   const stopEvent = structured(waited).events.find((e: { type: string }) => e.type === 'message_stop_requested')
   t.match(stopEvent, { message_id: m.id, author_id: agent1.id, requested_by_id: ctx.ws.member.id })
   t.match(textOf(waited), 'finish_stream or cancel it')
+  // And as an inbox item (kind stop), for an agent that works from its inbox.
+  await ctx.app.deliveries!.planner.kick()
+  const inboxRead = await call(client, 'read_inbox', {})
+  t.notOk(inboxRead.isError)
+  t.match(structured(inboxRead).items, [{ kind: 'stop', event_type: 'message_stop_requested', stop: { message_id: m.id, requested_by_id: ctx.ws.member.id } }])
+  t.match(textOf(inboxRead), `[stop] in ${ch}: member (${ctx.ws.member.id}) asks you to stop streaming msg ${m.id}: finish_stream or cancel it`)
 
   const fin = await call(client, 'finish_stream', { channel: ch, message_id: m.id, text: 'Found it: see the docs.' })
   t.notOk(fin.isError)

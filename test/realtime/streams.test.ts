@@ -294,3 +294,33 @@ t.test('a status on a thread without a stream: pushed to watchers, read by a lat
   t.same(await human.type('thread_status', (f) => f.status === null), cleared, 'cleared when idle')
   t.same((await read()).statuses, [])
 })
+
+t.test('Stop is an inbox item of the streaming agent (kind stop), read over REST and MCP-style, not of anyone else; only=addressed sockets get it', async (t) => {
+  const c = await setup(t)
+  await listen(c.app)
+  const ch = await createChannel(c.api, c.tok.a1, 'stop-inbox')
+  for (const id of [c.ws.member.id, c.ws.agents[1]!.id]) await addMember(c.api, c.tok.a1, ch.id, id)
+  const addressedOnly = (await connect(c.app, c.tok.a1, { only: 'addressed' })).client
+  t.teardown(() => addressedOnly.close().then(() => {}))
+  const m = (await c.api({ method: 'POST', url: url(ch.id), headers: bearer(c.tok.a1), payload: { stream: true, text: 'long job' } })).json()
+  t.equal((await c.api({ method: 'POST', url: url(ch.id, m.id, '/stream/stop'), headers: bearer(c.tok.member) })).statusCode, 200)
+  const payload = { message_id: m.id, channel_id: ch.id, thread_id: null, author_id: c.ws.agents[0]!.id, requested_by_id: c.ws.member.id, requested_by_name: 'member' }
+  t.match(await addressedOnly.type('message_stop_requested'), payload, 'a socket with only=addressed gets it: it is addressed to the agent')
+
+  await c.app.deliveries!.planner.kick()
+  const inbox = async (token: string) => (await c.api({ method: 'GET', url: '/api/v1/inbox', headers: bearer(token) })).json()
+  const page = await inbox(c.tok.a1)
+  t.same(page.counts.by_kind, { mention: 0, dm: 0, thread_reply: 0, reaction: 0, approval: 0, stop: 1 })
+  t.equal(page.items.length, 1)
+  const [item] = page.items
+  t.match(item, { kind: 'stop', event_type: 'message_stop_requested', channel_id: ch.id, message: null, reaction: null, approval: null, stop: payload })
+  t.same(Object.keys(item).sort(), ['approval', 'channel_id', 'event_id', 'id', 'kind', 'message', 'occurred_at', 'reaction', 'stop', 'event_type'].sort())
+  for (const token of [c.tok.member, c.tok.a2]) t.equal((await inbox(token)).counts.by_kind.stop, 0, 'nobody else is asked to stop')
+
+  // A second Stop adds nothing; acknowledging clears it.
+  await c.api({ method: 'POST', url: url(ch.id, m.id, '/stream/stop'), headers: bearer(c.tok.member) })
+  await c.app.deliveries!.planner.kick()
+  t.equal((await inbox(c.tok.a1)).items.length, 1)
+  t.equal((await c.api({ method: 'POST', url: '/api/v1/inbox/ack', headers: bearer(c.tok.a1), payload: { up_to: item.id } })).statusCode, 200)
+  t.same((await inbox(c.tok.a1)).items, [])
+})

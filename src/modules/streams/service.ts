@@ -10,7 +10,7 @@ import { AppError, badRequest, forbidden, notFound } from '../../lib/errors.ts'
 import { uuidv7, uuidv7Time } from '../../lib/ids.ts'
 import type { MemberPrincipal } from '../../plugins/auth.ts'
 import { assertCanPost, readableChannel } from '../channels/access.ts'
-import { addressedPost } from '../inbox/addressed.ts'
+import { addressedMap, addressedPost } from '../inbox/addressed.ts'
 import { mentionsForPost, type ResolvedMentions } from '../mentions/service.ts'
 import * as loopGuard from '../messages/loop-guard.ts'
 import { toMessageDto, type MessageDto } from '../messages/schemas.ts'
@@ -220,7 +220,8 @@ export async function requestStop(app: FastifyInstance, principal: MemberPrincip
   if (message.streamState !== 'streaming') throw streamEnded(message.streamState ?? 'complete')
   await app.events.transaction(async (tx, emit) => {
     if (!(await repo.requestStop(tx, messageId, principal.id, new Date()))) return
-    emit('message.stop_requested', channelId, {
+    // Addressed to the streaming agent: its inbox gets a `stop` item, `only=addressed` streams get it.
+    const event = emit('message.stop_requested', channelId, {
       message_id: messageId,
       channel_id: channelId,
       thread_id: message.threadId ?? null,
@@ -228,6 +229,8 @@ export async function requestStop(app: FastifyInstance, principal: MemberPrincip
       requested_by_id: principal.id,
       requested_by_name: principal.displayName,
     })
+    const addressed = addressedMap(principal.id, [['stop', [message.authorId]]])
+    if (addressed) event.addressed = addressed
   })
   return toMessageDto(message, app.config.publicUrl)
 }
