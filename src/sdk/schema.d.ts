@@ -9745,7 +9745,9 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @example 01a21684-a8e5-7153-b152-03f705a0b0cf */
                 id: string;
+                /** @example 01a21684-a955-70ca-a7a0-bb6fcb885885 */
                 message_id: string;
             };
             cookie?: never;
@@ -9837,7 +9839,9 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @example 01a21684-a8e5-7153-b152-03f705a0b0cf */
                 id: string;
+                /** @example 01a21684-a955-70ca-a7a0-bb6fcb885885 */
                 message_id: string;
             };
             cookie?: never;
@@ -9960,7 +9964,9 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @example 01a21684-a8e5-7153-b152-03f705a0b0cf */
                 id: string;
+                /** @example 01a21684-a955-70ca-a7a0-bb6fcb885885 */
                 message_id: string;
             };
             cookie?: never;
