@@ -8,6 +8,11 @@
 //   npm run bench:streams                                   (100 × 20/s × 30 s, 20 watchers each)
 //   BENCH_STREAMS=5 BENCH_WATCHERS=3 BENCH_SECONDS=5 npm run bench:streams   (a smoke run)
 //   BENCH_REDIS=1: the server uses Redis (as a cluster would); BENCH_DATABASE_URL, BENCH_REDIS_URL.
+//   BENCH_APPEND_VIA=ws: appends as `stream_append` frames on one socket per author, answered by
+//   `stream_ack` (default http: one POST …/stream each). At the issue's full scale (2,000 appends/s)
+//   the HTTP client's own cost in this one process weighs on the latency it measures; the socket
+//   is the cheaper way in for both sides. BENCH_POOL_SIZE: the server's DATABASE_POOL_SIZE (20).
+//   The full run opens STREAMS × (WATCHERS + 1) sockets: check `ulimit -n` first.
 import { randomUUID } from 'node:crypto'
 import { mkdtemp, rm } from 'node:fs/promises'
 import os from 'node:os'
@@ -30,6 +35,8 @@ const SECONDS = Number(process.env.BENCH_SECONDS ?? 30)
 const WATCHERS = Number(process.env.BENCH_WATCHERS ?? 20)
 const REDIS = process.env.BENCH_REDIS === '1'
 const REDIS_URL = process.env.BENCH_REDIS_URL ?? 'redis://127.0.0.1:6379'
+const APPEND_VIA = process.env.BENCH_APPEND_VIA === 'ws' ? 'ws' : 'http'
+const POOL_SIZE = process.env.BENCH_POOL_SIZE ?? '20'
 
 interface Seeded {
   streams: { channelId: string; authorKey: string }[]
@@ -38,27 +45,26 @@ interface Seeded {
 
 async function seed(url: string): Promise<Seeded> {
   const pool = new pg.Pool({ connectionString: url, max: 2 })
-  const agent = async (name: string): Promise<{ id: string; key: string }> => {
-    const id = uuidv7()
-    const key = newSecret(API_KEY_PREFIX)
-    await pool.query('INSERT INTO agents (id, name, display_name) VALUES ($1, $2, $2)', [id, name])
-    await pool.query('INSERT INTO api_keys (id, agent_id, name, key_hash, masked_key) VALUES ($1, $2, $3, $4, $5)', [uuidv7(), id, 'bench', sha256Hex(key), maskSecret(key, API_KEY_PREFIX)])
-    return { id, key }
+  // One channel's agents (its author and watchers), their keys and memberships in three statements:
+  // the full run seeds 2,100 agents.
+  const agents = async (channelId: string, names: string[]): Promise<string[]> => {
+    const ids = names.map(() => uuidv7())
+    const keys = names.map(() => newSecret(API_KEY_PREFIX))
+    await pool.query('INSERT INTO agents (id, name, display_name) SELECT * FROM unnest($1::uuid[], $2::text[], $2::text[])', [ids, names])
+    await pool.query(
+      "INSERT INTO api_keys (id, agent_id, name, key_hash, masked_key) SELECT k.id, k.agent_id, 'bench', k.hash, k.masked FROM unnest($1::uuid[], $2::uuid[], $3::text[], $4::text[]) AS k(id, agent_id, hash, masked)",
+      [ids.map(() => uuidv7()), ids, keys.map((k) => sha256Hex(k)), keys.map((k) => maskSecret(k, API_KEY_PREFIX))],
+    )
+    await pool.query("INSERT INTO channel_members (channel_id, member_id, member_type) SELECT $1, id, 'AGENT' FROM unnest($2::uuid[]) AS id", [channelId, ids])
+    return keys
   }
   await pool.query('INSERT INTO instance (id, loop_guard_enabled) VALUES ($1, false)', [uuidv7()])
   const seeded: Seeded = { streams: [], watcherKeys: [] }
   for (let s = 0; s < STREAMS; s++) {
     const channelId = uuidv7()
     await pool.query("INSERT INTO channels (id, name, description) VALUES ($1, $2, '')", [channelId, `stream-${s}`])
-    const author = await agent(`author-${s}`)
-    await pool.query("INSERT INTO channel_members (channel_id, member_id, member_type) VALUES ($1, $2, 'AGENT')", [channelId, author.id])
-    const keys: string[] = []
-    for (let w = 0; w < WATCHERS; w++) {
-      const watcher = await agent(`watcher-${s}-${w}`)
-      await pool.query("INSERT INTO channel_members (channel_id, member_id, member_type) VALUES ($1, $2, 'AGENT')", [channelId, watcher.id])
-      keys.push(watcher.key)
-    }
-    seeded.streams.push({ channelId, authorKey: author.key })
+    const [authorKey, ...keys] = await agents(channelId, [`author-${s}`, ...Array.from({ length: WATCHERS }, (_, w) => `watcher-${s}-${w}`)])
+    seeded.streams.push({ channelId, authorKey: authorKey! })
     seeded.watcherKeys.push(keys)
   }
   await pool.end()
@@ -129,9 +135,40 @@ async function openWatcher(base: string, key: string, onLatency: ConstructorPara
   })
 }
 
+/** An author's socket for BENCH_APPEND_VIA=ws: each append a `stream_append` frame, settled by its `stream_ack` (or `error`). */
+async function openAppender(base: string, key: string): Promise<{ ws: WebSocket; append: (channelId: string, messageId: string, text: string) => Promise<void> }> {
+  const ws = await new Promise<WebSocket>((resolve, reject) => {
+    const socket = new WebSocket(`ws://${base}/ws?token=${encodeURIComponent(key)}`, { perMessageDeflate: false })
+    socket.once('error', reject)
+    const ready = (data: Buffer): void => {
+      if (!data.includes('"type":"ready"')) return
+      socket.off('message', ready)
+      resolve(socket)
+    }
+    socket.on('message', ready)
+  })
+  const pending = new Map<string, { resolve: () => void; reject: (error: Error) => void }>()
+  ws.on('message', (data: Buffer) => {
+    const f = JSON.parse(data.toString()) as { type: string; id?: string; code?: string; error?: string }
+    const waiter = f.id ? pending.get(f.id) : undefined
+    if (!waiter) return
+    pending.delete(f.id!)
+    if (f.type === 'stream_ack') waiter.resolve()
+    else if (f.type === 'error') waiter.reject(new Error(`stream_append: ${f.code} ${f.error}`))
+  })
+  let n = 0
+  const append = (channelId: string, messageId: string, text: string): Promise<void> =>
+    new Promise((resolve, reject) => {
+      const id = `a${++n}`
+      pending.set(id, { resolve, reject })
+      ws.send(JSON.stringify({ type: 'stream_append', id, channel_id: channelId, message_id: messageId, append: text }))
+    })
+  return { ws, append }
+}
+
 async function main(): Promise<void> {
   console.log(`# streams benchmark on ${machine()}`)
-  console.log(`# ${STREAMS} streams × ${RATE} appends/s × ${SECONDS} s, ${WATCHERS} watchers each${REDIS ? ', Redis' : ''}`)
+  console.log(`# ${STREAMS} streams × ${RATE} appends/s × ${SECONDS} s, ${WATCHERS} watchers each, appends over ${APPEND_VIA}${REDIS ? ', Redis' : ''}`)
   const name = `ams_bench_streams_${Date.now().toString(36)}`
   await adminQuery(`CREATE DATABASE "${name}"`)
   const dataDir = await mkdtemp(path.join(os.tmpdir(), 'ams-bench-'))
@@ -142,7 +179,7 @@ async function main(): Promise<void> {
     const seeded = await seed(databaseUrl(name))
     server = await startServer({
       DATABASE_URL: databaseUrl(name),
-      DATABASE_POOL_SIZE: '20',
+      DATABASE_POOL_SIZE: POOL_SIZE,
       DATA_DIR: dataDir,
       MIGRATE_ON_START: 'false',
       JWT_SECRET: 'bench-secret-bench-secret-bench-secret-00',
@@ -171,6 +208,12 @@ async function main(): Promise<void> {
     const messages = await Promise.all(seeded.streams.map((s) => call(s.authorKey, `/api/v1/channels/${s.channelId}/messages`, { stream: true, text: '' })))
     const ids = messages.map((m) => String(m.id))
     ids.forEach((id) => sentAt.set(id, []))
+    const appenders = APPEND_VIA === 'ws' ? await Promise.all(seeded.streams.map((s) => openAppender(base, s.authorKey))) : []
+    appenders.forEach((a) => sockets.push(a.ws))
+    const append = (i: number, text: string): Promise<unknown> => {
+      const s = seeded.streams[i]!
+      return APPEND_VIA === 'ws' ? appenders[i]!.append(s.channelId, ids[i]!, text) : call(s.authorKey, `/api/v1/channels/${s.channelId}/messages/${ids[i]}/stream`, { append: text })
+    }
     await sleep(500)
 
     const meter = cpuMeter([server.proc.pid!])
@@ -193,7 +236,7 @@ async function main(): Promise<void> {
           const start = performance.now()
           times[seq] = start
           try {
-            await call(s.authorKey, `/api/v1/channels/${s.channelId}/messages/${id}/stream`, { append: text })
+            await append(i, text)
             expected[i] += text
             appended++
             appendTimes.push(performance.now() - start)
@@ -232,6 +275,7 @@ async function main(): Promise<void> {
     const perDelta = (pct: number): number => +((((pct / 100) * elapsed) / Math.max(1, deltas)) * 1e6).toFixed(1)
     const result = {
       streams: STREAMS,
+      appendVia: APPEND_VIA,
       watchersPerStream: WATCHERS,
       appendsPerSecondPerStream: RATE,
       seconds: +elapsed.toFixed(1),

@@ -38,9 +38,9 @@ interface EventOf<T extends DomainEventType> {
   addressed?: Addressed
 }
 
-/** Why an event concerns a member: it mentions them, it is in a DM with them, it replies in a thread they took part in, reacts to their message, or settles their approval request. */
-export type AddressKind = 'mention' | 'dm' | 'thread_reply' | 'reaction' | 'approval'
-export const ADDRESS_KINDS: readonly AddressKind[] = ['mention', 'dm', 'thread_reply', 'reaction', 'approval']
+/** Why an event concerns a member: it mentions them, it is in a DM with them, it replies in a thread they took part in, reacts to their message, settles their approval request, or asks them to stop their streaming message. */
+export type AddressKind = 'mention' | 'dm' | 'thread_reply' | 'reaction' | 'approval' | 'stop'
+export const ADDRESS_KINDS: readonly AddressKind[] = ['mention', 'dm', 'thread_reply', 'reaction', 'approval', 'stop']
 /** member id → why the event concerns that member. */
 export type Addressed = Record<string, AddressKind>
 

@@ -19,8 +19,9 @@ import { DmSchema, type DmDto } from '../modules/dm/schemas.ts'
 import { openDm } from '../modules/dm/service.ts'
 import { MessageSchema, SearchHitSchema, type MessageDto } from '../modules/messages/schemas.ts'
 import * as messages from '../modules/messages/service.ts'
-import { StreamInfo, StreamStatus } from '../modules/streams/schemas.ts'
+import { StreamInfo, StreamStatus, ThreadStatuses } from '../modules/streams/schemas.ts'
 import * as streams from '../modules/streams/service.ts'
+import * as threadStatus from '../modules/streams/thread-status.ts'
 import { ACK_IDS_MAX, AckResultSchema, InboxCountsSchema, InboxPageSchema, type InboxCounts, type InboxItem, type InboxPage } from '../modules/inbox/schemas.ts'
 import { acknowledgeInbox, inboxCounts, readInbox, waitForInbox } from '../modules/inbox/service.ts'
 import { MessageReactionsSchema } from '../modules/reactions/schemas.ts'
@@ -295,17 +296,36 @@ const finishStreamTool = defineTool({
 })
 const setStatusTool = defineTool({
   name: 'set_status',
-  title: 'Show what you are doing on your streaming message',
+  title: 'Show what you are doing on your streaming message, or in a thread',
   description:
-    'Shows people what you are doing beside your streaming message: a title ("Searching the docs…") and the steps of your plan, each pending, in_progress, complete or error. Each call replaces the whole status; it is cleared when you finish the stream.',
-  input: Type.Object({ channel: ChannelRef, message_id: MessageId, title: StreamStatus.properties.title, steps: Type.Optional(StreamStatus.properties.steps) }, { additionalProperties: false }),
-  output: StreamInfo,
+    'Shows people what you are doing: a title ("Searching the docs…") and the steps of your plan, each pending, in_progress, complete or error. Give message_id for your streaming message (cleared when you finish it), or thread_id (the root message) for a thread you will answer in without a stream yet (cleared when you reply there, with clear: true, or after 2 minutes unchanged). Each call replaces your whole status.',
+  input: Type.Object(
+    {
+      channel: ChannelRef,
+      message_id: Type.Optional(Type.String({ format: 'uuid', description: 'Your streaming message.' })),
+      thread_id: Type.Optional(Type.String({ format: 'uuid', description: "Instead of message_id: a thread's root message, for a status without a stream." })),
+      title: Type.Optional(StreamStatus.properties.title),
+      steps: Type.Optional(StreamStatus.properties.steps),
+      clear: Type.Optional(Type.Boolean({ description: 'With thread_id: true removes your status on the thread (title is then not taken).' })),
+    },
+    { additionalProperties: false },
+  ),
+  output: Type.Union([StreamInfo, ThreadStatuses]),
   annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: true, openWorldHint: false },
   async run(ctx, args) {
+    if ((args.message_id === undefined) === (args.thread_id === undefined)) throw badRequest('give either message_id (your streaming message) or thread_id (a thread without a stream)')
     const channelId = await resolveChannel(ctx.app, ctx.principal, args.channel)
-    const info = await streams.setStatus(ctx.app, ctx.principal, channelId, args.message_id, { title: args.title, steps: args.steps ?? [] })
-    const steps = info.status?.steps.map((s) => `${s.state === 'complete' ? '✓' : s.state === 'error' ? '✗' : s.state === 'in_progress' ? '…' : '·'} ${s.title}`).join('; ')
-    return { text: `Status: ${args.title}${steps ? ` (${steps})` : ''}`, structured: info }
+    if (args.clear) {
+      if (args.thread_id === undefined) throw badRequest("clear is for a thread status; a stream's status is cleared when you finish it")
+      await threadStatus.clearThreadStatus(ctx.app, ctx.principal, channelId, args.thread_id)
+      return { text: 'Status cleared.', structured: await threadStatus.threadStatuses(ctx.app, ctx.principal, channelId, args.thread_id) }
+    }
+    if (args.title === undefined) throw badRequest("missing argument 'title'")
+    const status = { title: args.title, steps: args.steps ?? [] }
+    const steps = status.steps.map((s) => `${s.state === 'complete' ? '✓' : s.state === 'error' ? '✗' : s.state === 'in_progress' ? '…' : '·'} ${s.title}`).join('; ')
+    const line = `Status: ${args.title}${steps ? ` (${steps})` : ''}`
+    if (args.thread_id !== undefined) return { text: line, structured: await threadStatus.setThreadStatus(ctx.app, ctx.principal, channelId, args.thread_id, status) }
+    return { text: line, structured: await streams.setStatus(ctx.app, ctx.principal, channelId, args.message_id!, status) }
   },
 })
 // ---- end streaming messages ----
@@ -575,6 +595,8 @@ function countsLine(c: InboxCounts): string {
 function itemLine(i: InboxItem & { message: McpMessage | null }): string {
   const head = `item ${i.id} [${i.kind}] in ${i.channel_id}`
   if (i.message) return `${head}: ${messageLine(i.message)}`
+  if (i.approval) return `${head}: ${approvalLine(i.approval)}`
+  if (i.stop) return `${head}: ${i.stop.requested_by_name} (${i.stop.requested_by_id}) asks you to stop streaming msg ${i.stop.message_id}: finish_stream or cancel it`
   const r = i.reaction!
   return `${head}: ${r.member_name} (${r.member_type}, ${r.member_id}) reacted ${r.emoji} on your msg ${r.message_id}`
 }

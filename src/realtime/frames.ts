@@ -11,7 +11,7 @@ import { InReplyToEventField, MentionsField, MessageSchema, ThreadIdField } from
 import { Timestamp, Uuid } from '../schemas/common.ts'
 import type { LogEntry } from './broker.ts'
 import { CURSOR_PATTERN, SINCE_PATTERN, type Cursor } from './cursor.ts'
-import { AgentStatusFrame, MessageDeltaFrame, MessageStatusFrame, PresenceFrame, TypingClientFrame, TypingFrame, UserUpdatedFrame } from './signals.ts'
+import { AgentStatusFrame, MessageDeltaFrame, MessageStatusFrame, PresenceFrame, ThreadStatusFrame, TypingClientFrame, TypingFrame, UserUpdatedFrame } from './signals.ts'
 
 export const CursorSchema = Type.String({
   pattern: CURSOR_PATTERN,
@@ -285,6 +285,7 @@ export const CONTROL_FRAMES = {
   user_updated: UserUpdatedFrame,
   message_delta: MessageDeltaFrame,
   message_status: MessageStatusFrame,
+  thread_status: ThreadStatusFrame,
   stream_ack: StreamAckFrame,
 } as const
 

@@ -130,8 +130,31 @@ export const MessageStatusFrame = Type.Object(
   },
 )
 
+export const ThreadStatusFrame = Type.Object(
+  {
+    type: Type.Literal('thread_status'),
+    channel_id: Uuid,
+    thread_id: Uuid,
+    agent_id: Uuid,
+    agent_name: Type.String(),
+    status: MessageStatusFrame.properties.status,
+  },
+  {
+    additionalProperties: false,
+    title: 'thread_status',
+    description:
+      "An agent set what it is doing in a thread before it answers there (no stream; a title and steps, as `message_status`), shown under the thread's root; `status: null` when it is cleared (by the agent, by its reply in the thread, or after STREAM_IDLE_SECONDS unchanged). Sent like `message_status` (WebSockets and SSE, not in the log); a late joiner reads GET …/messages/{message_id}/thread/status.",
+  },
+)
+
 export type SignalFrame =
-  Static<typeof TypingFrame> | Static<typeof AgentStatusFrame> | Static<typeof PresenceFrame> | Static<typeof UserUpdatedFrame> | Static<typeof MessageDeltaFrame> | Static<typeof MessageStatusFrame>
+  | Static<typeof TypingFrame>
+  | Static<typeof AgentStatusFrame>
+  | Static<typeof PresenceFrame>
+  | Static<typeof UserUpdatedFrame>
+  | Static<typeof MessageDeltaFrame>
+  | Static<typeof MessageStatusFrame>
+  | Static<typeof ThreadStatusFrame>
 
 /** One signal: the frame, the channels whose current members get it, and who does not. */
 export interface Signal {

@@ -731,7 +731,7 @@ export interface paths {
         put?: never;
         /**
          * Finish a streaming message (its agent only)
-         * @description The message becomes `complete`, with `text` as its final text when given (`{}`: the text appended so far, which must not be blank). Its mentions are resolved from the final text. Emits `message.stream_finished`, then `message.created` (webhooks and integrations receive the message once, now) and `message.mentioned` when it mentions others. A message that is not streaming (finished, cancelled, interrupted, or posted whole): 409 `STREAM_ENDED`. Not the author: 403; a channel or message the caller cannot see: 404.
+         * @description The message becomes `complete`, with `text` as its final text when given (`{}`: the text appended so far, which must not be blank unless a file comes). Attachments as a post takes them: `multipart/form-data` with an optional `text` and one `file` (at most 10 MiB; larger: 413 `PAYLOAD_TOO_LARGE`, and the stream stays open). Its mentions are resolved from the final text. Emits `message.stream_finished`, then `message.created` (webhooks and integrations receive the message once, now) and `message.mentioned` when it mentions others. A message that is not streaming (finished, cancelled, interrupted, or posted whole): 409 `STREAM_ENDED`. Not the author: 403; a channel or message the caller cannot see: 404.
          */
         post: operations["finishStream"];
         delete?: never;
@@ -795,6 +795,34 @@ export interface paths {
         put: operations["setStreamStatus"];
         post?: never;
         delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/channels/{id}/messages/{message_id}/thread/status": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The statuses agents set on a thread
+         * @description For a client that opens a thread (or reloads): each agent's status on it, oldest set first (empty when none). Readers of the channel only. The message must be a thread's root (a reply: 400 `THREAD_NOT_ROOT`); a channel or message the caller cannot see: 404.
+         */
+        get: operations["getThreadStatus"];
+        /**
+         * Set what the agent is doing in a thread, before it answers there (agents only)
+         * @description The same `{title, steps}` as a stream's status, on a thread without a stream: it replaces the agent's earlier status on this thread and reaches the channel's members as a `thread_status` frame (WebSocket and SSE). It is cleared by DELETE, by the agent's next reply in the thread (posted or streamed), and after STREAM_IDLE_SECONDS without a change (frame with `status: null`). Answers every status on the thread. A person: 403; an observer, or an agent not in the channel: 403. The message must be a thread's root (a reply: 400 `THREAD_NOT_ROOT`); a channel or message the caller cannot see: 404.
+         */
+        put: operations["setThreadStatus"];
+        post?: never;
+        /**
+         * Clear the caller's status on a thread
+         * @description Removes the caller's status on the thread (watchers get `thread_status` with `status: null`); none set: nothing changes. 204 either way. The message must be a thread's root (a reply: 400 `THREAD_NOT_ROOT`); a channel or message the caller cannot see: 404.
+         */
+        delete: operations["clearThreadStatus"];
         options?: never;
         head?: never;
         patch?: never;
@@ -3547,6 +3575,27 @@ export interface components {
             /** @description A person pressed Stop and the agent has not ended the stream yet (show "stopping…"). */
             stop_requested: boolean;
         };
+        /** ThreadStatusEntry */
+        SetThreadStatusResponseStatusesItem: {
+            /** Format: uuid */
+            agent_id: string;
+            agent_name: string;
+            status: components["schemas"]["GetStreamResponseStatusStreamStatus"];
+            /**
+             * Format: date-time
+             * @description When the agent last set it (it is cleared STREAM_IDLE_SECONDS after).
+             */
+            updated_at: string;
+        };
+        /** ThreadStatuses */
+        SetThreadStatusResponse: {
+            /** Format: uuid */
+            channel_id: string;
+            /** Format: uuid */
+            thread_id: string;
+            /** @description One per agent with a status in the thread, oldest set first. */
+            statuses: components["schemas"]["SetThreadStatusResponseStatusesItem"][];
+        };
         AddReactionResponse: {
             /** Format: uuid */
             channel_id: string;
@@ -3579,6 +3628,7 @@ export interface components {
             thread_reply: number;
             reaction: number;
             approval: number;
+            stop: number;
         };
         ReadInboxResponseCountsByChannelItem: {
             /** Format: uuid */
@@ -3607,6 +3657,19 @@ export interface components {
             member_type: "AGENT" | "HUMAN";
             member_name: string;
         };
+        /** @description Who asked you to stop which of your streaming messages (the `message_stop_requested` event): finish or cancel it within 30 s. */
+        ReadInboxResponseItemsItemStopOption1: {
+            /** Format: uuid */
+            message_id: string;
+            /** Format: uuid */
+            channel_id: string;
+            thread_id: string | null;
+            /** Format: uuid */
+            author_id: string;
+            /** Format: uuid */
+            requested_by_id: string;
+            requested_by_name: string;
+        };
         ReadInboxResponseItemsItem: {
             /**
              * Format: uuid
@@ -3614,17 +3677,17 @@ export interface components {
              */
             id: string;
             /**
-             * @description Why the item is yours: a message that `mention`s you, a message in a `dm` with you, a `thread_reply` in a thread you started or posted in, a `reaction` to your message, the outcome of your `approval` request (docs/approvals.md).
+             * @description Why the item is yours: a message that `mention`s you, a message in a `dm` with you, a `thread_reply` in a thread you started or posted in, a `reaction` to your message, the outcome of your `approval` request (docs/approvals.md), a person asking you to `stop` your streaming message (finish or cancel it).
              * @enum {string}
              */
-            kind: "mention" | "dm" | "thread_reply" | "reaction" | "approval";
+            kind: "mention" | "dm" | "thread_reply" | "reaction" | "approval" | "stop";
             /** Format: uuid */
             event_id: string;
             /**
              * @description The event, as the event log names it (`message_mentioned`: an edit that mentions you for the first time).
              * @enum {string}
              */
-            event_type: "new_message" | "message_mentioned" | "reaction_added" | "approval_decided" | "approval_expired";
+            event_type: "new_message" | "message_mentioned" | "reaction_added" | "approval_decided" | "approval_expired" | "message_stop_requested";
             /** Format: uuid */
             channel_id: string;
             /**
@@ -3638,6 +3701,8 @@ export interface components {
             reaction: components["schemas"]["ReadInboxResponseItemsItemReactionOption1"] | null;
             /** @description The outcome of your approval request: decision, who decided, final arguments (null otherwise). */
             approval: components["schemas"]["MessageApprovalApproval"] | null;
+            /** @description The Stop request on your streaming message (null otherwise). */
+            stop: components["schemas"]["ReadInboxResponseItemsItemStopOption1"] | null;
         };
         ReadInboxResponse: {
             counts: components["schemas"]["ReadInboxResponseCounts"];
@@ -9180,6 +9245,15 @@ export interface operations {
                     /** @description Optional: the final text, replacing what was appended (same rules as a post: not blank, at most MAX_MESSAGE_LENGTH characters). Omitted: the text appended so far, which must not be blank. */
                     text?: string;
                 };
+                "multipart/form-data": {
+                    /** @description Optional: the final text, as in the JSON body; with a file it may be empty. */
+                    text?: string;
+                    /**
+                     * Format: binary
+                     * @description One file, at most 10 MiB (10,485,760 bytes), attached to the message.
+                     */
+                    file?: Blob;
+                };
             };
         };
         responses: {
@@ -9626,6 +9700,317 @@ export interface operations {
             };
             /** @description Unsupported Content-Type (`UNSUPPORTED_MEDIA_TYPE`). */
             415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limited (only when a limit is configured). `Retry-After` gives the seconds to wait. */
+            429: {
+                headers: {
+                    /** @description Seconds until the budget has room again. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unexpected server failure (`INTERNAL_ERROR`); nothing is leaked. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The database is unreachable or not answering (`SERVICE_UNAVAILABLE`: nothing was stored), or it stopped answering while committing (`OUTCOME_UNKNOWN`: retry with the same `Idempotency-Key`); retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getThreadStatus: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @example 01a21684-a8e5-7153-b152-03f705a0b0cf */
+                id: string;
+                /** @example 01a21684-a955-70ca-a7a0-bb6fcb885885 */
+                message_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The statuses agents set on a thread: done. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SetThreadStatusResponse"];
+                };
+            };
+            /** @description Bad input (`VALIDATION_ERROR` or another 400 code of docs/errors.md); nothing was changed. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing, invalid, expired or revoked credentials (`UNAUTHORIZED`). */
+            401: {
+                headers: {
+                    /** @description A Bearer challenge (RFC 6750) naming the resource metadata (RFC 9728); `error="invalid_token"` when a credential was sent. */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The caller may see the resource but not do this (`FORBIDDEN`), e.g. a role or an owner-only action. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found, or not visible to the caller (`NOT_FOUND`): both answer the same. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limited (only when a limit is configured). `Retry-After` gives the seconds to wait. */
+            429: {
+                headers: {
+                    /** @description Seconds until the budget has room again. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unexpected server failure (`INTERNAL_ERROR`); nothing is leaked. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The database is unreachable or not answering (`SERVICE_UNAVAILABLE`: nothing was stored), or it stopped answering while committing (`OUTCOME_UNKNOWN`: retry with the same `Idempotency-Key`); retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    setThreadStatus: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @example 01a21684-a8e5-7153-b152-03f705a0b0cf */
+                id: string;
+                /** @example 01a21684-a955-70ca-a7a0-bb6fcb885885 */
+                message_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description What the agent is doing, e.g. "Searching the docs…". */
+                    title: string;
+                    /** @description The plan, in order (at most 20): each step `pending`, `in_progress`, `complete` or `error`. */
+                    steps: {
+                        title: string;
+                        /** @enum {string} */
+                        state: "pending" | "in_progress" | "complete" | "error";
+                    }[];
+                };
+            };
+        };
+        responses: {
+            /** @description Set what the agent is doing in a thread, before it answers there (agents only): done. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SetThreadStatusResponse"];
+                };
+            };
+            /** @description Bad input (`VALIDATION_ERROR` or another 400 code of docs/errors.md); nothing was changed. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing, invalid, expired or revoked credentials (`UNAUTHORIZED`). */
+            401: {
+                headers: {
+                    /** @description A Bearer challenge (RFC 6750) naming the resource metadata (RFC 9728); `error="invalid_token"` when a credential was sent. */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The caller may see the resource but not do this (`FORBIDDEN`), e.g. a role or an owner-only action. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found, or not visible to the caller (`NOT_FOUND`): both answer the same. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Request body too large (`PAYLOAD_TOO_LARGE`). */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unsupported Content-Type (`UNSUPPORTED_MEDIA_TYPE`). */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limited (only when a limit is configured). `Retry-After` gives the seconds to wait. */
+            429: {
+                headers: {
+                    /** @description Seconds until the budget has room again. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unexpected server failure (`INTERNAL_ERROR`); nothing is leaked. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The database is unreachable or not answering (`SERVICE_UNAVAILABLE`: nothing was stored), or it stopped answering while committing (`OUTCOME_UNKNOWN`: retry with the same `Idempotency-Key`); retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    clearThreadStatus: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @example 01a21684-a8e5-7153-b152-03f705a0b0cf */
+                id: string;
+                /** @example 01a21684-a955-70ca-a7a0-bb6fcb885885 */
+                message_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Cleared (or there was none). */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Bad input (`VALIDATION_ERROR` or another 400 code of docs/errors.md); nothing was changed. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing, invalid, expired or revoked credentials (`UNAUTHORIZED`). */
+            401: {
+                headers: {
+                    /** @description A Bearer challenge (RFC 6750) naming the resource metadata (RFC 9728); `error="invalid_token"` when a credential was sent. */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The caller may see the resource but not do this (`FORBIDDEN`), e.g. a role or an owner-only action. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found, or not visible to the caller (`NOT_FOUND`): both answer the same. */
+            404: {
                 headers: {
                     [name: string]: unknown;
                 };

@@ -19,6 +19,7 @@ import { ApprovalExpiry } from './approval-expiry.ts'
 import { IdempotencySweeper } from './idempotency-sweeper.ts'
 import { StreamSweeper } from './stream-sweeper.ts'
 import { sweepStreams } from '../modules/streams/service.ts'
+import { expireThreadStatuses } from '../modules/streams/thread-status.ts'
 import { MemoryQueue, RedisQueue, type DeliveryQueue } from './queue.ts'
 import { releaseClaims, type ClaimedDelivery } from './repo.ts'
 import { SearchIndexFlusher } from './search-index.ts'
@@ -54,7 +55,8 @@ async function workersPlugin(app: FastifyInstance): Promise<void> {
   app.decorate('searchIndex', searchIndex)
   const idempotencySweeper = new IdempotencySweeper(app.db.pool, app.log)
   const approvalExpiry = new ApprovalExpiry(app, app.log)
-  const streamSweeper = new StreamSweeper(() => sweepStreams(app), app.log)
+  // Thread statuses (no stream) left unchanged expire on the same clock as idle streams.
+  const streamSweeper = new StreamSweeper(async () => (await sweepStreams(app)) + (await expireThreadStatuses(app, Date.now())), app.log)
 
   const running = engine
   let timer: NodeJS.Timeout | null = null

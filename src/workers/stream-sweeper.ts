@@ -26,7 +26,7 @@ export class StreamSweeper {
   run(): Promise<void> {
     this.running ??= this.sweep()
       .then((ended) => {
-        if (ended) this.log.info({ ended }, 'interrupted idle or stopped streams')
+        if (ended) this.log.info({ ended }, 'interrupted idle or stopped streams, expired thread statuses')
       })
       .catch((err: unknown) => this.log.warn({ err }, 'stream sweep failed'))
       .finally(() => {

@@ -227,3 +227,44 @@ t.test('a thread loop is stopped in its thread and leaves the channel free', asy
   t.same(await takeTurns(c.api, channel, [c.tok.a2, c.tok.a1], { thread_id: root.id }), [201, 201])
   assertLoopDetected(t, await postAs(c.api, c.tok.a1, channel, { text: 'channel still blocked' }), 600)
 })
+
+t.test('streams take turns as posts do: an echo pair of streaming agents is stopped at the start of one stream too many, in a channel and in a thread', async (t) => {
+  const c = await setup(t, LISTEN_ENV)
+  await settings(c, { loop_guard_max_turns: 3, loop_guard_window_seconds: 600, loop_guard_max_depth: 0 })
+  await listens(t, c, 0)
+  await listens(t, c, 1)
+  const channel = await room(c)
+  /** An agent streams a whole answer (start, one append, finish): the start's status, or the refusal. */
+  const streamAs = async (token: string, extra: Record<string, unknown> = {}) => {
+    const res = await postAs(c.api, token, channel, { stream: true, text: 'thinking', ...extra })
+    if (res.statusCode !== 201) return res
+    const id = res.json().id
+    const base = `/api/v1/channels/${channel}/messages/${id}/stream`
+    await c.api({ method: 'POST', url: base, headers: bearer(token), payload: { append: ' done' } })
+    await c.api({ method: 'POST', url: `${base}/finish`, headers: bearer(token), payload: {} })
+    return res
+  }
+
+  // a1 opens (no turn), then a2, a1, a2 stream three turns; a1's fourth start is refused.
+  for (const token of [c.tok.a1, c.tok.a2, c.tok.a1, c.tok.a2]) t.equal((await streamAs(token)).statusCode, 201)
+  c.events.length = 0
+  const refused = await streamAs(c.tok.a1)
+  assertLoopDetected(t, refused, 600)
+  t.equal(await count(c, channel), 4, 'nothing stored for the refused start')
+  t.same(c.events, [], 'no event either')
+  t.equal(await c.app.db.pool.query('SELECT 1 FROM message_streams').then((r) => r.rowCount), 0, 'no stream left open')
+  // Streams and posts count together: a post is refused just the same, and the last speaker goes on.
+  assertLoopDetected(t, await postAs(c.api, c.tok.a1, channel, { text: 'a post instead' }), 600)
+  t.equal((await streamAs(c.tok.a2)).statusCode, 201, 'the last speaker may keep streaming')
+
+  // In a thread: its own count, streams and posts alike.
+  const root = (await postAs(c.api, c.tok.member, channel, { text: 'a question' })).json()
+  const statuses = []
+  for (const token of [c.tok.a1, c.tok.a2, c.tok.a1, c.tok.a2]) statuses.push((await streamAs(token, { thread_id: root.id })).statusCode)
+  t.same(statuses, [201, 201, 201, 201])
+  assertLoopDetected(t, await streamAs(c.tok.a1, { thread_id: root.id }), 600)
+
+  // A human message starts over.
+  t.equal((await postAs(c.api, c.tok.member, channel, { text: 'stop it, both of you' })).statusCode, 201)
+  t.equal((await streamAs(c.tok.a1)).statusCode, 201)
+})

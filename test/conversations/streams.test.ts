@@ -3,7 +3,8 @@
 // nothing), the limits, threads and mentions, and the sweep that interrupts idle, stopped and
 // orphaned streams (an instance that died), with an injected clock.
 import t from 'tap'
-import { setup, type Ctx } from './fixtures/support.ts'
+import { readdir } from 'node:fs/promises'
+import { multipart, setup, type Ctx } from './fixtures/support.ts'
 import { addMember, bearer, build, createChannel, MESSAGE_KEYS, post } from '../support/index.ts'
 import { sweepStreams } from '../../src/modules/streams/service.ts'
 import { MAX_APPEND_BYTES, MAX_CONCURRENT_STREAMS } from '../../src/modules/streams/schemas.ts'
@@ -327,4 +328,91 @@ t.test('status on a stream: set by its agent, read by a late joiner, cleared at 
   t.equal((await put(c.tok.a1, status)).json().code, 'STREAM_ENDED')
   const outsider = await createChannel(c.api, c.tok.a2, 'outside')
   t.equal((await c.api({ method: 'GET', url: url(outsider.id, m.id, '/stream'), headers: bearer(c.tok.a2) })).statusCode, 404)
+})
+
+t.test('search indexes the final text only: a streaming message is not found, it is once finished, cancelled or interrupted', async (t) => {
+  const c = await setup(t)
+  const ch = await channel(c, 'findable')
+  const search = async (q: string): Promise<string[]> => {
+    const res = await c.api({ method: 'GET', url: `/api/v1/messages/search?q=${encodeURIComponent(q)}`, headers: bearer(c.tok.member) })
+    if (res.statusCode !== 200) throw new Error(`search: ${res.statusCode} ${res.body}`)
+    return res.json().results.map((m: Json) => m.id)
+  }
+  const finished = await started(c, c.tok.a1, ch.id, { text: 'zebrafish' })
+  const cancelled = await started(c, c.tok.a1, ch.id, { text: 'quokka' })
+  const interrupted = await started(c, c.tok.a2, ch.id, { text: 'axolotl' })
+  for (const [m, word] of [
+    [finished, ' pangolin'],
+    [cancelled, ' narwhal'],
+    [interrupted, ' okapi'],
+  ] as const) {
+    t.equal((await append(c, c.tok[m === interrupted ? 'a2' : 'a1'], ch.id, m.id, { append: word })).statusCode, 200)
+  }
+  for (const word of ['zebrafish', 'pangolin', 'quokka', 'narwhal', 'axolotl', 'okapi']) t.same(await search(word), [], `"${word}" is not found while it streams`)
+  const { rows } = await c.app.db.pool.query<{ n: number }>('SELECT count(*)::int AS n FROM messages WHERE channel_id = $1 AND search IS NOT NULL', [ch.id])
+  t.equal(rows[0]!.n, 0, 'no search vector is stored while streaming')
+
+  await finish(c, c.tok.a1, ch.id, finished.id, { text: 'zebrafish and a capybara' })
+  await cancel(c, c.tok.a1, ch.id, cancelled.id)
+  t.same(await search('capybara'), [finished.id], 'the final text of a finished stream')
+  t.same(await search('pangolin'), [], 'not what the final text replaced')
+  t.same(await search('narwhal'), [cancelled.id], 'a cancelled stream: what was written')
+  t.same(await search('okapi'), [], 'still streaming')
+  t.equal(await sweepStreams(c.app, Date.now() + 10 * 60_000), 1)
+  t.same(await search('axolotl okapi'), [interrupted.id], 'an interrupted stream: what was written')
+})
+
+t.test('finish with a file (multipart, as a post takes it): the message carries the attachment in message.created; refusals leave no file and the stream open', async (t) => {
+  const c = await setup(t)
+  const ch = await channel(c, 'report')
+  const content = Buffer.from('col1,col2\n1,2\n'.repeat(100))
+  const finishForm = (token: string, m: string, parts: Parameters<typeof multipart>[0]) => {
+    const form = multipart(parts)
+    return c.api({ method: 'POST', url: url(ch.id, m, '/stream/finish'), headers: { ...bearer(token), ...form.headers }, payload: form.payload })
+  }
+  const m = await started(c, c.tok.a1, ch.id, { text: 'Here is the report' })
+  c.events.length = 0
+
+  // Refusals: another agent, a second file, too large. The stream stays open, no file is left.
+  t.equal((await finishForm(c.tok.a2, m.id, [{ name: 'file', file: content, filename: 'r.csv' }])).statusCode, 403, 'not the author')
+  const two = await finishForm(c.tok.a1, m.id, [
+    { name: 'file', file: content, filename: 'a.csv' },
+    { name: 'file', file: content, filename: 'b.csv' },
+  ])
+  t.ok(two.statusCode === 400 || two.statusCode === 413, 'a second file is refused')
+  const big = await finishForm(c.tok.a1, m.id, [{ name: 'file', file: Buffer.alloc(10 * 1024 * 1024 + 1, 7), filename: 'big.bin' }])
+  t.equal(big.statusCode, 413)
+  t.equal(big.json().code, 'PAYLOAD_TOO_LARGE')
+  t.same(await readdir(c.config.uploadDir), [], 'no file left')
+  t.equal((await getMessage(c, c.tok.member, ch.id, m.id)).stream_state, 'streaming', 'still streaming')
+  t.same(c.events, [], 'nothing emitted')
+
+  const res = await finishForm(c.tok.a1, m.id, [
+    { name: 'text', value: 'Here is the report: 100 rows.' },
+    { name: 'file', file: content, filename: 'report.csv', type: 'text/csv' },
+  ])
+  t.equal(res.statusCode, 200, res.body)
+  const done = res.json()
+  t.match(done, { id: m.id, stream_state: 'complete', text: 'Here is the report: 100 rows.' })
+  t.match(done.attachment, { file_name: 'report.csv', content_type: 'text/csv', size: content.length })
+  t.same(await getMessage(c, c.tok.member, ch.id, m.id), done, 'history shows it')
+  t.same(
+    c.events.map((e) => [e.type, e.payload]),
+    [
+      ['message.stream_finished', { message: done }],
+      ['message.created', { message: done }],
+    ],
+    'message.created carries the attachment, once',
+  )
+  const dl = await c.api({ method: 'GET', url: `/api/v1/attachments/${done.attachment.id}`, headers: bearer(c.tok.member) })
+  t.equal(dl.statusCode, 200)
+  t.same(dl.rawPayload, content)
+
+  // A stream with no text may finish with a file alone, as a post may.
+  const bare = await started(c, c.tok.a1, ch.id)
+  const fileOnly = await finishForm(c.tok.a1, bare.id, [{ name: 'file', file: content, filename: 'only.csv', type: 'text/csv' }])
+  t.equal(fileOnly.statusCode, 200, fileOnly.body)
+  t.match(fileOnly.json(), { text: '', stream_state: 'complete', attachment: { file_name: 'only.csv' } })
+  t.equal((await finishForm(c.tok.a1, bare.id, [{ name: 'file', file: content }])).json().code, 'STREAM_ENDED')
+  t.equal((await readdir(c.config.uploadDir)).length, 2, 'the refused finish left no file')
 })

@@ -32,7 +32,7 @@ t.test('offline for an hour: one read_inbox catches up, counts first; acknowledg
   t.same(structured(checked), {
     counts: {
       total: 6,
-      by_kind: { mention: 3, dm: 3, thread_reply: 0, reaction: 0, approval: 0 },
+      by_kind: { mention: 3, dm: 3, thread_reply: 0, reaction: 0, approval: 0, stop: 0 },
       by_channel: structured(checked).counts.by_channel,
     },
   })

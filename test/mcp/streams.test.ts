@@ -46,6 +46,12 @@ t.test('an agent streams over MCP; a person stops it; it finishes; refusals are 
   const stopEvent = structured(waited).events.find((e: { type: string }) => e.type === 'message_stop_requested')
   t.match(stopEvent, { message_id: m.id, author_id: agent1.id, requested_by_id: ctx.ws.member.id })
   t.match(textOf(waited), 'finish_stream or cancel it')
+  // And as an inbox item (kind stop), for an agent that works from its inbox.
+  await ctx.app.deliveries!.planner.kick()
+  const inboxRead = await call(client, 'read_inbox', {})
+  t.notOk(inboxRead.isError)
+  t.match(structured(inboxRead).items, [{ kind: 'stop', event_type: 'message_stop_requested', stop: { message_id: m.id, requested_by_id: ctx.ws.member.id } }])
+  t.match(textOf(inboxRead), `[stop] in ${ch}: member (${ctx.ws.member.id}) asks you to stop streaming msg ${m.id}: finish_stream or cancel it`)
 
   const fin = await call(client, 'finish_stream', { channel: ch, message_id: m.id, text: 'Found it: see the docs.' })
   t.notOk(fin.isError)
@@ -60,4 +66,36 @@ t.test('an agent streams over MCP; a person stops it; it finishes; refusals are 
   // A person cannot stream.
   const human = (await connectClient(t, ctx.base, ctx.ws.member.token)).client
   t.equal(structured(await call(human, 'start_stream', { channel: ch })).code, 'FORBIDDEN')
+})
+
+t.test('set_status on a thread without a stream: set, read over REST, cleared with clear: true; refusals are tool errors', async (t) => {
+  const ctx = await setup(t)
+  const [agent1] = ctx.ws.agents as [(typeof ctx.ws.agents)[0]]
+  const ch = (await ctx.api({ method: 'POST', url: '/api/v1/channels', headers: bearer(agent1.key), payload: { name: 'ask' } })).json().id as string
+  await ctx.api({ method: 'POST', url: `/api/v1/channels/${ch}/members`, headers: bearer(agent1.key), payload: { user_id: ctx.ws.member.id } })
+  const root = (await ctx.api({ method: 'POST', url: `/api/v1/channels/${ch}/messages`, headers: bearer(ctx.ws.member.token), payload: { text: 'why is it slow?' } })).json()
+  const { client } = await connectClient(t, ctx.base, agent1.key)
+  const read = async () => (await ctx.api({ method: 'GET', url: `/api/v1/channels/${ch}/messages/${root.id}/thread/status`, headers: bearer(ctx.ws.member.token) })).json()
+
+  const set = await call(client, 'set_status', { channel: ch, thread_id: root.id, title: 'Profiling…', steps: [{ title: 'Collect a profile', state: 'in_progress' }] })
+  t.notOk(set.isError)
+  t.equal(textOf(set), 'Status: Profiling… (… Collect a profile)')
+  const status = { title: 'Profiling…', steps: [{ title: 'Collect a profile', state: 'in_progress' }] }
+  t.match(structured(set), { channel_id: ch, thread_id: root.id, statuses: [{ agent_id: agent1.id, status }] })
+  t.same(await read(), structured(set), 'what REST shows')
+
+  for (const [what, args, code] of [
+    ['both ids', { channel: ch, thread_id: root.id, message_id: root.id, title: 'x' }, 'VALIDATION_ERROR'],
+    ['neither id', { channel: ch, title: 'x' }, 'VALIDATION_ERROR'],
+    ['no title', { channel: ch, thread_id: root.id }, 'VALIDATION_ERROR'],
+    ['clear on a stream', { channel: ch, message_id: root.id, clear: true }, 'VALIDATION_ERROR'],
+  ] as const) {
+    t.equal(structured(await call(client, 'set_status', args)).code, code, what)
+  }
+  t.same((await read()).statuses.length, 1, 'unchanged')
+
+  const cleared = await call(client, 'set_status', { channel: ch, thread_id: root.id, clear: true })
+  t.notOk(cleared.isError)
+  t.same(structured(cleared), { channel_id: ch, thread_id: root.id, statuses: [] })
+  t.same((await read()).statuses, [])
 })

@@ -39,7 +39,7 @@ t.test('the inbox lists the addressed items, counts first, oldest first; acknowl
   const page = res.json()
   t.same(page.counts, {
     total: 4,
-    by_kind: { mention: 1, dm: 1, thread_reply: 1, reaction: 1, approval: 0 },
+    by_kind: { mention: 1, dm: 1, thread_reply: 1, reaction: 1, approval: 0, stop: 0 },
     by_channel: [
       { channel_id: s.room, name: 'room', type: 'channel', count: 3 },
       { channel_id: s.dm, name: page.counts.by_channel[1].name, type: 'dm', count: 1 },
@@ -93,7 +93,7 @@ t.test('the inbox lists the addressed items, counts first, oldest first; acknowl
   await removeMember(api, ws.primary.key, s.room, s.me.id)
   const after = await inbox(api, s.me.key)
   t.same(after.items, [])
-  t.same(after.counts, { total: 0, by_kind: { mention: 0, dm: 0, thread_reply: 0, reaction: 0, approval: 0 }, by_channel: [] })
+  t.same(after.counts, { total: 0, by_kind: { mention: 0, dm: 0, thread_reply: 0, reaction: 0, approval: 0, stop: 0 }, by_channel: [] })
 })
 
 t.test('humans have the same inbox', async (t) => {
@@ -127,7 +127,7 @@ t.test('a person reading a conversation acknowledges its mentions and DM message
   const dm = (await api({ method: 'POST', url: '/api/v1/dm', headers: bearer(ws.primary.key), payload: { participant_id: human.id } })).json().id as string
   const direct = await postIn(api, ws.primary.key, dm, 'just for you')
   await planned(app)
-  t.same((await inbox(api, human.token)).counts.by_kind, { mention: 2, dm: 1, thread_reply: 0, reaction: 1, approval: 0 })
+  t.same((await inbox(api, human.token)).counts.by_kind, { mention: 2, dm: 1, thread_reply: 0, reaction: 1, approval: 0, stop: 0 })
 
   t.equal((await read(human.token, room, first.id)).statusCode, 200)
   t.same(

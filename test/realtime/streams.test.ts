@@ -8,6 +8,7 @@ import { setup, type Ctx } from '../conversations/fixtures/support.ts'
 import { addMember, bearer, createChannel, post } from '../support/index.ts'
 import { connect, listen, type Frame } from './helpers.ts'
 import { baseUrl, openStream } from './sse-client.ts'
+import { expireThreadStatuses } from '../../src/modules/streams/thread-status.ts'
 
 type Json = Record<string, any>
 const url = (ch: string, m?: string, tail = '') => `/api/v1/channels/${ch}/messages${m ? `/${m}` : ''}${tail}`
@@ -215,4 +216,111 @@ t.test('WebSocket frames: stream_start, stream_append, stream_finish, stream_can
 
   await watcher.type('new_message', (f) => f.message.id === id)
   t.equal(rebuild(watcher.frames, id).text, 'On it: step one, step two, done', 'a watcher saw it grow')
+})
+
+t.test('a status on a thread without a stream: pushed to watchers, read by a late joiner, cleared by the agent, by its reply, and when idle', async (t) => {
+  const c = await setup(t)
+  await listen(c.app)
+  const ch = await createChannel(c.api, c.tok.a1, 'thread-status')
+  for (const id of [c.ws.member.id, c.ws.observer.id]) await addMember(c.api, c.tok.a1, ch.id, id)
+  const root = await post(c.api, c.tok.member, ch.id, 'can someone look at the logs?')
+  const human = (await connect(c.app, c.tok.member)).client
+  const { stream: sse } = await openStream(baseUrl(c.app), c.tok.observer)
+  t.teardown(async () => {
+    await human.close()
+    await sse.close()
+  })
+  const path = (m = root.id) => url(ch.id, m, '/thread/status')
+  const put = (token: string, body: Json, m = root.id) => c.api({ method: 'PUT', url: path(m), headers: bearer(token), payload: body })
+  const read = async (token = c.tok.observer) => (await c.api({ method: 'GET', url: path(), headers: bearer(token) })).json()
+  const status = { title: 'Reading the logs…', steps: [{ title: 'Open the logs', state: 'in_progress' }] }
+  const replyAs = async (token: string, text: string): Promise<Json> => {
+    const res = await c.api({ method: 'POST', url: url(ch.id), headers: bearer(token), payload: { text, thread_id: root.id } })
+    if (res.statusCode !== 201) throw new Error(`reply: ${res.statusCode} ${res.body}`)
+    return res.json()
+  }
+
+  const res = await put(c.tok.a1, status)
+  t.equal(res.statusCode, 200)
+  const body = res.json()
+  t.match(body, { channel_id: ch.id, thread_id: root.id, statuses: [{ agent_id: c.ws.agents[0]!.id, agent_name: String, status }] })
+  t.same(Object.keys(body.statuses[0]).sort(), ['agent_id', 'agent_name', 'status', 'updated_at'])
+  const frame = { type: 'thread_status', channel_id: ch.id, thread_id: root.id, agent_id: c.ws.agents[0]!.id, agent_name: body.statuses[0].agent_name, status }
+  t.same(await human.type('thread_status'), frame, 'WebSocket: thread_status')
+  t.same(await sse.type('thread_status'), frame, 'SSE: thread_status')
+  t.same(await read(), body, 'a late joiner reads it')
+
+  // Refusals change nothing.
+  const reply = await replyAs(c.tok.member, 'a reply')
+  const outsider = await createChannel(c.api, c.tok.a2, 'outside')
+  for (const [what, r, code] of [
+    ['a person', await put(c.tok.member, status), 403],
+    ['an agent not in the channel', await put(c.tok.a2, status), 404],
+    ['a reply, not a root', await put(c.tok.a1, status, reply.id), 400],
+    ['a bad step state', await put(c.tok.a1, { title: 'x', steps: [{ title: 'y', state: 'done' }] }), 400],
+    ['another channel', await c.api({ method: 'PUT', url: url(outsider.id, root.id, '/thread/status'), headers: bearer(c.tok.a2), payload: status }), 404],
+  ] as const) {
+    t.equal(r.statusCode, code, what)
+  }
+  t.same(await read(), body, 'unchanged')
+
+  // The agent's reply in the thread clears it.
+  await replyAs(c.tok.a1, 'the disk is full')
+  const cleared = { ...frame, status: null }
+  t.same(await human.type('thread_status', (f) => f.status === null), cleared, 'cleared by the reply')
+  t.same((await read()).statuses, [])
+
+  // DELETE clears it; clearing again is fine.
+  await put(c.tok.a1, status)
+  human.frames.length = 0
+  t.equal((await c.api({ method: 'DELETE', url: path(), headers: bearer(c.tok.a1) })).statusCode, 204)
+  t.same(await human.type('thread_status', (f) => f.status === null), cleared, 'cleared by DELETE')
+  t.equal((await c.api({ method: 'DELETE', url: path(), headers: bearer(c.tok.a1) })).statusCode, 204)
+  t.same((await read()).statuses, [])
+
+  // Starting a streamed reply in the thread clears it too.
+  await put(c.tok.a1, status)
+  human.frames.length = 0
+  const streamed = (await c.api({ method: 'POST', url: url(ch.id), headers: bearer(c.tok.a1), payload: { stream: true, text: '', thread_id: root.id } })).json()
+  t.equal(streamed.stream_state, 'streaming')
+  t.same(await human.type('thread_status', (f) => f.status === null), cleared, 'cleared by a streamed reply')
+  await c.api({ method: 'POST', url: url(ch.id, streamed.id, '/stream/cancel'), headers: bearer(c.tok.a1) })
+
+  // Left unchanged for STREAM_IDLE_SECONDS: the sweep clears it.
+  await put(c.tok.a1, status)
+  human.frames.length = 0
+  t.equal(await expireThreadStatuses(c.app, Date.now() + 60_000), 0, 'not yet')
+  t.equal(await expireThreadStatuses(c.app, Date.now() + c.config.streamIdleSeconds * 1000 + 1000), 1)
+  t.same(await human.type('thread_status', (f) => f.status === null), cleared, 'cleared when idle')
+  t.same((await read()).statuses, [])
+})
+
+t.test('Stop is an inbox item of the streaming agent (kind stop), read over REST and MCP-style, not of anyone else; only=addressed sockets get it', async (t) => {
+  const c = await setup(t)
+  await listen(c.app)
+  const ch = await createChannel(c.api, c.tok.a1, 'stop-inbox')
+  for (const id of [c.ws.member.id, c.ws.agents[1]!.id]) await addMember(c.api, c.tok.a1, ch.id, id)
+  const addressedOnly = (await connect(c.app, c.tok.a1, { only: 'addressed' })).client
+  t.teardown(() => addressedOnly.close().then(() => {}))
+  const m = (await c.api({ method: 'POST', url: url(ch.id), headers: bearer(c.tok.a1), payload: { stream: true, text: 'long job' } })).json()
+  t.equal((await c.api({ method: 'POST', url: url(ch.id, m.id, '/stream/stop'), headers: bearer(c.tok.member) })).statusCode, 200)
+  const payload = { message_id: m.id, channel_id: ch.id, thread_id: null, author_id: c.ws.agents[0]!.id, requested_by_id: c.ws.member.id, requested_by_name: 'member' }
+  t.match(await addressedOnly.type('message_stop_requested'), payload, 'a socket with only=addressed gets it: it is addressed to the agent')
+
+  await c.app.deliveries!.planner.kick()
+  const inbox = async (token: string) => (await c.api({ method: 'GET', url: '/api/v1/inbox', headers: bearer(token) })).json()
+  const page = await inbox(c.tok.a1)
+  t.same(page.counts.by_kind, { mention: 0, dm: 0, thread_reply: 0, reaction: 0, approval: 0, stop: 1 })
+  t.equal(page.items.length, 1)
+  const [item] = page.items
+  t.match(item, { kind: 'stop', event_type: 'message_stop_requested', channel_id: ch.id, message: null, reaction: null, approval: null, stop: payload })
+  t.same(Object.keys(item).sort(), ['approval', 'channel_id', 'event_id', 'id', 'kind', 'message', 'occurred_at', 'reaction', 'stop', 'event_type'].sort())
+  for (const token of [c.tok.member, c.tok.a2]) t.equal((await inbox(token)).counts.by_kind.stop, 0, 'nobody else is asked to stop')
+
+  // A second Stop adds nothing; acknowledging clears it.
+  await c.api({ method: 'POST', url: url(ch.id, m.id, '/stream/stop'), headers: bearer(c.tok.member) })
+  await c.app.deliveries!.planner.kick()
+  t.equal((await inbox(c.tok.a1)).items.length, 1)
+  t.equal((await c.api({ method: 'POST', url: '/api/v1/inbox/ack', headers: bearer(c.tok.a1), payload: { up_to: item.id } })).statusCode, 200)
+  t.same((await inbox(c.tok.a1)).items, [])
 })

@@ -16,7 +16,7 @@ export interface NewInboxItem {
   occurredAt: string
 }
 
-/** What an item shows: the message, or the reaction (the event's own payload, trimmed). */
+/** What an item shows: the message, the reaction, the approval or the Stop (the event's own payload, trimmed). */
 function bodyOf(event: DomainEvent): Record<string, unknown> | null {
   switch (event.type) {
     case 'message.created':
@@ -30,6 +30,8 @@ function bodyOf(event: DomainEvent): Record<string, unknown> | null {
     case 'approval.expired':
     case 'approval.cancelled':
       return { message: null, reaction: null, approval: event.payload.approval }
+    case 'message.stop_requested':
+      return { message: null, reaction: null, stop: event.payload }
     default:
       return null
   }

@@ -25,7 +25,7 @@ export interface InboxRow {
   event_type: string
   channel_id: string
   occurred_at: Date
-  body: { message: unknown; reaction: unknown; approval?: unknown }
+  body: { message: unknown; reaction: unknown; approval?: unknown; stop?: unknown }
 }
 
 /** Unacknowledged items oldest first, after `after`; `limit + 1` rows tell whether more follow. */

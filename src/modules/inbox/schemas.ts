@@ -14,10 +14,22 @@ export const ACK_IDS_MAX = 500
 /** At most this many channels are listed in `counts.by_channel` (the busiest first). */
 export const COUNT_CHANNELS_MAX = 50
 
-export const InboxKind = Type.Union([Type.Literal('mention'), Type.Literal('dm'), Type.Literal('thread_reply'), Type.Literal('reaction'), Type.Literal('approval')], {
+export const InboxKind = Type.Union([Type.Literal('mention'), Type.Literal('dm'), Type.Literal('thread_reply'), Type.Literal('reaction'), Type.Literal('approval'), Type.Literal('stop')], {
   description:
-    'Why the item is yours: a message that `mention`s you, a message in a `dm` with you, a `thread_reply` in a thread you started or posted in, a `reaction` to your message, the outcome of your `approval` request (docs/approvals.md).',
+    'Why the item is yours: a message that `mention`s you, a message in a `dm` with you, a `thread_reply` in a thread you started or posted in, a `reaction` to your message, the outcome of your `approval` request (docs/approvals.md), a person asking you to `stop` your streaming message (finish or cancel it).',
 })
+
+export const InboxStopSchema = Type.Object(
+  {
+    message_id: Uuid,
+    channel_id: Uuid,
+    thread_id: Type.Union([Uuid, Type.Null()]),
+    author_id: Uuid,
+    requested_by_id: Uuid,
+    requested_by_name: Type.String(),
+  },
+  { additionalProperties: false, description: 'Who asked you to stop which of your streaming messages (the `message_stop_requested` event): finish or cancel it within 30 s.' },
+)
 
 export const InboxReactionSchema = Type.Object(
   {
@@ -35,14 +47,25 @@ export const InboxItemSchema = Type.Object(
     id: { ...Uuid, description: 'The item id, also its cursor: `after` pages past it, `up_to` acknowledges up to it.' },
     kind: InboxKind,
     event_id: Uuid,
-    event_type: Type.Union([Type.Literal('new_message'), Type.Literal('message_mentioned'), Type.Literal('reaction_added'), Type.Literal('approval_decided'), Type.Literal('approval_expired')], {
-      description: 'The event, as the event log names it (`message_mentioned`: an edit that mentions you for the first time).',
-    }),
+    event_type: Type.Union(
+      [
+        Type.Literal('new_message'),
+        Type.Literal('message_mentioned'),
+        Type.Literal('reaction_added'),
+        Type.Literal('approval_decided'),
+        Type.Literal('approval_expired'),
+        Type.Literal('message_stop_requested'),
+      ],
+      {
+        description: 'The event, as the event log names it (`message_mentioned`: an edit that mentions you for the first time).',
+      },
+    ),
     channel_id: Uuid,
     occurred_at: Timestamp,
     message: Type.Union([MessageSchema, Type.Null()], { description: 'The message, as it was when the event happened (null for a reaction or an approval outcome).' }),
     reaction: Type.Union([InboxReactionSchema, Type.Null()], { description: 'The reaction (null otherwise).' }),
     approval: Type.Union([ApprovalSchema, Type.Null()], { description: 'The outcome of your approval request: decision, who decided, final arguments (null otherwise).' }),
+    stop: Type.Union([InboxStopSchema, Type.Null()], { description: 'The Stop request on your streaming message (null otherwise).' }),
   },
   { additionalProperties: false },
 )
@@ -57,6 +80,7 @@ export const InboxCountsSchema = Type.Object(
         thread_reply: Type.Integer({ minimum: 0 }),
         reaction: Type.Integer({ minimum: 0 }),
         approval: Type.Integer({ minimum: 0 }),
+        stop: Type.Integer({ minimum: 0 }),
       },
       { additionalProperties: false },
     ),

@@ -39,6 +39,7 @@ function toItem(row: repo.InboxRow): InboxItem {
     message: (row.body.message ?? null) as InboxItem['message'],
     reaction: (row.body.reaction ?? null) as InboxItem['reaction'],
     approval: (row.body.approval ?? null) as InboxItem['approval'],
+    stop: (row.body.stop ?? null) as InboxItem['stop'],
   }
 }
 

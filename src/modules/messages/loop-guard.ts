@@ -21,6 +21,7 @@
 // Both refusals are 429 LOOP_DETECTED with Retry-After. `loop_guard_enabled` false turns both off.
 import type { FastifyInstance } from 'fastify'
 import { AppError } from '../../lib/errors.ts'
+import type { Prisma } from '../../db/client.ts'
 import type { MemberPrincipal } from '../../plugins/auth.ts'
 import type { LoopGuardSettings } from '../workspace/settings.ts'
 import * as repo from './repo.ts'
@@ -67,4 +68,21 @@ export function tooManyTurns(settings: LoopGuardSettings, retryAt: Date): AppErr
     `loop detected: agents took ${settings.maxTurns} turns answering each other here within ${settings.windowSeconds} s with no human message in between; another agent may answer here again in ${wait} s, or as soon as a human posts here (an agent posting on its own is never refused)`,
     wait,
   )
+}
+
+/**
+ * A streamed message takes its turn at its start, exactly as a post (the first thing watchers see
+ * of it is its start): in the transaction that inserts it, so a refused start stores nothing.
+ * Throws 429 LOOP_DETECTED when it would be one turn too many. `listening`: the agent hears the
+ * conversation over a socket here (as for a post).
+ */
+export async function admitStreamStart(
+  tx: Prisma.TransactionClient,
+  settings: LoopGuardSettings,
+  s: { channelId: string; threadId: string | null; authorId: string; at: Date; listening: boolean },
+): Promise<void> {
+  const guard = guardParams(settings, s.listening)
+  if (!guard) return
+  const next = await repo.admitStreamTurn(tx, { channelId: s.channelId, threadId: s.threadId, authorId: s.authorId, at: s.at, guard })
+  if (next) throw tooManyTurns(settings, next)
 }

@@ -105,6 +105,30 @@ const admitOneCtes = (thread: string, g: number, conds: string[]): string[] => {
   ]
 }
 
+// A streamed message takes its turn at its start, like a post (docs/loops.md): the same previous
+// message (of the channel's roots, or of the thread with its root), the same "could have heard
+// it", the same admission. $1 channel, $2 thread root or null, $3 author, $4 time, $5 listening
+// over a socket here, $6 turns, $7 window (ms). No row: no turn. The stream's own insert follows
+// in the same transaction, so a refused or failed start records nothing.
+const ADMIT_STREAM_TURN_SQL = `
+  WITH last AS (
+    SELECT author_id, author_type, created_at FROM (
+      (SELECT id, author_id, author_type, created_at FROM messages WHERE $2::uuid IS NULL AND channel_id = $1 AND thread_id IS NULL ORDER BY id DESC LIMIT 1)
+      UNION ALL (SELECT id, author_id, author_type, created_at FROM messages WHERE $2::uuid IS NOT NULL AND thread_id = $2::uuid ORDER BY id DESC LIMIT 1)
+      UNION ALL SELECT id, author_id, author_type, created_at FROM messages WHERE $2::uuid IS NOT NULL AND id = $2::uuid) u ORDER BY id DESC LIMIT 1
+  ), turn AS (
+    SELECT author_id AS prev FROM last
+     WHERE author_type = 'AGENT' AND author_id <> $3::uuid AND created_at > $4::timestamptz - make_interval(secs => $7::int / 1000.0)
+       AND ${listensSql('$3::uuid', '$5::boolean')}
+  )
+  SELECT x.next FROM turn, loop_guard_admit_turns(ARRAY[$1::uuid], ARRAY[$2::uuid], ARRAY[$3::uuid], ARRAY[turn.prev], ARRAY[$4::timestamptz], $6::int, $7::int) x`
+
+/** The loop guard's admission of a stream's start: null when admitted (or no turn), else when the next turn is. */
+export async function admitStreamTurn(tx: Prisma.TransactionClient, s: { channelId: string; threadId: string | null; authorId: string; at: Date; guard: GuardParams }): Promise<Date | null> {
+  const rows = await tx.$queryRawUnsafe<{ next: Date | null }[]>(ADMIT_STREAM_TURN_SQL, s.channelId, s.threadId, s.authorId, s.at, s.guard.listening, s.guard.maxTurns, s.guard.windowMs)
+  return rows[0]?.next ?? null
+}
+
 function insertSql(withAttachment: boolean, withIdempotency: boolean, withMentions = 0, withThread = false, withGuard = false, withApproval = false): string {
   const cacheKey = `${withAttachment}:${withIdempotency}:${withMentions}:${withThread}:${withGuard}:${withApproval}`
   let sql = sqlCache.get(cacheKey)

@@ -21,6 +21,7 @@ import { withReactions } from '../reactions/service.ts'
 import { prepareRequest, refusesEdit } from '../approvals/service.ts'
 import type { ApprovalRequest } from '../approvals/schemas.ts'
 import type { SearchEngine } from './search-engine.ts'
+import { clearOnReply } from '../streams/thread-status.ts'
 import { toMessageDto, type ListMessagesQueryInput, type MessageDto, type MessagePage, type SearchQueryInput, type SearchResult } from './schemas.ts'
 
 export interface UploadedFile {
@@ -156,6 +157,8 @@ export async function createMessage(
         if (result.kind === 'absent') throw notFound(threadId ? 'thread root message' : 'channel') // removed or deleted in between
         stored = true
         app.events.publish(mentionEvent ? [event, mentionEvent] : [event])
+        // An agent's reply in a thread ends its status there (issue 25); the post stands either way.
+        if (threadId && author.kind === 'agent') await clearOnReply(app, threadId, author.id).catch((err: unknown) => app.log.warn({ err }, 'clearing a thread status failed'))
         return { statusCode: 201, body: dto }
       },
       dropFile,

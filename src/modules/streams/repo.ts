@@ -109,12 +109,20 @@ export async function findStream(pool: pg.Pool, messageId: string): Promise<{ au
 
 /**
  * Ends a stream: removes its bookkeeping row (under its lock) and sets the message's state, its
- * text when a final one is given, and its mentions. Null when it was not streaming (ended
+ * text when a final one is given, its mentions, and the attachment a finish brings. Null when it was not streaming (ended
  * meanwhile, by its author or the sweep).
  */
 export async function endStream(
   tx: Tx,
-  e: { messageId: string; authorId: string; state: 'complete' | 'cancelled' | 'interrupted'; text: (current: string) => string; mentions: (text: string) => Promise<string[]> },
+  e: {
+    messageId: string
+    authorId: string
+    state: 'complete' | 'cancelled' | 'interrupted'
+    text: (current: string) => string
+    mentions: (text: string) => Promise<string[]>
+    /** A file the finish attaches (stored on disk already). */
+    attachment?: { id: string; fileName: string; contentType: string; size: number; storageName: string }
+  },
 ): Promise<{ text: string } | null> {
   const removed = await tx.$queryRaw<{ id: string }[]>`DELETE FROM message_streams WHERE message_id = ${e.messageId}::uuid AND author_id = ${e.authorId}::uuid RETURNING message_id::text AS id`
   if (!removed.length) return null
@@ -122,6 +130,7 @@ export async function endStream(
   const text = e.text(row!.text)
   const mentions = await e.mentions(text)
   await tx.$executeRaw`UPDATE messages SET text = ${text}, stream_state = ${e.state}, mentions = ${mentions}::uuid[] WHERE id = ${e.messageId}::uuid`
+  if (e.attachment) await tx.attachment.create({ data: { ...e.attachment, messageId: e.messageId } })
   return { text }
 }
 
@@ -189,4 +198,62 @@ export async function streamRow(pool: pg.Pool, messageId: string): Promise<{ seq
     values: [messageId],
   })
   return rows[0] ? { seq: rows[0].seq, status: rows[0].status, stopRequested: rows[0].stop } : null
+}
+
+// ---- status on a thread without a stream ----
+
+/** Sets the agent's status on a root of this channel while the agent is a member; false when not. */
+export async function setThreadStatus(pool: pg.Pool, s: { rootId: string; channelId: string; agentId: string; agentName: string; status: unknown; at: Date }): Promise<boolean> {
+  const { rowCount } = await pool.query({
+    name: 'thread-status-set',
+    text: `INSERT INTO thread_statuses (root_id, agent_id, channel_id, agent_name, status, updated_at)
+           SELECT m.id, $3, m.channel_id, $4, $5::jsonb, $6 FROM messages m
+            WHERE m.id = $1 AND m.channel_id = $2 AND m.thread_id IS NULL
+              AND EXISTS (SELECT 1 FROM channel_members c WHERE c.channel_id = m.channel_id AND c.member_id = $3)
+           ON CONFLICT (root_id, agent_id) DO UPDATE SET status = EXCLUDED.status, agent_name = EXCLUDED.agent_name, updated_at = EXCLUDED.updated_at`,
+    values: [s.rootId, s.channelId, s.agentId, s.agentName, JSON.stringify(s.status), s.at],
+  })
+  return (rowCount ?? 0) > 0
+}
+
+/** Removes the agent's status on the thread; false when it had none. */
+export async function clearThreadStatus(pool: pg.Pool, rootId: string, agentId: string): Promise<{ channelId: string; agentName: string } | null> {
+  const { rows } = await pool.query<{ channel_id: string; agent_name: string }>({
+    name: 'thread-status-clear',
+    text: 'DELETE FROM thread_statuses WHERE root_id = $1 AND agent_id = $2 RETURNING channel_id, agent_name',
+    values: [rootId, agentId],
+  })
+  return rows[0] ? { channelId: rows[0].channel_id, agentName: rows[0].agent_name } : null
+}
+
+export interface ThreadStatusRow {
+  rootId: string
+  channelId: string
+  agentId: string
+  agentName: string
+  status: unknown
+  updatedAt: Date
+}
+
+/** The statuses set on a thread, oldest first. */
+export async function threadStatuses(pool: pg.Pool, rootId: string): Promise<ThreadStatusRow[]> {
+  const { rows } = await pool.query<{ root_id: string; channel_id: string; agent_id: string; agent_name: string; status: unknown; updated_at: Date }>({
+    name: 'thread-statuses',
+    text: 'SELECT root_id, channel_id, agent_id, agent_name, status, updated_at FROM thread_statuses WHERE root_id = $1 ORDER BY updated_at, agent_id',
+    values: [rootId],
+  })
+  return rows.map((r) => ({ rootId: r.root_id, channelId: r.channel_id, agentId: r.agent_id, agentName: r.agent_name, status: r.status, updatedAt: r.updated_at }))
+}
+
+/** Removes the statuses unchanged since `before` (each once, whichever sweep takes it) and answers them. */
+export async function expireThreadStatuses(pool: pg.Pool, before: Date, limit: number): Promise<ThreadStatusRow[]> {
+  const { rows } = await pool.query<{ root_id: string; channel_id: string; agent_id: string; agent_name: string }>({
+    name: 'thread-statuses-expire',
+    text: `DELETE FROM thread_statuses t USING (
+             SELECT root_id, agent_id FROM thread_statuses WHERE updated_at < $1 ORDER BY updated_at LIMIT $2 FOR UPDATE SKIP LOCKED
+           ) old WHERE t.root_id = old.root_id AND t.agent_id = old.agent_id
+           RETURNING t.root_id, t.channel_id, t.agent_id, t.agent_name`,
+    values: [before, limit],
+  })
+  return rows.map((r) => ({ rootId: r.root_id, channelId: r.channel_id, agentId: r.agent_id, agentName: r.agent_name, status: null, updatedAt: before }))
 }

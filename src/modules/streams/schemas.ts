@@ -52,6 +52,16 @@ export const FinishBody = Type.Object(
   { additionalProperties: false },
 )
 
+export const FinishMultipart = Type.Object(
+  {
+    text: Type.Optional(Type.String({ description: 'Optional: the final text, as in the JSON body; with a file it may be empty.' })),
+    file: Type.Optional(
+      Type.Unsafe<Blob>({ type: 'string', format: 'binary', contentMediaType: 'application/octet-stream', description: 'One file, at most 10 MiB (10,485,760 bytes), attached to the message.' }),
+    ),
+  },
+  { description: 'Fields `text` and `file`, both optional: finishing with a file attaches it, as a post with a file does.' },
+)
+
 // ---- status: what the agent is doing (a title and steps, the shape of Slack's task updates) ----
 export const MAX_STATUS_STEPS = 20
 export const StepState = Type.Union([Type.Literal('pending'), Type.Literal('in_progress'), Type.Literal('complete'), Type.Literal('error')])
@@ -78,3 +88,23 @@ export const StreamInfo = Type.Object(
   { additionalProperties: false, title: 'StreamInfo' },
 )
 export type StreamInfoDto = Static<typeof StreamInfo>
+
+// ---- status on a thread without a stream ----
+export const ThreadStatusEntry = Type.Object(
+  {
+    agent_id: Uuid,
+    agent_name: Type.String(),
+    status: StreamStatus,
+    updated_at: Type.String({ format: 'date-time', description: 'When the agent last set it (it is cleared STREAM_IDLE_SECONDS after).' }),
+  },
+  { additionalProperties: false, title: 'ThreadStatusEntry' },
+)
+export const ThreadStatuses = Type.Object(
+  {
+    channel_id: Uuid,
+    thread_id: Uuid,
+    statuses: Type.Array(ThreadStatusEntry, { description: 'One per agent with a status in the thread, oldest set first.' }),
+  },
+  { additionalProperties: false, title: 'ThreadStatuses' },
+)
+export type ThreadStatusesDto = Static<typeof ThreadStatuses>

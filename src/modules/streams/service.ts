@@ -10,14 +10,16 @@ import { AppError, badRequest, forbidden, notFound } from '../../lib/errors.ts'
 import { uuidv7, uuidv7Time } from '../../lib/ids.ts'
 import type { MemberPrincipal } from '../../plugins/auth.ts'
 import { assertCanPost, readableChannel } from '../channels/access.ts'
-import { addressedPost } from '../inbox/addressed.ts'
+import { addressedMap, addressedPost } from '../inbox/addressed.ts'
 import { mentionsForPost, type ResolvedMentions } from '../mentions/service.ts'
 import * as loopGuard from '../messages/loop-guard.ts'
 import { toMessageDto, type MessageDto } from '../messages/schemas.ts'
-import { validateText } from '../messages/service.ts'
+import { validateText, type UploadedFile } from '../messages/service.ts'
+import { removeFiles } from '../messages/files.ts'
 import { loopGuardSettings } from '../workspace/settings.ts'
 import { DeltaCoalescer, WindowLimit, type Delta } from './deltas.ts'
 import * as repo from './repo.ts'
+import { clearOnReply } from './thread-status.ts'
 import { APPENDS_PER_SECOND, DELTA_FRAMES_PER_SECOND, MAX_APPEND_BYTES, MAX_CONCURRENT_STREAMS, STOP_GRACE_MS, type AppendResultDto, type StreamInfoDto, type StreamStatusDto } from './schemas.ts'
 
 type EndState = 'complete' | 'cancelled' | 'interrupted'
@@ -78,7 +80,10 @@ export async function startStream(app: FastifyInstance, author: MemberPrincipal,
   const chainDepth = await loopGuard.chainDepth(app, author, input.inReplyToEvent, guard)
   const id = uuidv7()
   const createdAt = uuidv7Time(id)
+  // An agent that hears the conversation over a socket here (as a post's turn counts it).
+  const listening = app.hasDecorator('realtime') && app.realtime.hub.isMemberOf(author.id, channelId)
   const dto = await app.events.transaction(async (tx, emit) => {
+    await loopGuard.admitStreamStart(tx, guard, { channelId, threadId, authorId: author.id, at: createdAt, listening })
     const inserted = await repo.insertStream(tx, {
       id,
       channelId,
@@ -96,6 +101,8 @@ export async function startStream(app: FastifyInstance, author: MemberPrincipal,
     emit('message.stream_started', channelId, { message })
     return message
   })
+  // Its reply has begun (with a status of its own): the agent's status on the thread is over.
+  if (threadId) await clearOnReply(app, threadId, author.id)
   return dto
 }
 
@@ -135,10 +142,19 @@ const streamEnded = (state: string): AppError =>
 
 // ---- end: finish, cancel, interrupt ----
 
-/** `…/stream/finish`: the stream becomes `complete`, with `text` as its final text when given. */
-export async function finishStream(app: FastifyInstance, principal: MemberPrincipal, channelId: string, messageId: string, text?: string): Promise<MessageDto> {
-  if (text !== undefined) validateText(app, text, false)
-  return endByAuthor(app, principal, channelId, messageId, 'complete', text)
+/**
+ * `…/stream/finish`: the stream becomes `complete`, with `text` as its final text when given, and
+ * `file` as its attachment (stored already; removed again if the finish fails). With a file the
+ * text may be blank, as a post's may.
+ */
+export async function finishStream(app: FastifyInstance, principal: MemberPrincipal, channelId: string, messageId: string, text?: string, file?: UploadedFile): Promise<MessageDto> {
+  try {
+    if (text !== undefined) validateText(app, text, Boolean(file))
+    return await endByAuthor(app, principal, channelId, messageId, 'complete', text, file)
+  } catch (error) {
+    if (file) await removeFiles(app.config.uploadDir, [file.storageName]).catch(() => {})
+    throw error
+  }
 }
 
 /** `…/stream/cancel`: the stream becomes `cancelled`, with what was written. */
@@ -146,11 +162,11 @@ export async function cancelStream(app: FastifyInstance, principal: MemberPrinci
   return endByAuthor(app, principal, channelId, messageId, 'cancelled')
 }
 
-async function endByAuthor(app: FastifyInstance, principal: MemberPrincipal, channelId: string, messageId: string, state: EndState, text?: string): Promise<MessageDto> {
+async function endByAuthor(app: FastifyInstance, principal: MemberPrincipal, channelId: string, messageId: string, state: EndState, text?: string, file?: UploadedFile): Promise<MessageDto> {
   const found = await repo.messageInChannel(app.db.prisma, channelId, messageId)
   // Only a stream of this channel by this caller ends here; anything else answers why not.
   if (!found || found.authorId !== principal.id || found.streamState !== 'streaming') throw await whyNotAppended(app, principal, channelId, messageId)
-  const dto = await endStream(app, { messageId, authorId: principal.id, channelId }, state, text)
+  const dto = await endStream(app, { messageId, authorId: principal.id, channelId }, state, text, file)
   if (!dto) throw await whyNotAppended(app, principal, channelId, messageId) // ended meanwhile
   return dto
 }
@@ -160,7 +176,7 @@ async function endByAuthor(app: FastifyInstance, principal: MemberPrincipal, cha
  * message.stream_finished, message.created (once, with the message's own id, as a post's is) and
  * message.mentioned when it mentions others. Null when it was no longer streaming.
  */
-async function endStream(app: FastifyInstance, s: { messageId: string; authorId: string; channelId: string }, state: EndState, finalText?: string): Promise<MessageDto | null> {
+async function endStream(app: FastifyInstance, s: { messageId: string; authorId: string; channelId: string }, state: EndState, finalText?: string, file?: UploadedFile): Promise<MessageDto | null> {
   liveOf(app).deltas.end(s.messageId)
   let mentioned: ResolvedMentions = { ids: [], notify: [], notifyAgents: [] }
   const dto = await app.events.transaction(async (tx, emit) => {
@@ -170,9 +186,10 @@ async function endStream(app: FastifyInstance, s: { messageId: string; authorId:
       state,
       text: (current) => {
         const text = finalText ?? current
-        if (state === 'complete' && text.trim() === '') throw badRequest("the stream's text is empty: append text first, or finish it with 'text'")
+        if (state === 'complete' && text.trim() === '' && !file) throw badRequest("the stream's text is empty: append text first, or finish it with 'text' (or a file)")
         return text
       },
+      attachment: file ? { id: uuidv7(), fileName: file.fileName, contentType: file.contentType, size: file.size, storageName: file.storageName } : undefined,
       mentions: async (text) => {
         mentioned = await mentionsForPost(app, s.channelId, s.authorId, text)
         return mentioned.ids
@@ -203,7 +220,8 @@ export async function requestStop(app: FastifyInstance, principal: MemberPrincip
   if (message.streamState !== 'streaming') throw streamEnded(message.streamState ?? 'complete')
   await app.events.transaction(async (tx, emit) => {
     if (!(await repo.requestStop(tx, messageId, principal.id, new Date()))) return
-    emit('message.stop_requested', channelId, {
+    // Addressed to the streaming agent: its inbox gets a `stop` item, `only=addressed` streams get it.
+    const event = emit('message.stop_requested', channelId, {
       message_id: messageId,
       channel_id: channelId,
       thread_id: message.threadId ?? null,
@@ -211,6 +229,8 @@ export async function requestStop(app: FastifyInstance, principal: MemberPrincip
       requested_by_id: principal.id,
       requested_by_name: principal.displayName,
     })
+    const addressed = addressedMap(principal.id, [['stop', [message.authorId]]])
+    if (addressed) event.addressed = addressed
   })
   return toMessageDto(message, app.config.publicUrl)
 }

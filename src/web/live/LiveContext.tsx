@@ -10,14 +10,14 @@ import { channelRemoved, isDm, messageArrived, reconcileSoon, resetSidebarState 
 import { clearLive, forgetLive, rememberLive, updateLive } from '../messages/live-buffer.ts'
 import { flushOutbox, openOutbox } from '../messages/outbox.ts'
 import type { MessageWindow, WindowPage } from '../messages/queries.ts'
-import { messageDeleted, replyArrived, replyUpdated } from '../messages/threads.ts'
+import { messageDeleted, replyArrived, replyUpdated, threadKey, type ThreadWindow } from '../messages/threads.ts'
 import type { Message } from '../messages/types.ts'
 import { applyPeopleFrame, ownPresence } from '../people/directory-state.ts'
 import { mentionArrived } from '../mentions/queries.ts'
 import { notify } from './attention.ts'
 import { setApproval } from './approvals.ts'
 import { applyReactionEvent } from './reactions.ts'
-import { setStreamView, withDelta, type StreamStatus } from './streams.ts'
+import { applyThreadStatus, setStreamView, withDelta, type StreamStatus } from './streams.ts'
 import { noteTyping, stopTyping, TYPING_SEND_MS } from './typing.ts'
 
 const LiveStatus = createContext<RealtimeStatus>('connecting')
@@ -35,6 +35,9 @@ function updateMessages(queryClient: QueryClient, channelId: string, change: (me
   })
 }
 
+/** Replies whose stream started here: the root counted them then, so their new_message does not count again. */
+const streamedReplies = new Set<string>()
+
 export function applyEvent(queryClient: QueryClient, event: RealtimeEvent, me: string): void {
   const channelId = event.channel_id
   switch (event.type) {
@@ -45,7 +48,9 @@ export function applyEvent(queryClient: QueryClient, event: RealtimeEvent, me: s
       messageArrived(queryClient, channelId, message.created_at, message.author_id !== me)
       if (message.author_id !== me) void isDm(queryClient, channelId).then((dm) => dm && notify(channelId, message.author_name, message.text))
       if (message.thread_id) {
-        replyArrived(queryClient, message)
+        // A streamed reply was counted at its start: its end only replaces it.
+        if (streamedReplies.delete(message.id)) replyUpdated(queryClient, message)
+        else replyArrived(queryClient, message)
         return
       }
       rememberLive(message)
@@ -58,7 +63,10 @@ export function applyEvent(queryClient: QueryClient, event: RealtimeEvent, me: s
     // (the new_message that follows finds it in the list already).
     case 'message_stream_started': {
       const message = event.message as Message
-      if (message.thread_id) return replyArrived(queryClient, message)
+      if (message.thread_id) {
+        streamedReplies.add(message.id)
+        return replyArrived(queryClient, message)
+      }
       updateMessages(queryClient, channelId, (messages, page, index) => (index === 0 && !page.newer && !messages.some((m) => m.id === message.id) ? [message, ...messages] : messages))
       return
     }
@@ -124,21 +132,31 @@ export function applyEvent(queryClient: QueryClient, event: RealtimeEvent, me: s
 interface Delta {
   channel_id: string
   message_id: string
+  thread_id: string | null
   offset: number
   text: string
 }
 
-/** A delta grows the streaming message's text in place; a missed frame refetches the conversation. */
+/**
+ * A delta grows the streaming message's text in place: in the channel's list for a root, in its
+ * open thread panel for a reply. A missed frame refetches the conversation (or the thread).
+ */
 function applyDelta(queryClient: QueryClient, delta: Delta): void {
   let missed = false
-  updateMessages(queryClient, delta.channel_id, (messages) =>
+  const grow = (messages: Message[]) =>
     messages.map((m) => {
       if (m.id !== delta.message_id || m.stream_state !== 'streaming') return m
       const text = withDelta(m.text, delta)
       if (text === null) missed = true
       return text === null ? m : { ...m, text }
-    }),
-  )
+    })
+  if (delta.thread_id) {
+    const key = threadKey(delta.channel_id, delta.thread_id)
+    queryClient.setQueryData<ThreadWindow>(key, (data) => data && { ...data, pages: data.pages.map((page) => ({ ...page, messages: grow(page.messages) })) })
+    if (missed) void queryClient.invalidateQueries({ queryKey: key })
+    return
+  }
+  updateMessages(queryClient, delta.channel_id, grow)
   if (missed) void queryClient.invalidateQueries({ queryKey: ['messages', delta.channel_id] })
 }
 
@@ -171,6 +189,7 @@ export function LiveProvider({ session, enabled, children }: { session: Session;
         if (frame.type === 'typing' && frame.member_id !== session.user_id) noteTyping(String(frame.channel_id), String(frame.member_id), String(frame.member_name))
         else if (frame.type === 'message_delta') applyDelta(queryClient, frame as unknown as Delta)
         else if (frame.type === 'message_status') setStreamView(queryClient, String(frame.message_id), (view) => ({ ...view, status: frame.status as StreamStatus | null }))
+        else if (frame.type === 'thread_status') applyThreadStatus(queryClient, frame as unknown as Parameters<typeof applyThreadStatus>[1])
         else applyPeopleFrame(queryClient, frame)
       },
       onStatus: (next) => {

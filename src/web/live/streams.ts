@@ -22,3 +22,19 @@ export function withDelta(text: string, delta: { offset: number; text: string })
 export function setStreamView(queryClient: QueryClient, messageId: string, change: (view: StreamView) => StreamView): void {
   queryClient.setQueryData<StreamView>(streamKey(messageId), (view) => change(view ?? { status: null, stopRequested: false }))
 }
+
+// A status on a thread without a stream: each agent's, per thread root (['thread-status', channel, root]).
+export interface ThreadStatusEntry {
+  agent_id: string
+  agent_name: string
+  status: StreamStatus
+}
+export const threadStatusKey = (channelId: string, rootId: string) => ['thread-status', channelId, rootId] as const
+
+/** A `thread_status` frame: the agent's status replaces its earlier one, or leaves (null). */
+export function applyThreadStatus(queryClient: QueryClient, frame: { channel_id: string; thread_id: string; agent_id: string; agent_name: string; status: StreamStatus | null }): void {
+  queryClient.setQueryData<ThreadStatusEntry[]>(threadStatusKey(frame.channel_id, frame.thread_id), (entries = []) => {
+    const others = entries.filter((e) => e.agent_id !== frame.agent_id)
+    return frame.status ? [...others, { agent_id: frame.agent_id, agent_name: frame.agent_name, status: frame.status }] : others
+  })
+}

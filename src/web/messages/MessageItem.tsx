@@ -12,11 +12,14 @@ import { Reactions } from './Reactions.tsx'
 import { formatFull, formatTime } from './format.ts'
 import { MessageText } from './MessageText.tsx'
 import { StreamBar } from './StreamBar.tsx'
+import { ThreadStatusBar } from './ThreadStatusBar.tsx'
 import { ThreadSummary } from './ThreadSummary.tsx'
+import { useInThreadPanel } from './threads.ts'
 import type { Message } from './types.ts'
 
 export function MessageItem({ message, session, highlighted = false }: { message: Message; session: Session; highlighted?: boolean }) {
   const mine = message.author_id === session.user_id
+  const inPanel = useInThreadPanel()
   // A pending approval request is not edited (the server refuses it: 409).
   const canDelete = mine || session.role === 'admin'
   const [editing, setEditing] = useState(false)
@@ -110,6 +113,8 @@ export function MessageItem({ message, session, highlighted = false }: { message
       {message.attachment && <Attachment attachment={message.attachment} />}
       {message.approval && <ApprovalCard message={message} session={session} />}
       <Reactions message={message} session={session} />
+      {/* The panel shows its thread's statuses after the replies (ThreadPanel). */}
+      {!message.thread_id && !inPanel && <ThreadStatusBar channelId={message.channel_id} rootId={message.id} read={false} />}
       <ThreadSummary message={message} />
       <ErrorNote error={remove.error} />
     </article>

@@ -5,7 +5,7 @@
 import { useMutation, useQuery } from '@tanstack/react-query'
 import { api, unwrap } from '../api/client.ts'
 import { ErrorNote } from '../ui/ErrorNote.tsx'
-import { streamKey, type StreamView } from '../live/streams.ts'
+import { streamKey, type StreamStatus, type StreamView } from '../live/streams.ts'
 import type { Message } from './types.ts'
 
 const STEP_MARK = { pending: '○', in_progress: '◐', complete: '✓', error: '✗' } as const
@@ -27,31 +27,39 @@ export function StreamBar({ message }: { message: Message }) {
   const stopping = view.data?.stopRequested || stop.isSuccess
   return (
     <div className="stream-bar" data-testid="stream-bar">
-      {status && (
-        <div className="stream-status" role="status" aria-live="polite">
-          <span className="stream-title">{status.title}</span>
-          {status.steps.length > 0 && (
-            <ol className="stream-steps">
-              {status.steps.map((step, i) => (
-                <li key={i} data-state={step.state}>
-                  <span aria-hidden="true">{STEP_MARK[step.state]}</span> {step.title}
-                  <span className="visually-hidden"> ({STEP_WORDS[step.state]})</span>
-                </li>
-              ))}
-            </ol>
-          )}
-        </div>
-      )}
+      {status && <StatusView status={status} />}
       {stopping ? (
         <span className="muted small" data-testid="stream-stopping">
           stopping…
         </span>
       ) : (
-        <button type="button" className="small" onClick={() => stop.mutate()} disabled={stop.isPending} aria-label={`Stop ${message.author_name}'s reply`}>
+        <button type="button" className="danger-button stream-stop" onClick={() => stop.mutate()} disabled={stop.isPending} aria-label={`Stop ${message.author_name}'s reply`}>
           Stop
         </button>
       )}
       <ErrorNote error={stop.error} />
+    </div>
+  )
+}
+
+/** An agent's status: its title and its steps (each step's state also in words for screen readers). */
+export function StatusView({ status, who }: { status: StreamStatus; who?: string }) {
+  return (
+    <div className="stream-status" role="status" aria-live="polite">
+      <span className="stream-title">
+        {who && <span className="stream-who">{who}: </span>}
+        {status.title}
+      </span>
+      {status.steps.length > 0 && (
+        <ol className="stream-steps">
+          {status.steps.map((step, i) => (
+            <li key={i} data-state={step.state}>
+              <span aria-hidden="true">{STEP_MARK[step.state]}</span> {step.title}
+              <span className="visually-hidden"> ({STEP_WORDS[step.state]})</span>
+            </li>
+          ))}
+        </ol>
+      )}
     </div>
   )
 }

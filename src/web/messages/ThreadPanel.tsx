@@ -8,6 +8,7 @@ import type { Session } from '../api/session.ts'
 import { ErrorNote } from '../ui/ErrorNote.tsx'
 import { useDraft } from './drafts.ts'
 import { MessageItem } from './MessageItem.tsx'
+import { ThreadStatusBar } from './ThreadStatusBar.tsx'
 import { InThreadPanel, threadKey, useReplies } from './threads.ts'
 
 const SENTENCES = {
@@ -87,6 +88,7 @@ export function ThreadPanel({
           {oldestFirst.map((reply) => (
             <MessageItem key={reply.id} message={reply} session={session} />
           ))}
+          {root.data && <ThreadStatusBar channelId={channelId} rootId={rootId} read={true} />}
         </InThreadPanel.Provider>
       </div>
       {root.data && <ThreadComposer channelId={channelId} rootId={rootId} readOnly={readOnly} />}
