@@ -13,8 +13,10 @@ const SQLSTATE = /^(08|53|57014|57P0[1-3])/
 // Socket errors of a connection to the database.
 const SOCKET_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'EHOSTUNREACH', 'ENETUNREACH', 'EAI_AGAIN'])
 // Prisma: can't reach the server, timed out, operations timed out, server closed the connection,
-// timed out fetching a connection from the pool.
-const PRISMA_CODES = new Set(['P1001', 'P1002', 'P1008', 'P1017', 'P2024'])
+// timed out fetching a connection from the pool, an interactive transaction that could not start
+// in time or outlived its time limit (P2028: Prisma rolls it back, so nothing was stored; seen
+// when the database is overloaded or a lock holds the transaction).
+const PRISMA_CODES = new Set(['P1001', 'P1002', 'P1008', 'P1017', 'P2024', 'P2028'])
 // @prisma/adapter-pg's classification of the underlying error.
 const ADAPTER_KINDS = new Set(['DatabaseNotReachable', 'ConnectionClosed', 'SocketTimeout', 'TooManyConnections'])
 // node-postgres raises these as plain Errors without a code: the connection was lost, the

@@ -120,3 +120,25 @@ t.test('a statement over the statement timeout on a live server is an outage (50
     t.match(toAppError(error), { statusCode: 503, code: 'SERVICE_UNAVAILABLE', headers: { 'retry-after': '5' } }, name)
   }
 })
+
+t.test('a transaction that outlives its time limit (held by a lock) answers 503 and stores nothing, not 500', async (t) => {
+  // Seen under load (100 streams finishing at once): Prisma expired an interactive transaction
+  // after 5 s (P2028) and the API answered 500. Prisma rolls such a transaction back, so nothing
+  // was stored: the honest answer is the outage's.
+  const { app, api } = await build(t, { background: false, env: { DATABASE_STATEMENT_TIMEOUT_MS: '20000', DATABASE_QUERY_TIMEOUT_MS: '30000' } })
+  const ws = await seedWorkspace(app)
+  const channelId = await channelOf(api, ws)
+  const holder = await app.db.pool.connect()
+  t.teardown(() => holder.release())
+  await holder.query('BEGIN')
+  await holder.query('LOCK TABLE outbox_events IN EXCLUSIVE MODE')
+  // A change made in an interactive transaction (the channel, then its event in the outbox).
+  const posting = api({ method: 'PATCH', url: `/api/v1/channels/${channelId}`, headers: { ...bearer(ws.primary.key), ...json }, payload: { description: 'held' } })
+  const res = await Promise.race([posting, new Promise<null>((resolve) => setTimeout(resolve, 7_000, null))])
+  await holder.query('ROLLBACK')
+  const answer = res ?? (await posting)
+  t.equal(answer.statusCode, 503, answer.body)
+  t.equal(answer.json().code, 'SERVICE_UNAVAILABLE')
+  t.equal(answer.headers['retry-after'], '5')
+  t.equal((await app.db.prisma.channel.findUniqueOrThrow({ where: { id: channelId } })).description, 'x', 'nothing was stored')
+})
