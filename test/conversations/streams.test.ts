@@ -416,3 +416,28 @@ t.test('finish with a file (multipart, as a post takes it): the message carries 
   t.equal((await finishForm(c.tok.a1, bare.id, [{ name: 'file', file: content }])).json().code, 'STREAM_ENDED')
   t.equal((await readdir(c.config.uploadDir)).length, 2, 'the refused finish left no file')
 })
+
+t.test('more streams end at once than the pool has connections: every end succeeds (no query on the pool inside the transaction)', async (t) => {
+  // Each end is one transaction holding a pooled connection. It used to read the channel's
+  // members and the conversation on the pool from inside: with every connection held by an end,
+  // each waited for one more until Prisma gave up (500, then 503). Four connections, eight ends.
+  const c = await setup(t, { DATABASE_POOL_SIZE: '4' })
+  const agents = [c.tok.a1, c.tok.a2]
+  const streams: { token: string; ch: string; id: string }[] = []
+  for (let i = 0; i < 8; i++) {
+    const token = agents[i % 2]!
+    const ch = await createChannel(c.api, token, `ends-${i}`)
+    const m = await started(c, token, ch.id, { text: `part ${i} for @member` })
+    streams.push({ token, ch: ch.id, id: m.id })
+  }
+  const ends = await Promise.all(streams.map((s) => finish(c, s.token, s.ch, s.id)))
+  t.same(
+    ends.map((r) => r.statusCode),
+    streams.map(() => 200),
+    ends.map((r) => r.body.slice(0, 120)).join(' | '),
+  )
+  t.same(
+    ends.map((r) => r.json().stream_state),
+    streams.map(() => 'complete'),
+  )
+})

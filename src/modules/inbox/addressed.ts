@@ -50,6 +50,23 @@ export async function addressedPost(app: FastifyInstance, post: { channelId: str
   ])
 }
 
+/**
+ * `addressedPost` in two steps, for a post whose mentions are known only inside its transaction
+ * (a stream's end): the conversation is read now, the map is made later without a query.
+ */
+export async function addressedPostResolver(
+  app: FastifyInstance,
+  post: { channelId: string; authorId: string; threadId: string | null },
+): Promise<(notify: readonly string[]) => Addressed | undefined> {
+  const found = await repo.conversationOf(app.db.pool, post.channelId, post.threadId)
+  return (notify) =>
+    addressedMap(post.authorId, [
+      ['mention', notify],
+      ['dm', found.dmMembers ?? []],
+      ['thread_reply', found.threadAuthors],
+    ])
+}
+
 /** Whom an edit is addressed to: the members it mentions for the first time. */
 export const addressedEdit = (authorId: string, notify: readonly string[]): Addressed | undefined => addressedMap(authorId, [['mention', notify]])
 

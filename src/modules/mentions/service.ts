@@ -38,6 +38,17 @@ export async function mentionsForPost(app: FastifyInstance, channelId: string, a
 }
 
 /**
+ * Mentions of a message whose final text is known only later, inside a transaction (a stream's
+ * end): the channel's members are read now, so resolving the text later needs no second
+ * connection while the transaction holds one (twenty streams ending at once would otherwise
+ * take every pooled connection and wait for a twenty-first).
+ */
+export async function mentionResolverFor(app: FastifyInstance, channelId: string, authorId: string): Promise<(text: string) => ResolvedMentions> {
+  const members = await repo.channelMentionables(app, channelId)
+  return (text) => (text.includes('@') ? notifying(members, resolve(members, text, []), (id) => id === authorId) : NONE)
+}
+
+/**
  * Mentions of an edited message: the new text's tokens, then the explicit ids (given again, or
  * else those of before that the old text did not name). Only the newly mentioned are notified.
  */

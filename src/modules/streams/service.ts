@@ -10,8 +10,8 @@ import { AppError, badRequest, forbidden, notFound } from '../../lib/errors.ts'
 import { uuidv7, uuidv7Time } from '../../lib/ids.ts'
 import type { MemberPrincipal } from '../../plugins/auth.ts'
 import { assertCanPost, readableChannel } from '../channels/access.ts'
-import { addressedMap, addressedPost } from '../inbox/addressed.ts'
-import { mentionsForPost, type ResolvedMentions } from '../mentions/service.ts'
+import { addressedMap, addressedPostResolver } from '../inbox/addressed.ts'
+import { mentionResolverFor, type ResolvedMentions } from '../mentions/service.ts'
 import * as loopGuard from '../messages/loop-guard.ts'
 import { toMessageDto, type MessageDto } from '../messages/schemas.ts'
 import { validateText, type UploadedFile } from '../messages/service.ts'
@@ -179,6 +179,11 @@ async function endByAuthor(app: FastifyInstance, principal: MemberPrincipal, cha
 async function endStream(app: FastifyInstance, s: { messageId: string; authorId: string; channelId: string }, state: EndState, finalText?: string, file?: UploadedFile): Promise<MessageDto | null> {
   liveOf(app).deltas.end(s.messageId)
   let mentioned: ResolvedMentions = { ids: [], notify: [], notifyAgents: [] }
+  // Everything read besides the message is read before the transaction: a query on the pool while
+  // the transaction holds a connection deadlocks the pool when as many streams end at once as it
+  // has connections (the full-scale bench ended 100 together).
+  const threadId = (await repo.messageInChannel(app.db.prisma, s.channelId, s.messageId))?.threadId ?? null
+  const [mentionsOf, addressedFor] = await Promise.all([mentionResolverFor(app, s.channelId, s.authorId), addressedPostResolver(app, { channelId: s.channelId, authorId: s.authorId, threadId })])
   const dto = await app.events.transaction(async (tx, emit) => {
     const ended = await repo.endStream(tx, {
       messageId: s.messageId,
@@ -191,7 +196,7 @@ async function endStream(app: FastifyInstance, s: { messageId: string; authorId:
       },
       attachment: file ? { id: uuidv7(), fileName: file.fileName, contentType: file.contentType, size: file.size, storageName: file.storageName } : undefined,
       mentions: async (text) => {
-        mentioned = await mentionsForPost(app, s.channelId, s.authorId, text)
+        mentioned = mentionsOf(text)
         return mentioned.ids
       },
     })
@@ -201,7 +206,7 @@ async function endStream(app: FastifyInstance, s: { messageId: string; authorId:
     emit('message.stream_finished', s.channelId, { message })
     const created = emit('message.created', s.channelId, { message })
     created.id = s.messageId
-    const addressed = await addressedPost(app, { channelId: s.channelId, authorId: s.authorId, threadId: message.thread_id, notify: mentioned.notify })
+    const addressed = addressedFor(mentioned.notify)
     if (addressed) created.addressed = addressed
     if (mentioned.notify.length) emit('message.mentioned', s.channelId, { message, mentioned_ids: mentioned.notify, mentioned_agent_ids: mentioned.notifyAgents })
     return message
