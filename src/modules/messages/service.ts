@@ -272,18 +272,21 @@ export async function editMessage(app: FastifyInstance, principal: MemberPrincip
   if (refusesEdit(message.approval)) throw new AppError('CONFLICT', 'an approval request cannot be edited while it is pending; cancel it and ask again')
   validateText(app, text, Boolean(message.attachment))
   const mentioned = await mentionsForEdit(app, channelId, message, text, mentions)
+  // The event goes to many recipients: its reactions have counts, `reacted` false for all. Read
+  // before the transaction (an edit does not change them): a query on the pool from inside it
+  // would wait for a second connection while holding one.
+  const [{ reactions }] = (await withReactions(app, [toMessageDto(message, app.config.publicUrl)], null)) as [MessageDto]
   const edited = await app.events.transaction(async (tx, emit) => {
     const updated = await repo.updateText(tx, messageId, text, new Date(), mentioned.ids)
-    // The event goes to many recipients: its reactions have counts, `reacted` false for all.
-    const [dto] = await withReactions(app, [toMessageDto(updated, app.config.publicUrl)], null)
-    emit('message.updated', channelId, { message: dto! })
+    const dto: MessageDto = { ...toMessageDto(updated, app.config.publicUrl), reactions }
+    emit('message.updated', channelId, { message: dto })
     if (mentioned.notify.length) {
-      const mention = emit('message.mentioned', channelId, { message: dto!, mentioned_ids: mentioned.notify, mentioned_agent_ids: mentioned.notifyAgents })
+      const mention = emit('message.mentioned', channelId, { message: dto, mentioned_ids: mentioned.notify, mentioned_agent_ids: mentioned.notifyAgents })
       // An edit reaches the newly mentioned as this event (a post reaches them as message.created).
       const addressed = addressedEdit(principal.id, mentioned.notify)
       if (addressed) mention.addressed = addressed
     }
-    return dto!
+    return dto
   })
   const [dto] = await withReactions(app, [{ ...edited }], principal.id)
   return dto!
