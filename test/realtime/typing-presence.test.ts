@@ -23,6 +23,18 @@ const open = async (t: Test, c: Ctx, token: string): Promise<WsClient> => {
   return client
 }
 
+/** A workspace on a server that uses Redis (presence across instances). */
+async function redisCtx(t: Test): Promise<Ctx> {
+  const testApp = await build(t, { redis: true })
+  const ws = await seedWorkspace(testApp.app)
+  return {
+    ...testApp,
+    ws,
+    events: [],
+    tok: { owner: ws.owner.token, member: ws.member.token, observer: ws.observer.token, primary: ws.primary.key, a1: ws.agents[0]!.key, a2: ws.agents[1]!.key },
+  }
+}
+
 const agent = (c: Ctx, token = c.tok.a1) => c.api({ method: 'GET', url: '/api/v1/agents/me', headers: bearer(token) }).then((r) => r.json())
 
 t.test('typing over WebSocket: to the other members only, one per channel every 3 s', async (t) => {
@@ -144,14 +156,7 @@ t.test('presence: online and last_seen_at flip as the socket opens and closes; m
 })
 
 t.test('presence with Redis: online while any socket is open', async (t) => {
-  const testApp = await build(t, { redis: true })
-  const ws = await seedWorkspace(testApp.app)
-  const c: Ctx = {
-    ...testApp,
-    ws,
-    events: [],
-    tok: { owner: ws.owner.token, member: ws.member.token, observer: ws.observer.token, primary: ws.primary.key, a1: ws.agents[0]!.key, a2: ws.agents[1]!.key },
-  }
+  const c = await redisCtx(t)
   const { ch } = await world(t, c)
   const member = await open(t, c, c.tok.member)
   const one = await connect(c.app, c.tok.a1)
@@ -170,14 +175,7 @@ t.test('presence with Redis: online while any socket is open', async (t) => {
 })
 
 t.test('presence with Redis: a socket closed while the next opens (a reconnect) never leaves the agent shown offline', async (t) => {
-  const testApp = await build(t, { redis: true })
-  const ws = await seedWorkspace(testApp.app)
-  const c: Ctx = {
-    ...testApp,
-    ws,
-    events: [],
-    tok: { owner: ws.owner.token, member: ws.member.token, observer: ws.observer.token, primary: ws.primary.key, a1: ws.agents[0]!.key, a2: ws.agents[1]!.key },
-  }
+  const c = await redisCtx(t)
   await world(t, c)
   const member = await open(t, c, c.tok.member)
   let current = (await connect(c.app, c.tok.a1)).client
