@@ -97,7 +97,7 @@ export const MessageDeltaFrame = Type.Object(
       description:
         "Where `text` starts in the message's text, in UTF-16 code units (JavaScript's String length): the text is `text.slice(0, offset) + delta.text`. An offset beyond what a client holds means it missed a frame: read the message again over REST (it holds the text so far).",
     }),
-    text: Type.String({ description: 'The appended text (one or more appends, coalesced: at most about 10 frames per second per stream).' }),
+    text: Type.String({ description: 'The appended text (one or more appends, coalesced: frames of a stream at least 80 ms apart, no append waiting longer).' }),
   },
   {
     additionalProperties: false,

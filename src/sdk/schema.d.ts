@@ -711,7 +711,7 @@ export interface paths {
         put?: never;
         /**
          * Append text to a streaming message (its agent only)
-         * @description `{"append": "…"}`, or `{"appends": [...]}` (at most 100, in order). The text is written to the message at once (history and a late joiner read the text so far) and reaches the channel's members as `message_delta` frames on WebSockets and SSE (coalesced: about 10 frames per second per stream at most). Limits: each append at most 16,384 bytes (UTF-8) and the whole text at most MAX_MESSAGE_LENGTH characters (413 `STREAM_TOO_LONG`), 50 requests per second per stream (429 `RATE_LIMITED`); a refused append changes nothing and the stream stays open. A message that is not streaming (finished, cancelled, interrupted, or posted whole): 409 `STREAM_ENDED`. Not the author: 403; a channel or message the caller cannot see: 404.
+         * @description `{"append": "…"}`, or `{"appends": [...]}` (at most 100, in order). History and a late joiner read the text so far at once (the message row takes it within a second), and it reaches the channel's members as `message_delta` frames on WebSockets and SSE (coalesced: frames of a stream at least 80 ms apart, and no append waits longer). Limits: each append at most 16,384 bytes (UTF-8) and the whole text at most MAX_MESSAGE_LENGTH characters (413 `STREAM_TOO_LONG`), 50 requests per second per stream (429 `RATE_LIMITED`); a refused append changes nothing and the stream stays open. A message that is not streaming (finished, cancelled, interrupted, or posted whole): 409 `STREAM_ENDED`. Not the author: 403; a channel or message the caller cannot see: 404.
          */
         post: operations["appendToStream"];
         delete?: never;

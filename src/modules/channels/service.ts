@@ -9,6 +9,7 @@ import type { MemberPrincipal } from '../../plugins/auth.ts'
 import { rememberResponse, requestHash, withIdempotency, type StoredResponse } from '../idempotency/service.ts'
 import { acknowledgeRead } from '../inbox/service.ts'
 import { removeFiles } from '../messages/files.ts'
+import { leftChannel } from '../streams/live.ts'
 import { assertCanAddMember, assertCanManage, assertCanRemoveMember, canJoin, isObserver, readableChannel } from './access.ts'
 import * as repo from './repo.ts'
 import type { ChannelRow } from './repo.ts'
@@ -244,6 +245,8 @@ export async function removeMember(app: FastifyInstance, principal: MemberPrinci
     if (count === 0) throw notFound('member')
     emit('member.left', channelId, { channel_id: channelId, member_id: memberId, member_type: row.memberType }, [memberId])
   })
+  // Its streams here take no more appends (they end by the idle sweep, or by their agent).
+  await leftChannel(app, channelId, memberId)
 }
 
 // For the DM module (a DM is a channel): users and agents by id, read states, and members added

@@ -21,6 +21,7 @@ import { withReactions } from '../reactions/service.ts'
 import { prepareRequest, refusesEdit } from '../approvals/service.ts'
 import type { ApprovalRequest } from '../approvals/schemas.ts'
 import type { SearchEngine } from './search-engine.ts'
+import { withLiveText } from '../streams/live.ts'
 import { clearOnReply } from '../streams/thread-status.ts'
 import { toMessageDto, type ListMessagesQueryInput, type MessageDto, type MessagePage, type SearchQueryInput, type SearchResult } from './schemas.ts'
 
@@ -212,7 +213,10 @@ async function pageOf(app: FastifyInstance, principal: MemberPrincipal, rows: Aw
   const page = hasMore ? (query.after ? rows.slice(1) : rows.slice(0, query.limit)) : rows
   const messages = await withReactions(
     app,
-    page.map((m) => toMessageDto(m, app.config.publicUrl)),
+    await withLiveText(
+      app,
+      page.map((m) => toMessageDto(m, app.config.publicUrl)),
+    ),
     principal.id,
   )
   return {
@@ -256,7 +260,7 @@ async function messageInReadableChannel(app: FastifyInstance, principal: MemberP
 
 export async function getMessage(app: FastifyInstance, principal: MemberPrincipal, channelId: string, messageId: string): Promise<MessageDto> {
   const { message } = await messageInReadableChannel(app, principal, channelId, messageId)
-  const [dto] = await withReactions(app, [toMessageDto(message, app.config.publicUrl)], principal.id)
+  const [dto] = await withReactions(app, await withLiveText(app, [toMessageDto(message, app.config.publicUrl)]), principal.id)
   return dto!
 }
 

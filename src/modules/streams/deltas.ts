@@ -1,8 +1,10 @@
 // The appends of a stream travel as `message_delta` frames (src/realtime/signals.ts), coalesced
-// per stream on the instance that took them: the first append after a quiet spell goes out at
-// once, the ones that follow within the frame interval go out together at its end. So a watcher
-// gets at most DELTA_FRAMES_PER_SECOND frames per stream, and no append waits longer than one
-// interval. Pure logic with an injected clock and timer, so it is tested without a server.
+// per stream on the instance that took them, with one rule: two frames of a stream are at least
+// `gapMs` apart. An append that comes when the last frame is that old goes out at once, with
+// whatever waits; one that comes sooner waits for the next such append, or `gapMs` at most. So
+// frames go out on arrivals (a stream appending every 50 ms gets every other append sent at once
+// and one frame per 100 ms, whatever the phase of its appends), and no append waits longer than
+// `gapMs`. Pure logic with an injected clock and timer, so it is tested without a server.
 
 export interface Delta {
   channelId: string
@@ -43,25 +45,29 @@ export class DeltaCoalescer {
 
   constructor(
     private readonly send: (delta: Delta) => void,
-    private readonly intervalMs: number,
+    private readonly gapMs: number,
     private readonly timers: Timers = realTimers,
   ) {}
 
   add(delta: Delta): void {
     const key = delta.messageId
     const waiting = this.pending.get(key)
+    const last = this.lastSent.get(key)
+    if (last === undefined || this.timers.now() - last >= this.gapMs) {
+      if (waiting) {
+        this.pending.delete(key)
+        this.timers.clearTimeout(waiting.timer)
+        waiting.deltas.push(delta)
+      }
+      this.emit(waiting?.deltas ?? [delta])
+      return
+    }
     if (waiting) {
       waiting.deltas.push(delta)
       return
     }
-    const now = this.timers.now()
-    const last = this.lastSent.get(key)
-    if (last === undefined || now - last >= this.intervalMs) {
-      this.emit([delta])
-      return
-    }
     const entry: Pending = { deltas: [delta], timer: null }
-    entry.timer = this.timers.setTimeout(() => this.flush(key), this.intervalMs - (now - last))
+    entry.timer = this.timers.setTimeout(() => this.flush(key), this.gapMs)
     this.pending.set(key, entry)
   }
 
@@ -95,10 +101,10 @@ export class DeltaCoalescer {
     }
     for (const f of frames) this.send(f)
     this.lastSent.set(deltas[0]!.messageId, this.timers.now())
-    // Bounded: streams that went quiet are forgotten (an interval has passed for them).
+    // Bounded: streams that went quiet are forgotten (the gap has passed for them).
     if (this.lastSent.size > 10_000) {
       const now = this.timers.now()
-      for (const [k, at] of this.lastSent) if (now - at >= this.intervalMs) this.lastSent.delete(k)
+      for (const [k, at] of this.lastSent) if (now - at >= this.gapMs) this.lastSent.delete(k)
     }
   }
 }

@@ -1,7 +1,7 @@
-// Streaming messages (issue 25): the message row holds the text so far (every append is written
-// to it), and a message_streams row holds the stream's live bookkeeping while it streams. That row
-// is the stream's lock: appends, the end and the sweep all take it first, so they are ordered and
-// a stream ends exactly once, whichever instance ends it.
+// Streaming messages (issue 25): the message row holds the text so far (written by the flush at
+// most once a second, and by the end: ./live.ts), and a message_streams row holds the stream's
+// bookkeeping while it streams. That row is the stream's lock: the flush, the end and the sweep
+// all take it, so a stream ends exactly once, whichever instance ends it.
 import type pg from 'pg'
 import type { Prisma, PrismaClient } from '../../db/client.ts'
 import type { MessageRecord } from '../messages/schemas.ts'
@@ -56,45 +56,72 @@ export async function insertStream(tx: Tx, s: NewStream): Promise<boolean> {
   return true
 }
 
-export interface Appended {
-  channelId: string
-  threadId: string | null
-  seq: number
-  /** The text's length after the append, in UTF-16 code units. */
-  length: number
-}
-
-// One statement: the stream's row is locked first (appends of one stream are ordered by it), then
-// the text grows only if the author is still a member and the total stays within the limit.
-// $1 message, $2 author, $3 the text, $4 its length in characters, $5 the limit, $6 appends,
-// $7 its UTF-16 length, $8 the time, $9 the channel.
-const APPEND_SQL = `
-  WITH s AS (
-    SELECT message_id, channel_id FROM message_streams WHERE message_id = $1 AND author_id = $2 AND channel_id = $9 FOR UPDATE
-  ), m AS (
-    UPDATE messages SET text = messages.text || $3
-     WHERE id = (SELECT message_id FROM s) AND stream_state = 'streaming' AND char_length(messages.text) + $4::int <= $5::int
-       AND EXISTS (SELECT 1 FROM channel_members c WHERE c.channel_id = messages.channel_id AND c.member_id = $2)
-    RETURNING id, channel_id, thread_id
-  ), u AS (
-    UPDATE message_streams SET seq = seq + $6::int, utf16_length = utf16_length + $7::int, last_append_at = $8
-     WHERE message_id = (SELECT id FROM m)
-    RETURNING seq, utf16_length
-  )
-  SELECT m.channel_id, m.thread_id, u.seq, u.utf16_length FROM m, u`
-
-/** Appends to a streaming message of this author; null when it did not (the caller finds out why). */
-export async function append(
+/**
+ * A stream of this author in this channel as the row holds it (the text as of the last flush), if
+ * it is streaming and the author is still a member: what an instance loads into its live store
+ * (./texts.ts) when it does not know the stream.
+ */
+export async function loadStream(
   pool: pg.Pool,
-  a: { messageId: string; channelId: string; authorId: string; text: string; chars: number; maxChars: number; count: number; at: Date },
-): Promise<Appended | null> {
-  const { rows } = await pool.query<{ channel_id: string; thread_id: string | null; seq: number; utf16_length: number }>({
-    name: 'stream-append',
-    text: APPEND_SQL,
-    values: [a.messageId, a.authorId, a.text, a.chars, a.maxChars, a.count, a.text.length, a.at, a.channelId],
+  messageId: string,
+  authorId: string,
+  channelId: string,
+): Promise<{ text: string; threadId: string | null; seq: number; length: number; lastAppendAt: Date } | null> {
+  const { rows } = await pool.query<{ text: string; thread_id: string | null; seq: number; utf16_length: number; last_append_at: Date }>({
+    name: 'stream-load',
+    text: `SELECT m.text, m.thread_id, s.seq, s.utf16_length, s.last_append_at
+             FROM message_streams s JOIN messages m ON m.id = s.message_id
+            WHERE s.message_id = $1 AND s.author_id = $2 AND s.channel_id = $3 AND m.stream_state = 'streaming'
+              AND EXISTS (SELECT 1 FROM channel_members c WHERE c.channel_id = s.channel_id AND c.member_id = s.author_id)`,
+    values: [messageId, authorId, channelId],
   })
   const r = rows[0]
-  return r ? { channelId: r.channel_id, threadId: r.thread_id, seq: r.seq, length: r.utf16_length } : null
+  return r ? { text: r.text, threadId: r.thread_id, seq: r.seq, length: r.utf16_length, lastAppendAt: r.last_append_at } : null
+}
+
+export interface Flushed {
+  messageId: string
+  text: string
+  seq: number
+  length: number
+  lastAppendAt: Date
+}
+
+// One statement for every stream an instance flushes: each row that is still streaming and
+// behind takes the text (a flush of another instance, or an older one of this, that comes late
+// writes nothing). Answers the ids whose stream is gone (ended, or its message deleted).
+const FLUSH_SQL = `
+  WITH f AS (
+    SELECT * FROM unnest($1::uuid[], $2::text[], $3::int[], $4::int[], $5::timestamptz[]) AS f(id, text, seq, len, at)
+  ), s AS (
+    UPDATE message_streams s SET seq = f.seq, utf16_length = f.len, last_append_at = greatest(s.last_append_at, f.at)
+      FROM f WHERE s.message_id = f.id AND s.seq < f.seq
+    RETURNING s.message_id
+  ), m AS (
+    UPDATE messages m SET text = f.text FROM f, s WHERE m.id = f.id AND s.message_id = f.id AND m.stream_state = 'streaming'
+    RETURNING m.id
+  )
+  SELECT f.id::text FROM f WHERE NOT EXISTS (SELECT 1 FROM message_streams x WHERE x.message_id = f.id)`
+
+/** Writes the streams' text so far to their rows; answers the ids of those no longer streaming. */
+export async function flushStreams(pool: pg.Pool, streams: Flushed[]): Promise<string[]> {
+  if (!streams.length) return []
+  const { rows } = await pool.query<{ id: string }>({
+    name: 'streams-flush',
+    text: FLUSH_SQL,
+    values: [streams.map((s) => s.messageId), streams.map((s) => s.text), streams.map((s) => s.seq), streams.map((s) => s.length), streams.map((s) => s.lastAppendAt)],
+  })
+  return rows.map((r) => r.id)
+}
+
+/** The streams of this author in this channel (to flush and forget when it leaves the channel). */
+export async function streamsOf(pool: pg.Pool, channelId: string, authorId: string): Promise<string[]> {
+  const { rows } = await pool.query<{ id: string }>({
+    name: 'streams-of-member',
+    text: 'SELECT message_id::text AS id FROM message_streams WHERE channel_id = $1 AND author_id = $2',
+    values: [channelId, authorId],
+  })
+  return rows.map((r) => r.id)
 }
 
 /** The stream's bookkeeping row, if the message is streaming. */

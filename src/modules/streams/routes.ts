@@ -13,6 +13,7 @@ import type { UploadedFile } from '../messages/service.ts'
 import { errors } from '../../schemas/common.ts'
 import { ChannelMessageParams, MessageRef } from '../messages/schemas.ts'
 import { AppendBody, AppendResult, APPENDS_PER_SECOND, FinishBody, FinishMultipart, MAX_APPEND_BYTES, MAX_BATCH_APPENDS, StreamInfo, StreamStatus, ThreadStatuses } from './schemas.ts'
+import { closeLive } from './live.ts'
 import * as streams from './service.ts'
 import * as threadStatus from './thread-status.ts'
 
@@ -57,7 +58,7 @@ async function readFinishForm(fastify: FastifyInstance, request: FastifyRequest)
 
 export default async function streamRoutes(fastify: FastifyInstance): Promise<void> {
   const app = fastify.withTypeProvider<TypeBoxTypeProvider>()
-  fastify.addHook('onClose', async () => streams.flushDeltas(fastify))
+  fastify.addHook('onClose', async () => closeLive(fastify))
 
   app.post(
     '/channels/:id/messages/:message_id/stream',
@@ -67,7 +68,7 @@ export default async function streamRoutes(fastify: FastifyInstance): Promise<vo
         operationId: 'appendToStream',
         tags: ['messages'],
         summary: 'Append text to a streaming message (its agent only)',
-        description: `\`{"append": "…"}\`, or \`{"appends": [...]}\` (at most ${MAX_BATCH_APPENDS}, in order). The text is written to the message at once (history and a late joiner read the text so far) and reaches the channel's members as \`message_delta\` frames on WebSockets and SSE (coalesced: about 10 frames per second per stream at most). Limits: each append at most ${MAX_APPEND_BYTES.toLocaleString('en-US')} bytes (UTF-8) and the whole text at most MAX_MESSAGE_LENGTH characters (413 \`STREAM_TOO_LONG\`), ${APPENDS_PER_SECOND} requests per second per stream (429 \`RATE_LIMITED\`); a refused append changes nothing and the stream stays open. ${NOT_STREAMING}`,
+        description: `\`{"append": "…"}\`, or \`{"appends": [...]}\` (at most ${MAX_BATCH_APPENDS}, in order). History and a late joiner read the text so far at once (the message row takes it within a second), and it reaches the channel's members as \`message_delta\` frames on WebSockets and SSE (coalesced: frames of a stream at least 80 ms apart, and no append waits longer). Limits: each append at most ${MAX_APPEND_BYTES.toLocaleString('en-US')} bytes (UTF-8) and the whole text at most MAX_MESSAGE_LENGTH characters (413 \`STREAM_TOO_LONG\`), ${APPENDS_PER_SECOND} requests per second per stream (429 \`RATE_LIMITED\`); a refused append changes nothing and the stream stays open. ${NOT_STREAMING}`,
         params: ChannelMessageParams,
         body: AppendBody,
         response: { 200: AppendResult, ...errors(400, 403, 404, 409, 413), 429: RateLimited },

@@ -13,8 +13,13 @@ export const APPENDS_PER_SECOND = 50
 export const MAX_CONCURRENT_STREAMS = 10
 /** A Stop not answered (finish or cancel) within this long ends the stream `interrupted`. */
 export const STOP_GRACE_MS = 30_000
-/** Frames of one stream's deltas per second, at most (the server coalesces appends in between). */
-export const DELTA_FRAMES_PER_SECOND = 10
+/**
+ * Two delta frames of one stream are at least this far apart (at most 12.5 a second; 10 for a
+ * stream appending 20 times a second), and no append waits longer for its frame (./deltas.ts).
+ */
+export const DELTA_FRAME_GAP_MS = 80
+/** How long an append waits, at most, before the message row holds it (history reads the live text meanwhile). */
+export const STREAM_FLUSH_MS = 1000
 
 const AppendText = Type.String({ minLength: 1, description: `Text to add at the end (at most ${MAX_APPEND_BYTES.toLocaleString('en-US')} bytes in UTF-8).` })
 

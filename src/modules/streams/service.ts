@@ -4,7 +4,8 @@
 // streams left idle or stopped without an answer, on any instance. Events: the start, the Stop
 // and the end are logged (message.stream_started, message.stop_requested,
 // message.stream_finished, then message.created once with the final message); the appends travel
-// as ephemeral message_delta frames (./deltas.ts) and are written to the message row as they come.
+// as ephemeral message_delta frames (./deltas.ts), grow the live text (./live.ts) and reach the
+// message row with the next flush, within a second.
 import type { FastifyInstance } from 'fastify'
 import { AppError, badRequest, forbidden, notFound } from '../../lib/errors.ts'
 import { uuidv7, uuidv7Time } from '../../lib/ids.ts'
@@ -17,44 +18,12 @@ import { toMessageDto, type MessageDto } from '../messages/schemas.ts'
 import { validateText, type UploadedFile } from '../messages/service.ts'
 import { removeFiles } from '../messages/files.ts'
 import { loopGuardSettings } from '../workspace/settings.ts'
-import { DeltaCoalescer, WindowLimit, type Delta } from './deltas.ts'
+import { liveOf, touched, withLiveText } from './live.ts'
 import * as repo from './repo.ts'
 import { clearOnReply } from './thread-status.ts'
-import { APPENDS_PER_SECOND, DELTA_FRAMES_PER_SECOND, MAX_APPEND_BYTES, MAX_CONCURRENT_STREAMS, STOP_GRACE_MS, type AppendResultDto, type StreamInfoDto, type StreamStatusDto } from './schemas.ts'
+import { APPENDS_PER_SECOND, MAX_APPEND_BYTES, MAX_CONCURRENT_STREAMS, STOP_GRACE_MS, type AppendResultDto, type StreamInfoDto, type StreamStatusDto } from './schemas.ts'
 
 type EndState = 'complete' | 'cancelled' | 'interrupted'
-
-interface Live {
-  deltas: DeltaCoalescer
-  appends: WindowLimit
-}
-
-const live = new WeakMap<FastifyInstance, Live>()
-
-/** This instance's coalescer and append limit (one per app). */
-function liveOf(app: FastifyInstance): Live {
-  let state = live.get(app)
-  if (!state) {
-    state = { deltas: new DeltaCoalescer((d) => publishDelta(app, d), 1000 / DELTA_FRAMES_PER_SECOND), appends: new WindowLimit(APPENDS_PER_SECOND) }
-    live.set(app, state)
-  }
-  return state
-}
-
-/** Sends what is waiting (the app is closing). */
-export function flushDeltas(app: FastifyInstance): void {
-  live.get(app)?.deltas.flushAll()
-}
-
-function publishDelta(app: FastifyInstance, d: Delta): void {
-  if (!app.hasDecorator('realtime')) return
-  app.realtime.signals.publish({
-    channelIds: [d.channelId],
-    except: d.authorId ?? null,
-    sse: true,
-    frame: { type: 'message_delta', channel_id: d.channelId, message_id: d.messageId, thread_id: d.threadId, seq: d.seq, offset: d.offset, text: d.text },
-  })
-}
 
 // ---- start ----
 
@@ -101,6 +70,7 @@ export async function startStream(app: FastifyInstance, author: MemberPrincipal,
     emit('message.stream_started', channelId, { message })
     return message
   })
+  await liveOf(app).texts.open(id, { channelId, authorId: author.id, threadId, text, seq: 0, length: text.length, chars: [...text].length, lastAppendAt: createdAt.getTime() })
   // Its reply has begun (with a status of its own): the agent's status on the thread is over.
   if (threadId) await clearOnReply(app, threadId, author.id)
   return dto
@@ -119,21 +89,44 @@ export async function appendToStream(app: FastifyInstance, principal: MemberPrin
     throw new AppError('RATE_LIMITED', `at most ${APPENDS_PER_SECOND} append requests per second per stream (a batch counts once)`, { headers: { 'retry-after': String(seconds) } })
   }
   const text = appends.join('')
-  const chars = [...text].length
-  const done = await repo.append(app.db.pool, { messageId, channelId, authorId: principal.id, text, chars, maxChars: app.config.maxMessageLength, count: appends.length, at: new Date() })
-  if (!done) throw await whyNotAppended(app, principal, channelId, messageId)
-  liveOf(app).deltas.add({ channelId: done.channelId, messageId, threadId: done.threadId, seq: done.seq, offset: done.length - text.length, text, authorId: principal.id })
+  const a = { authorId: principal.id, channelId, text, length: text.length, chars: [...text].length, maxChars: app.config.maxMessageLength, count: appends.length, at: Date.now() }
+  const { texts, deltas } = liveOf(app)
+  let done = await texts.append(messageId, a)
+  // Not known here (started before this process, or Redis forgot it): loaded from its row, once.
+  if (!done.ok && done.why === 'miss' && (await load(app, messageId, principal.id, channelId))) done = await texts.append(messageId, a)
+  if (!done.ok) throw await whyNotAppended(app, principal, channelId, messageId, done.why === 'ended')
+  touched(app, messageId)
+  deltas.add({ channelId, messageId, threadId: done.threadId, seq: done.seq, offset: done.length - text.length, text, authorId: principal.id })
   return { message_id: messageId, seq: done.seq, length: done.length }
 }
 
+/** Loads a stream of this author and channel from its row into the live store; false when there is none to append to. */
+async function load(app: FastifyInstance, messageId: string, authorId: string, channelId: string): Promise<boolean> {
+  const row = await repo.loadStream(app.db.pool, messageId, authorId, channelId)
+  if (!row) return false
+  await liveOf(app).texts.open(messageId, {
+    channelId,
+    authorId,
+    threadId: row.threadId,
+    text: row.text,
+    seq: row.seq,
+    length: row.length,
+    chars: [...row.text].length,
+    lastAppendAt: row.lastAppendAt.getTime(),
+  })
+  return true
+}
+
 /** Why an append, finish or cancel did nothing: the first rule it breaks, as the error to answer. */
-async function whyNotAppended(app: FastifyInstance, principal: MemberPrincipal, channelId: string, messageId: string): Promise<AppError> {
+async function whyNotAppended(app: FastifyInstance, principal: MemberPrincipal, channelId: string, messageId: string, ending = false): Promise<AppError> {
   const access = await readableChannel(app, principal, channelId)
   const message = await repo.messageInChannel(app.db.prisma, channelId, messageId)
   if (!message) return notFound('message')
   if (message.authorId !== principal.id) return forbidden('only the author of a streaming message appends to it, finishes or cancels it')
   if (message.streamState !== 'streaming') return streamEnded(message.streamState ?? 'complete')
   if (!access.member) return forbidden('join the channel to post in it')
+  // Its end is being written (the row says streaming until that commits).
+  if (ending) return new AppError('STREAM_ENDED', 'the stream is ending (finished or cancelled); it does not change any more')
   return new AppError('STREAM_TOO_LONG', `the text would be longer than ${app.config.maxMessageLength} characters; nothing was appended (finish the stream, or start another)`)
 }
 
@@ -177,7 +170,30 @@ async function endByAuthor(app: FastifyInstance, principal: MemberPrincipal, cha
  * message.mentioned when it mentions others. Null when it was no longer streaming.
  */
 async function endStream(app: FastifyInstance, s: { messageId: string; authorId: string; channelId: string }, state: EndState, finalText?: string, file?: UploadedFile): Promise<MessageDto | null> {
-  liveOf(app).deltas.end(s.messageId)
+  const { texts, deltas } = liveOf(app)
+  // From here appends are refused, and this is the text: the live one, or the row's when this
+  // instance does not know the stream (the row's is as of the last flush).
+  const current = await texts.end(s.messageId)
+  deltas.end(s.messageId)
+  try {
+    const dto = await writeEnd(app, s, state, current?.text, finalText, file)
+    await texts.forget([s.messageId])
+    return dto
+  } catch (error) {
+    // Not ended (a blank finish, an outage): the stream goes on.
+    await texts.reopen(s.messageId).catch(() => {})
+    throw error
+  }
+}
+
+async function writeEnd(
+  app: FastifyInstance,
+  s: { messageId: string; authorId: string; channelId: string },
+  state: EndState,
+  liveText: string | undefined,
+  finalText?: string,
+  file?: UploadedFile,
+): Promise<MessageDto | null> {
   let mentioned: ResolvedMentions = { ids: [], notify: [], notifyAgents: [] }
   // Everything read besides the message is read before the transaction: a query on the pool while
   // the transaction holds a connection deadlocks the pool when as many streams end at once as it
@@ -190,7 +206,7 @@ async function endStream(app: FastifyInstance, s: { messageId: string; authorId:
       authorId: s.authorId,
       state,
       text: (current) => {
-        const text = finalText ?? current
+        const text = finalText ?? liveText ?? current
         if (state === 'complete' && text.trim() === '' && !file) throw badRequest("the stream's text is empty: append text first, or finish it with 'text' (or a file)")
         return text
       },
@@ -237,7 +253,8 @@ export async function requestStop(app: FastifyInstance, principal: MemberPrincip
     const addressed = addressedMap(principal.id, [['stop', [message.authorId]]])
     if (addressed) event.addressed = addressed
   })
-  return toMessageDto(message, app.config.publicUrl)
+  const [dto] = await withLiveText(app, [toMessageDto(message, app.config.publicUrl)])
+  return dto!
 }
 
 // ---- the sweep ----
@@ -284,5 +301,7 @@ export async function streamInfo(app: FastifyInstance, principal: MemberPrincipa
   if (!message) throw notFound('message')
   const row = message.streamState === 'streaming' ? await repo.streamRow(app.db.pool, messageId) : null
   const state = (row ? 'streaming' : message.streamState === 'streaming' ? 'complete' : (message.streamState ?? 'complete')) as StreamInfoDto['stream_state']
-  return { message_id: messageId, stream_state: state, seq: row?.seq ?? 0, status: (row?.status as StreamStatusDto | null) ?? null, stop_requested: row?.stopRequested ?? false }
+  // The row's count lags up to a flush; the live store's is current.
+  const seq = row ? ((await liveOf(app).texts.read([messageId])).get(messageId)?.seq ?? row.seq) : 0
+  return { message_id: messageId, stream_state: state, seq, status: (row?.status as StreamStatusDto | null) ?? null, stop_requested: row?.stopRequested ?? false }
 }
