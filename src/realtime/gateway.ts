@@ -9,6 +9,7 @@ import type { FastifyInstance, FastifyRequest } from 'fastify'
 import { Type } from 'typebox'
 import { OnlyField, type Only } from '../events/filter.ts'
 import { unauthorized } from '../lib/errors.ts'
+import { Batched } from '../lib/batched.ts'
 import { InOrder } from '../lib/in-order.ts'
 import { withTimeout } from '../lib/timeout.ts'
 import { bearer, type MemberPrincipal } from '../plugins/auth.ts'
@@ -20,9 +21,8 @@ import { SINCE_INTEGER_NOTE, SinceSchema, toEventFrame } from './frames.ts'
 import type { Hub } from './hub.ts'
 import { inboundFrames, sendJson } from './inbound.ts'
 import type { Presence } from './presence.ts'
-import { touchAgentSeen, touchUserSeen } from './repo.ts'
+import { channelIdsOfMany, touchSeen } from './repo.ts'
 import type { Signals } from './signals.ts'
-import { channelIdsOf } from '../modules/channels/access.ts'
 
 const REPLAY_PAGE = 1_000
 const SHUTDOWN_GRACE_MS = 1_000
@@ -117,11 +117,24 @@ export async function gateway(app: FastifyInstance, { broker, hub, signals, pres
     hub.goLive(conn, cursor)
   }
 
+  // What every socket's start needs from PostgreSQL, asked together when many connect at once
+  // (src/lib/batched.ts): the agent.connected events in one transaction, the last_seen_at writes
+  // and the channels that presence tells in one statement each.
+  const connectedEvents = new Batched<{ id: string; name: string; at: Date }, void>(async (agents) => {
+    await app.events.transaction(async (_tx, emit) => {
+      for (const a of agents) emit('agent.connected', null, { agent_id: a.id, agent_name: a.name, connected_at: a.at.toISOString() })
+    })
+    return agents.map(() => undefined)
+  })
+  const seenWrites = new Batched<{ id: string; agent: boolean; at: Date }, void>(async (seen) => {
+    await touchSeen(app.db.pool, seen)
+    return seen.map(() => undefined)
+  })
+  const memberChannels = new Batched<string, string[]>((ids) => channelIdsOfMany(app.db.pool, ids))
+
   async function agentConnected(principal: MemberPrincipal): Promise<void> {
     if (principal.kind !== 'agent') return
-    await app.events.transaction(async (_tx, emit) => {
-      emit('agent.connected', null, { agent_id: principal.id, agent_name: principal.name, connected_at: new Date().toISOString() })
-    })
+    await connectedEvents.call({ id: principal.id, name: principal.name, at: new Date() })
   }
 
   /**
@@ -131,10 +144,9 @@ export async function gateway(app: FastifyInstance, { broker, hub, signals, pres
   async function memberPresence(principal: MemberPrincipal, online: boolean): Promise<void> {
     const changed = online ? await presence.connected(principal.id) : await presence.disconnected(principal.id)
     const at = new Date()
-    if (principal.kind === 'agent') await touchAgentSeen(app.db.pool, principal.id, at)
-    else await touchUserSeen(app.db.pool, principal.id, at)
+    await seenWrites.call({ id: principal.id, agent: principal.kind === 'agent', at })
     if (!changed) return
-    const channelIds = await channelIdsOf(app, principal.id)
+    const channelIds = await memberChannels.call(principal.id)
     const agent = principal.kind === 'agent'
     signals.publish({
       channelIds,

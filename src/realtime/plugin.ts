@@ -3,7 +3,7 @@
 import websocket from '@fastify/websocket'
 import type { FastifyInstance } from 'fastify'
 import fp from 'fastify-plugin'
-import { liveChannelsOf } from '../modules/channels/access.ts'
+import { Batched } from '../lib/batched.ts'
 import type { Broker } from './broker.ts'
 import { gateway } from './gateway.ts'
 import { encodeFrame, Hub } from './hub.ts'
@@ -12,6 +12,7 @@ import { Signals } from './signals.ts'
 import { MemoryBroker } from './memory-broker.ts'
 import { RedisBroker } from './redis-broker.ts'
 import { OutboxRelay } from './relay.ts'
+import { liveChannelsOfMany } from './repo.ts'
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -29,7 +30,9 @@ async function realtimePlugin(app: FastifyInstance): Promise<void> {
     scanLagMs: config.outboxScanLagMs,
     fullScanMs: config.outboxFullScanMs,
   })
-  const hub = new Hub((memberId) => liveChannelsOf(app, memberId), app.log)
+  // Sockets that open together load their channels together (src/lib/batched.ts).
+  const liveChannels = new Batched<string, { channelIds: string[]; readsAllRegular: boolean }>((ids) => liveChannelsOfMany(app.db.pool, ids))
+  const hub = new Hub((memberId) => liveChannels.call(memberId), app.log)
   broker.onEntries(hub.dispatch)
   // Typing, status and presence: ephemeral, beside the log (src/realtime/signals.ts).
   const signals = new Signals(

@@ -85,12 +85,49 @@ export async function activeUserSessions(pool: pg.Pool, userIds: string[]): Prom
   return new Map(rows.map((r) => [r.id, r.session_version]))
 }
 
-/** Presence: a user's socket opened or closed now (users.last_seen_at). */
-export async function touchUserSeen(pool: pg.Pool, userId: string, at: Date): Promise<void> {
-  await pool.query({ name: 'user-last-seen', text: 'UPDATE users SET last_seen_at = $2 WHERE id = $1', values: [userId, at] })
+/** Presence: members' sockets opened or closed (agents' and users' last_seen_at), one statement for all. */
+export async function touchSeen(pool: pg.Pool, seen: { id: string; agent: boolean; at: Date }[]): Promise<void> {
+  // The latest moment of each member (an UPDATE … FROM takes one arbitrary row of duplicates).
+  const latest = new Map<string, { agent: boolean; at: Date }>()
+  for (const s of seen) {
+    const known = latest.get(s.id)
+    if (!known || known.at <= s.at) latest.set(s.id, s)
+  }
+  const of = (agent: boolean) => [...latest].filter(([, s]) => s.agent === agent)
+  const [agents, users] = [of(true), of(false)]
+  await pool.query({
+    name: 'members-last-seen',
+    text: `WITH a AS (UPDATE agents t SET last_seen_at = x.at FROM unnest($1::uuid[], $2::timestamptz[]) AS x(id, at) WHERE t.id = x.id RETURNING 1)
+           UPDATE users t SET last_seen_at = x.at FROM unnest($3::uuid[], $4::timestamptz[]) AS x(id, at) WHERE t.id = x.id`,
+    values: [agents.map(([id]) => id), agents.map(([, s]) => s.at), users.map(([id]) => id), users.map(([, s]) => s.at)],
+  })
 }
 
-/** Presence: an agent's socket opened or closed now (agents.last_seen_at). */
-export async function touchAgentSeen(pool: pg.Pool, agentId: string, at: Date): Promise<void> {
-  await pool.query({ name: 'agent-last-seen', text: 'UPDATE agents SET last_seen_at = $2 WHERE id = $1', values: [agentId, at] })
+/**
+ * The channels whose events each member receives live (as channels/repo.ts liveChannelsOf: its
+ * own, and for the workspace owner every regular channel too), in one statement for all.
+ */
+export async function liveChannelsOfMany(pool: pg.Pool, memberIds: string[]): Promise<{ channelIds: string[]; readsAllRegular: boolean }[]> {
+  const { rows } = await pool.query<{ owner: boolean; channel_ids: string[] }>({
+    name: 'live-channels-of-members',
+    text: `SELECT COALESCE(u.is_owner, false) AS owner,
+                  ARRAY(SELECT cm.channel_id::text FROM channel_members cm WHERE cm.member_id = x.id
+                        UNION SELECT c.id::text FROM channels c WHERE u.is_owner AND c.type = 'channel') AS channel_ids
+             FROM unnest($1::uuid[]) WITH ORDINALITY AS x(id, n) LEFT JOIN users u ON u.id = x.id
+            ORDER BY x.n`,
+    values: [memberIds],
+  })
+  return rows.map((r) => ({ channelIds: r.channel_ids, readsAllRegular: r.owner }))
+}
+
+/** The channels each member belongs to, in one statement (presence tells their members). */
+export async function channelIdsOfMany(pool: pg.Pool, memberIds: string[]): Promise<string[][]> {
+  const { rows } = await pool.query<{ member_id: string; channel_id: string }>({
+    name: 'channels-of-members',
+    text: 'SELECT member_id::text, channel_id::text FROM channel_members WHERE member_id = ANY($1::uuid[])',
+    values: [memberIds],
+  })
+  const byMember = new Map<string, string[]>()
+  for (const r of rows) (byMember.get(r.member_id) ?? byMember.set(r.member_id, []).get(r.member_id)!).push(r.channel_id)
+  return memberIds.map((id) => byMember.get(id.toLowerCase()) ?? [])
 }
