@@ -114,30 +114,31 @@ export async function attachmentFilesOf(db: Db, channelId: string): Promise<stri
   return rows.map((r) => r.storageName)
 }
 
-export interface SidebarRow {
-  id: string
-  /** For a DM: the other participant's display name (the channel's own name if it has none). */
-  name: string
-  type: 'channel' | 'dm'
-  description: string
-  private: boolean
-  isMember: boolean
-  lastReadMessageId: string | null
-  unreadCount: number
-  lastMessageAt: Date | null
-}
+const NIL_UUID = '00000000-0000-0000-0000-000000000000'
+/** SQL: the milliseconds since the epoch a UUIDv7 carries (its first 48 bits), as a bigint. */
+const UUIDV7_MILLISECONDS = (id: string): string => `('x' || encode(substring(uuid_send(${id}) FROM 1 FOR 6), 'hex'))::bit(48)::bigint`
 
 /**
- * The sidebar in one statement: the channels the member belongs to (plus, for the workspace owner,
- * every regular channel), oldest first, each with the member's read marker, its unread count
- * (messages after the marker not written by the member, at most UNREAD_COUNT_MAX: an index-only
- * range scan of messages (channel_id, id) INCLUDE (author_id), bounded below by the marker and
- * stopped at the cap, so a long-unread channel costs no more than a recent one), the newest
- * message's id, whose UUIDv7 time is the last activity, and for a DM the other participant's
- * name. One round trip and no ORM mapping: it is the request every open page makes
- * (docs/performance.md, "Sidebar at a million messages", and "The sidebar's round trips").
+ * The sidebar in one statement, and its answer is the response body: the JSON text of
+ * `GET /api/v1/channels` (ChannelListSchema), built by PostgreSQL, so that Node neither parses
+ * two thousand fields of two hundred rows nor builds and serialises objects from them (about
+ * half of the server's time for this request; docs/performance.md, "Unread counts at a million
+ * messages, round 3"). Its items are what the list's schema says, byte for byte as JSON.stringify
+ * wrote them before: fields in the schema's order, text escaped by to_json (the same escapes as
+ * JSON.stringify: \" \\ \b \f \n \r \t and \u00xx for other control characters),
+ * booleans and numbers as text, ids as PostgreSQL writes a uuid, and `last_message_at` as
+ * Date.toISOString() writes the newest id's UUIDv7 time (milliseconds, 'Z').
+ *
+ * The channels the member belongs to (plus, for the workspace owner, every regular channel),
+ * oldest first, each with the member's read marker, its unread count (messages after the marker
+ * not written by the member, at most UNREAD_COUNT_MAX: an index-only range scan of messages
+ * (channel_id, id) INCLUDE (author_id), bounded below by the marker and stopped at the cap), the
+ * newest message's time and for a DM the other participant's name. The newest id is looked for
+ * at or after the marker first: PostgreSQL reads a whole leaf page of the index for a scan
+ * bounded by the channel alone, and only the range up to the marker (usually a few entries) with
+ * it; only a marker whose message is gone with none after it needs the unbounded look.
  */
-export async function sidebar(pool: pg.Pool, memberId: string, includeAllRegular: boolean): Promise<SidebarRow[]> {
+export async function sidebarJson(pool: pg.Pool, memberId: string, includeAllRegular: boolean): Promise<string> {
   const scope = includeAllRegular
     ? "FROM channels c LEFT JOIN channel_members cm ON cm.channel_id = c.id AND cm.member_id = $1 WHERE cm.member_id IS NOT NULL OR c.type = 'channel'"
     : 'FROM channel_members cm JOIN channels c ON c.id = cm.channel_id WHERE cm.member_id = $1'
@@ -146,49 +147,34 @@ export async function sidebar(pool: pg.Pool, memberId: string, includeAllRegular
     name: includeAllRegular ? 'channel-sidebar-owner' : 'channel-sidebar',
     // It writes nothing: sent with its Sync, one round trip instead of two (src/db/commit-guard.ts).
     readOnly: true,
-    // Rows as arrays: no object with nine named fields per channel to build and then map.
     rowMode: 'array',
-    text: `SELECT c.id, c.name, c.type, c.description, c.private, cm.member_id IS NOT NULL AS is_member, cm.last_read_message_id,
+    // OFFSET 0 keeps the inner select a subquery: merged into the outer one, a subplan whose
+    // column the item names twice could run twice.
+    text: `SELECT '[' || COALESCE(string_agg(
+              '{"id":"' || s.id || '","name":' || to_json(s.name) || ',"type":"' || s.type || '","description":' || to_json(s.description)
+              || ',"private":' || s.private || ',"unread_count":' || s.unread
+              || ',"last_read_message_id":' || COALESCE('"' || s.last_read_message_id || '"', 'null') || ',"is_member":' || s.is_member
+              || ',"last_message_at":' || COALESCE('"' || to_char(timestamp 'epoch' + ${UUIDV7_MILLISECONDS('s.newest')} * interval '1 millisecond', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') || '"', 'null')
+              || '}', ',' ORDER BY s.created_at, s.id), '') || ']'
+       FROM (SELECT c.id, c.type, c.description, c.type = 'dm' OR c.private AS private, cm.member_id IS NOT NULL AS is_member, cm.last_read_message_id, c.created_at,
+            COALESCE(CASE WHEN c.type = 'dm' THEN
+              (SELECT COALESCE(u.display_name, a.display_name) FROM channel_members p
+                 LEFT JOIN users u ON u.id = p.member_id LEFT JOIN agents a ON a.id = p.member_id
+                WHERE p.channel_id = c.id AND p.member_id <> $1 LIMIT 1) END, c.name) AS name,
             CASE WHEN cm.member_id IS NULL THEN 0 ELSE
               (SELECT count(*)::int FROM (SELECT 1 FROM messages m
                 WHERE m.channel_id = c.id AND m.author_id <> $1
-                  AND m.id > COALESCE(cm.last_read_message_id, '00000000-0000-0000-0000-000000000000')
+                  AND m.id > COALESCE(cm.last_read_message_id, '${NIL_UUID}')
                 LIMIT ${UNREAD_COUNT_MAX}) AS u) END AS unread,
-            (SELECT m.id FROM messages m WHERE m.channel_id = c.id ORDER BY m.id DESC LIMIT 1) AS newest,
-            CASE WHEN c.type = 'dm' THEN
-              (SELECT COALESCE(u.display_name, a.display_name) FROM channel_members p
-                 LEFT JOIN users u ON u.id = p.member_id LEFT JOIN agents a ON a.id = p.member_id
-                WHERE p.channel_id = c.id AND p.member_id <> $1 LIMIT 1) END AS peer_name
-       ${scope}
-      ORDER BY c.created_at, c.id`,
+            COALESCE(
+              (SELECT m.id FROM messages m WHERE m.channel_id = c.id AND m.id >= COALESCE(cm.last_read_message_id, '${NIL_UUID}') ORDER BY m.id DESC LIMIT 1),
+              (SELECT m.id FROM messages m WHERE m.channel_id = c.id ORDER BY m.id DESC LIMIT 1)) AS newest
+       ${scope} OFFSET 0) AS s`,
     values: [memberId],
   }
-  const { rows } = await pool.query<SidebarColumns>(statement)
-  return rows.map(([id, name, type, description, isPrivate, isMember, lastRead, unread, newest, peerName]) => ({
-    id,
-    name: peerName ?? name,
-    type,
-    description,
-    private: isPrivate,
-    isMember,
-    lastReadMessageId: lastRead,
-    unreadCount: unread,
-    lastMessageAt: newest ? uuidv7Time(newest) : null,
-  }))
+  const { rows } = await pool.query<[string]>(statement)
+  return rows[0]![0]
 }
-
-type SidebarColumns = [
-  id: string,
-  name: string,
-  type: 'channel' | 'dm',
-  description: string,
-  isPrivate: boolean,
-  isMember: boolean,
-  lastRead: string | null,
-  unread: number,
-  newest: string | null,
-  peerName: string | null,
-]
 
 /** Public regular channels (the channel browser), by name, optionally whose name contains `query`. */
 export async function listPublicChannels(pool: pg.Pool, memberId: string, query: string | undefined) {
@@ -265,7 +251,7 @@ export async function readStates(pool: pg.Pool, memberId: string, channelIds: st
     `SELECT cm.channel_id, cm.last_read_message_id,
             (SELECT count(*) FROM (SELECT 1 FROM messages m
               WHERE m.channel_id = cm.channel_id AND m.author_id <> cm.member_id
-                AND m.id > COALESCE(cm.last_read_message_id, '00000000-0000-0000-0000-000000000000')
+                AND m.id > COALESCE(cm.last_read_message_id, '${NIL_UUID}')
               LIMIT ${UNREAD_COUNT_MAX}) AS u) AS unread
        FROM channel_members cm
       WHERE cm.member_id = $1 AND cm.channel_id = ANY($2::uuid[])`,

@@ -81,23 +81,14 @@ export async function createChannel(app: FastifyInstance, principal: MemberPrinc
   )
 }
 
+/** The caller's channels and DMs, as the JSON text of ChannelListSchema; for the workspace owner also every regular channel. */
+export function listChannelsJson(app: FastifyInstance, principal: MemberPrincipal): Promise<string> {
+  return repo.sidebarJson(app.db.pool, principal.id, principal.kind === 'human' && principal.isOwner)
+}
+
 /** The caller's channels and DMs; for the workspace owner also every regular channel. */
 export async function listChannels(app: FastifyInstance, principal: MemberPrincipal): Promise<ChannelListItemDto[]> {
-  const isOwner = principal.kind === 'human' && principal.isOwner
-  // One statement, DM names included (it was three queries for a member with DMs).
-  const channels = await repo.sidebar(app.db.pool, principal.id, isOwner)
-  return channels.map((c) => ({
-    id: c.id,
-    name: c.name,
-    type: c.type,
-    description: c.description,
-    private: c.type === 'dm' || c.private,
-    // Where the caller is not a member (the owner reading), 0 and null.
-    unread_count: c.unreadCount,
-    last_read_message_id: c.lastReadMessageId,
-    is_member: c.isMember,
-    last_message_at: c.lastMessageAt?.toISOString() ?? null,
-  }))
+  return JSON.parse(await listChannelsJson(app, principal)) as ChannelListItemDto[]
 }
 
 /** Moves the caller's read marker (members only: the owner reading a channel it has not joined gets 403). */
