@@ -3,7 +3,7 @@
 // registered here while they are open, so a revoked key or an expired JWT ends a long wait, a
 // notification stream or a session within MCP_AUTH_RECHECK_MS, on every instance.
 import type { FastifyInstance } from 'fastify'
-import type { MemberPrincipal } from '../plugins/auth.ts'
+import type { MemberPrincipal } from '../modules/identity/principal.ts'
 
 export interface McpCaller {
   /** A session's is refreshed by every authenticated request of the session. */

@@ -13,6 +13,7 @@ import { API_KEY_PREFIX, INTEGRATION_KEY_PREFIX, safeEqual, sha256Hex } from '..
 import { userById } from '../modules/accounts/service.ts'
 import { agentKeyLookup } from '../modules/agents/service.ts'
 import { integrationByKeyHash } from '../modules/integrations/service.ts'
+import { isOwner, type Principal } from '../modules/identity/principal.ts'
 import { registerKeyCache, type CachedKey } from './key-cache.ts'
 
 export type AuthPolicy =
@@ -21,34 +22,6 @@ export type AuthPolicy =
   | 'human' // a human JWT
   | 'owner' // the workspace owner's JWT
   | 'integration' // an integration key
-
-export interface AgentPrincipal {
-  kind: 'agent'
-  id: string
-  name: string
-  displayName: string
-  keyId: string
-}
-
-export interface HumanPrincipal {
-  kind: 'human'
-  id: string
-  email: string
-  displayName: string
-  role: 'admin' | 'member' | 'observer'
-  isOwner: boolean
-  avatarUrl?: string | null
-  /** Self-registered, not yet approved by the owner: only GET /api/v1/auth/me is allowed. */
-  awaitingApproval?: boolean
-}
-
-export interface IntegrationPrincipal {
-  kind: 'integration'
-  id: string
-}
-
-export type Principal = AgentPrincipal | HumanPrincipal | IntegrationPrincipal
-export type MemberPrincipal = AgentPrincipal | HumanPrincipal
 
 declare module 'fastify' {
   interface FastifyContextConfig {
@@ -269,7 +242,7 @@ async function authPlugin(app: FastifyInstance, opts: { jwtSecret: string; keyCa
         return
       case 'owner':
         if (principal.kind === 'integration') throw unauthorized('integration keys are accepted only by the inbound endpoint')
-        if (principal.kind !== 'human' || !principal.isOwner) throw forbidden('only the workspace owner (a human admin with a JWT) may do this')
+        if (!isOwner(principal)) throw forbidden('only the workspace owner (a human admin with a JWT) may do this')
         return
       default:
         throw new AppError('INTERNAL_ERROR', `unknown auth policy ${String(policy)}`)

@@ -3,7 +3,7 @@
 import type { Socket } from 'node:net'
 import type { WebSocket } from 'ws'
 import type { Only } from '../events/filter.ts'
-import type { MemberPrincipal } from '../plugins/auth.ts'
+import type { MemberPrincipal } from '../modules/identity/principal.ts'
 import type { LogEntry } from './broker.ts'
 import type { Cursor } from './cursor.ts'
 import type { Client } from './hub.ts'

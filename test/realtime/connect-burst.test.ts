@@ -21,12 +21,13 @@ t.test(`${SOCKETS} agents connecting at once: every one online, seen and announc
   t.teardown(() => watcher.close().then(() => {}))
 
   // Count the statements the burst sends on the pool.
-  const pool = c.app.db.pool as pg.Pool & { query: (...args: unknown[]) => unknown }
-  const query = pool.query.bind(pool)
+  const pool = c.app.db.pool as unknown as { query: (...args: unknown[]) => Promise<pg.QueryResult> }
+  const original = pool.query.bind(pool)
+  const query = <R extends pg.QueryResultRow>(text: string, values: unknown[]) => original(text, values) as Promise<pg.QueryResult<R>>
   let statements = 0
   pool.query = (...args: unknown[]) => {
     statements++
-    return query(...(args as Parameters<typeof query>))
+    return original(...args)
   }
   const before = new Date()
   const clients: WsClient[] = (await Promise.all(ws.agents.map((a) => connect(c.app, a.key)))).map((r) => r.client)

@@ -5,7 +5,7 @@
 import type { FastifyInstance } from 'fastify'
 import { filteredOut, NO_FILTER, type EventFilter } from '../../events/filter.ts'
 import { AppError, unauthorized } from '../../lib/errors.ts'
-import type { MemberPrincipal } from '../../plugins/auth.ts'
+import type { MemberPrincipal } from '../../modules/identity/principal.ts'
 import { compareCursors, type Cursor } from '../cursor.ts'
 import { toEventFrame, type EventFrame } from '../frames.ts'
 import { visibleTo } from '../hub.ts'
