@@ -13,7 +13,8 @@ import { API_KEY_PREFIX, INTEGRATION_KEY_PREFIX, safeEqual, sha256Hex } from '..
 import { userById } from '../modules/accounts/service.ts'
 import { agentKeyLookup } from '../modules/agents/service.ts'
 import { integrationByKeyHash } from '../modules/integrations/service.ts'
-import { isOwner, type Principal } from '../modules/identity/principal.ts'
+import type { HeldCredential } from '../modules/identity/held.ts'
+import { isOwner, type MemberPrincipal, type Principal } from '../modules/identity/principal.ts'
 import { registerKeyCache, type CachedKey } from './key-cache.ts'
 
 export type AuthPolicy =
@@ -251,3 +252,14 @@ async function authPlugin(app: FastifyInstance, opts: { jwtSecret: string; keyCa
 }
 
 export default fp(authPlugin, { name: 'auth', dependencies: ['db', 'redis'] })
+
+/**
+ * What a connection held open keeps of the credential it was opened with, for the periodic
+ * re-check (src/modules/identity/held.ts): a JWT's expiry and session version, read from the
+ * token that just authenticated.
+ */
+export function heldCredential(app: FastifyInstance, principal: MemberPrincipal, token: string | undefined): HeldCredential {
+  if (principal.kind !== 'human') return { principal, expiresAt: null, sessionVersion: null }
+  const claims = app.jwt.decode<{ exp?: number; ver?: number }>(token ?? '')
+  return { principal, expiresAt: typeof claims?.exp === 'number' ? claims.exp * 1000 : null, sessionVersion: typeof claims?.ver === 'number' ? claims.ver : 0 }
+}

@@ -10,7 +10,7 @@ import { compareCursors, type Cursor } from '../cursor.ts'
 import { toEventFrame, type EventFrame } from '../frames.ts'
 import { visibleTo } from '../hub.ts'
 import type { LogEntry, LogInfo } from '../broker.ts'
-import type { HeldCredential } from '../http-events.ts'
+import type { HeldCredential } from '../../modules/identity/held.ts'
 import { liveChannelsOf } from '../../modules/channels/access.ts'
 import type { EventPage } from './schemas.ts'
 
