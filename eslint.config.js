@@ -24,6 +24,7 @@ const otherRepo = (group) => ({ group, message: "A module's repository belongs t
 const layerImports = {
   patterns: [
     ...databaseImports.patterns,
+    { group: ['**/plugins/auth.ts'], message: 'Who is calling, and what their role allows, is src/modules/identity; the auth plugin only turns credentials into principals.' },
     otherRepo(['../*/repo.ts', '../*/repo']),
     {
       group: ['**/realtime/*', '!**/realtime/frames.ts', '**/workers/*'],

@@ -3,13 +3,16 @@
 // registered here while they are open, so a revoked key or an expired JWT ends a long wait, a
 // notification stream or a session within MCP_AUTH_RECHECK_MS, on every instance.
 import type { FastifyInstance } from 'fastify'
-import type { MemberPrincipal } from '../plugins/auth.ts'
+import { recheckEvery, revokedHolders, type HeldCredential } from '../modules/identity/held.ts'
+import type { MemberPrincipal } from '../modules/identity/principal.ts'
 
 export interface McpCaller {
   /** A session's is refreshed by every authenticated request of the session. */
   principal: MemberPrincipal
-  /** The last credential used, re-checked in the background. */
+  /** The last credential used (the token, passed on to the MCP SDK as its auth info). */
   credential: string
+  /** The same, as the background re-check reads it (src/modules/identity/held.ts). */
+  held: HeldCredential
   /** Aborted when the session or request ends, or its credential is no longer valid: ends waits. */
   closed: AbortController
 }
@@ -39,20 +42,12 @@ export class LiveCallers {
    * down) is not a revocation.
    */
   startRecheck(app: FastifyInstance, intervalMs: number): () => void {
-    let checking = false
-    const timer = setInterval(() => {
-      if (checking || !this.live.size) return
-      checking = true
-      void Promise.all(
-        [...this.live].map(async (entry) => {
-          const principal = await app.authenticate(entry.caller.credential).catch(() => undefined)
-          if (principal !== null || !this.live.delete(entry)) return
-          entry.revoked()
-        }),
-      ).finally(() => {
-        checking = false
-      })
-    }, intervalMs).unref()
+    const recheck = async (): Promise<void> => {
+      if (!this.live.size) return
+      const held = [...this.live].map((entry) => ({ entry, credential: entry.caller.held }))
+      for (const { entry } of await revokedHolders(app.db.pool, held)) if (this.live.delete(entry)) entry.revoked()
+    }
+    const timer = recheckEvery(intervalMs, recheck, (error) => app.log.warn({ err: error }, 'credential re-check of MCP callers failed'))
     return () => clearInterval(timer)
   }
 }

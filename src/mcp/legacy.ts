@@ -8,7 +8,9 @@ import { randomUUID } from 'node:crypto'
 import { isInitializeRequest, WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/server'
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { AppError, notFound } from '../lib/errors.ts'
-import { bearer, type MemberPrincipal } from '../plugins/auth.ts'
+import { bearer, heldCredential } from '../plugins/auth.ts'
+import type { HeldCredential } from '../modules/identity/held.ts'
+import type { MemberPrincipal } from '../modules/identity/principal.ts'
 import type { LiveCallers } from './caller.ts'
 import { SessionEventStore } from './event-store.ts'
 import { jsonRpcError, requestIdOf } from './http.ts'
@@ -64,12 +66,13 @@ export function legacyMcp({ app, inbox, watchers, live }: LegacyDeps): LegacyMcp
     finish()
   }
 
-  async function open(principal: MemberPrincipal, credential: string): Promise<McpSession> {
+  async function open(principal: MemberPrincipal, credential: string, held: HeldCredential): Promise<McpSession> {
     await sessions.makeRoom(principal)
     const session = {
       id: '',
       principal,
       credential,
+      held,
       inFlight: 0,
       streams: 0,
       lastActive: Date.now(),
@@ -102,6 +105,7 @@ export function legacyMcp({ app, inbox, watchers, live }: LegacyDeps): LegacyMcp
   async function handle(request: FastifyRequest, reply: FastifyReply, web: Request, body: unknown): Promise<Response> {
     const principal = request.principal as MemberPrincipal
     const credential = bearer(request)!
+    const held = heldCredential(app, principal, credential)
     const id = request.headers[SESSION_HEADER]
     const kind = request.method === 'GET' ? 'stream' : 'request'
     if (typeof id === 'string' && id) {
@@ -112,13 +116,14 @@ export function legacyMcp({ app, inbox, watchers, live }: LegacyDeps): LegacyMcp
       }
       session.principal = principal
       session.credential = credential
+      session.held = held
       sessions.track(session, reply.raw, kind)
       return session.transport.handleRequest(web, { parsedBody: body })
     }
     if (request.method === 'POST' && opensSession(body)) {
       let session: McpSession
       try {
-        session = await open(principal, credential)
+        session = await open(principal, credential, held)
       } catch (error) {
         if (error instanceof AppError) return jsonRpcError(error, SERVER_ERROR, requestIdOf(body))
         throw error

@@ -15,7 +15,8 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import fp from 'fastify-plugin'
 import { badRequest } from '../lib/errors.ts'
 import { inputProblem } from '../lib/input-guard.ts'
-import { bearer, type MemberPrincipal } from '../plugins/auth.ts'
+import { bearer, heldCredential } from '../plugins/auth.ts'
+import type { MemberPrincipal } from '../modules/identity/principal.ts'
 import { LiveCallers } from './caller.ts'
 import { jsonRpcError, requestAbort, requestIdOf, toWebRequest } from './http.ts'
 import { Inbox } from './inbox.ts'
@@ -65,7 +66,9 @@ async function mcpPlugin(app: FastifyInstance): Promise<void> {
     const transport = requestAbort(reply)
     const web = toWebRequest(request, text, transport.signal)
     if (await isLegacyRequest(web, body)) return reply.send(await legacy.handle(request, reply, web, body))
-    const caller = { principal: request.principal as MemberPrincipal, credential: bearer(request)!, closed: new AbortController() }
+    const principal = request.principal as MemberPrincipal
+    const credential = bearer(request)!
+    const caller = { principal, credential, held: heldCredential(app, principal, credential), closed: new AbortController() }
     return reply.send(await modern.handle(web, body, caller, transport))
   }
 

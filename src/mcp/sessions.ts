@@ -7,7 +7,7 @@
 import type { Server, WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/server'
 import type { ServerResponse } from 'node:http'
 import { AppError } from '../lib/errors.ts'
-import type { MemberPrincipal } from '../plugins/auth.ts'
+import type { MemberPrincipal } from '../modules/identity/principal.ts'
 import type { McpCaller } from './caller.ts'
 import type { SessionEventStore } from './event-store.ts'
 

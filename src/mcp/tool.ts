@@ -9,7 +9,7 @@ import { Type, type Static, type TObject, type TOptional, type TSchema } from 't
 import Value from 'typebox/value'
 import { AppError, badRequest } from '../lib/errors.ts'
 import { MessageSchema } from '../modules/messages/schemas.ts'
-import type { MemberPrincipal } from '../plugins/auth.ts'
+import type { MemberPrincipal } from '../modules/identity/principal.ts'
 import { toAppError } from '../plugins/errors.ts'
 import type { Inbox } from './inbox.ts'
 

@@ -26,7 +26,7 @@ import { ACK_IDS_MAX, AckResultSchema, InboxCountsSchema, InboxPageSchema, type 
 import { acknowledgeInbox, inboxCounts, readInbox, waitForInbox } from '../modules/inbox/service.ts'
 import { MessageReactionsSchema } from '../modules/reactions/schemas.ts'
 import { setReaction } from '../modules/reactions/service.ts'
-import type { MemberPrincipal } from '../plugins/auth.ts'
+import type { MemberPrincipal } from '../modules/identity/principal.ts'
 import { Uuid } from '../schemas/common.ts'
 import { SINCE_NOW, sinceCursor, SINCE_PATTERN } from '../realtime/cursor.ts'
 import { OnlyField } from '../events/filter.ts'

@@ -13,6 +13,8 @@ import { API_KEY_PREFIX, INTEGRATION_KEY_PREFIX, safeEqual, sha256Hex } from '..
 import { userById } from '../modules/accounts/service.ts'
 import { agentKeyLookup } from '../modules/agents/service.ts'
 import { integrationByKeyHash } from '../modules/integrations/service.ts'
+import type { HeldCredential } from '../modules/identity/held.ts'
+import { isOwner, type MemberPrincipal, type Principal } from '../modules/identity/principal.ts'
 import { registerKeyCache, type CachedKey } from './key-cache.ts'
 
 export type AuthPolicy =
@@ -21,34 +23,6 @@ export type AuthPolicy =
   | 'human' // a human JWT
   | 'owner' // the workspace owner's JWT
   | 'integration' // an integration key
-
-export interface AgentPrincipal {
-  kind: 'agent'
-  id: string
-  name: string
-  displayName: string
-  keyId: string
-}
-
-export interface HumanPrincipal {
-  kind: 'human'
-  id: string
-  email: string
-  displayName: string
-  role: 'admin' | 'member' | 'observer'
-  isOwner: boolean
-  avatarUrl?: string | null
-  /** Self-registered, not yet approved by the owner: only GET /api/v1/auth/me is allowed. */
-  awaitingApproval?: boolean
-}
-
-export interface IntegrationPrincipal {
-  kind: 'integration'
-  id: string
-}
-
-export type Principal = AgentPrincipal | HumanPrincipal | IntegrationPrincipal
-export type MemberPrincipal = AgentPrincipal | HumanPrincipal
 
 declare module 'fastify' {
   interface FastifyContextConfig {
@@ -269,7 +243,7 @@ async function authPlugin(app: FastifyInstance, opts: { jwtSecret: string; keyCa
         return
       case 'owner':
         if (principal.kind === 'integration') throw unauthorized('integration keys are accepted only by the inbound endpoint')
-        if (principal.kind !== 'human' || !principal.isOwner) throw forbidden('only the workspace owner (a human admin with a JWT) may do this')
+        if (!isOwner(principal)) throw forbidden('only the workspace owner (a human admin with a JWT) may do this')
         return
       default:
         throw new AppError('INTERNAL_ERROR', `unknown auth policy ${String(policy)}`)
@@ -278,3 +252,14 @@ async function authPlugin(app: FastifyInstance, opts: { jwtSecret: string; keyCa
 }
 
 export default fp(authPlugin, { name: 'auth', dependencies: ['db', 'redis'] })
+
+/**
+ * What a connection held open keeps of the credential it was opened with, for the periodic
+ * re-check (src/modules/identity/held.ts): a JWT's expiry and session version, read from the
+ * token that just authenticated.
+ */
+export function heldCredential(app: FastifyInstance, principal: MemberPrincipal, token: string | undefined): HeldCredential {
+  if (principal.kind !== 'human') return { principal, expiresAt: null, sessionVersion: null }
+  const claims = app.jwt.decode<{ exp?: number; ver?: number }>(token ?? '')
+  return { principal, expiresAt: typeof claims?.exp === 'number' ? claims.exp * 1000 : null, sessionVersion: typeof claims?.ver === 'number' ? claims.ver : 0 }
+}

@@ -16,6 +16,7 @@ import fp from 'fastify-plugin'
 import { AppError } from '../lib/errors.ts'
 import { rateLimitSetting } from '../modules/workspace/service.ts'
 import { SETTINGS_TTL_MS } from '../modules/workspace/settings.ts'
+import { isOwner } from '../modules/identity/principal.ts'
 
 const WINDOW_MS = 60_000
 const WORKSPACE_KEY = 'workspace'
@@ -103,7 +104,7 @@ async function rateLimitPlugin(app: FastifyInstance): Promise<void> {
     const limit = await app.rateLimitSettings.current()
     if (limit <= 0) return
     const principal = await app.principalOf(request)
-    if (principal?.kind === 'human' && principal.isOwner && request.method === 'PATCH' && request.routeOptions.url === SETTINGS_ROUTE) return
+    if (principal && isOwner(principal) && request.method === 'PATCH' && request.routeOptions.url === SETTINGS_ROUTE) return
     limitOf.set(request, limit)
     keyOf.set(request, principal ? WORKSPACE_KEY : `anonymous:${request.ip}`)
     await limiter.call(app, request, reply)

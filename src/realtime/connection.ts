@@ -3,7 +3,8 @@
 import type { Socket } from 'node:net'
 import type { WebSocket } from 'ws'
 import type { Only } from '../events/filter.ts'
-import type { MemberPrincipal } from '../plugins/auth.ts'
+import type { HeldCredential } from '../modules/identity/held.ts'
+import type { MemberPrincipal } from '../modules/identity/principal.ts'
 import type { LogEntry } from './broker.ts'
 import type { Cursor } from './cursor.ts'
 import type { Client } from './hub.ts'
@@ -20,13 +21,8 @@ export const CLOSE_CREDENTIAL_INVALID = 4401
  */
 export const CLOSE_APPROVAL_PENDING = 4403
 
-export interface Credential {
-  principal: MemberPrincipal
-  /** Expiry of a JWT, in epoch milliseconds. */
-  expiresAt: number | null
-  /** A JWT's session version (a password change ends older sessions); null for agent keys. */
-  sessionVersion: number | null
-}
+/** The credential the socket was opened with (re-checked: src/modules/identity/held.ts). */
+export type Credential = HeldCredential
 
 export interface ConnectionLimits {
   maxBufferedBytes: number

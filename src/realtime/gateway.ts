@@ -2,7 +2,7 @@
 // the start of each connection (catch-up with `since`, `ready`, then live delivery through the
 // hub), the keep-alive and credential timers, and closing every socket with 1001 on shutdown.
 // The rest lives in its own room: the socket and its bounds (connection.ts), the frames a client
-// sends (inbound.ts), the periodic re-check of credentials (credential-check.ts).
+// sends (inbound.ts), the periodic re-check of credentials (src/modules/identity/held.ts).
 import type { ServerResponse } from 'node:http'
 import type { Socket } from 'node:net'
 import type { FastifyInstance, FastifyRequest } from 'fastify'
@@ -12,10 +12,11 @@ import { unauthorized } from '../lib/errors.ts'
 import { Batched } from '../lib/batched.ts'
 import { InOrder } from '../lib/in-order.ts'
 import { withTimeout } from '../lib/timeout.ts'
-import { bearer, type MemberPrincipal } from '../plugins/auth.ts'
+import { bearer, heldCredential } from '../plugins/auth.ts'
+import { recheckEvery, revokedHolders } from '../modules/identity/held.ts'
+import type { MemberPrincipal } from '../modules/identity/principal.ts'
 import type { Broker } from './broker.ts'
-import { CLOSE_APPROVAL_PENDING, CLOSE_GOING_AWAY, CLOSE_TRY_AGAIN_LATER, Connection, type Credential } from './connection.ts'
-import { scheduleCredentialChecks } from './credential-check.ts'
+import { CLOSE_APPROVAL_PENDING, CLOSE_CREDENTIAL_INVALID, CLOSE_GOING_AWAY, CLOSE_TRY_AGAIN_LATER, Connection, type Credential } from './connection.ts'
 import { compareCursors, SINCE_NOW, sinceCursor, type Cursor } from './cursor.ts'
 import { SINCE_INTEGER_NOTE, SinceSchema, toEventFrame } from './frames.ts'
 import type { Hub } from './hub.ts'
@@ -68,14 +69,7 @@ export async function gateway(app: FastifyInstance, { broker, hub, signals, pres
       pendingApproval.add(request)
       return
     }
-    let expiresAt: number | null = null
-    let sessionVersion: number | null = null
-    if (principal.kind === 'human') {
-      const claims = app.jwt.decode<{ exp?: number; ver?: number }>(token!)
-      expiresAt = typeof claims?.exp === 'number' ? claims.exp * 1000 : null
-      sessionVersion = typeof claims?.ver === 'number' ? claims.ver : 0
-    }
-    credentials.set(request, { principal, expiresAt, sessionVersion })
+    credentials.set(request, heldCredential(app, principal, token))
   }
 
   /** Sends the missed events after `since` that the member may see; returns the new position. */
@@ -235,7 +229,10 @@ export async function gateway(app: FastifyInstance, { broker, hub, signals, pres
   const timers: NodeJS.Timeout[] = []
   if (app.background) {
     timers.push(setInterval(() => void heartbeatAll(), config.wsPingIntervalMs))
-    timers.push(scheduleCredentialChecks(app.db.pool, connections, config.wsAuthRecheckMs, (error) => app.log.warn({ err: error }, 'credential re-check failed')))
+    const recheck = async (): Promise<void> => {
+      for (const conn of await revokedHolders(app.db.pool, [...connections])) conn.socket.close(CLOSE_CREDENTIAL_INVALID, 'credential revoked or expired')
+    }
+    timers.push(recheckEvery(config.wsAuthRecheckMs, recheck, (error) => app.log.warn({ err: error }, 'credential re-check failed')))
   }
 
   // Shutdown: no new sockets (Fastify answers 503 while closing), open ones get 1001; those that

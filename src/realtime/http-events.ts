@@ -16,22 +16,15 @@ import { Gauge } from 'prom-client'
 import type { EventFilter } from '../events/filter.ts'
 import { AppError } from '../lib/errors.ts'
 import { withTimeout } from '../lib/timeout.ts'
-import { bearer, type MemberPrincipal } from '../plugins/auth.ts'
+import { bearer, heldCredential } from '../plugins/auth.ts'
+import { recheckEvery, revokedHolders, type HeldCredential } from '../modules/identity/held.ts'
+import type { MemberPrincipal } from '../modules/identity/principal.ts'
 import type { Cursor } from './cursor.ts'
 import { LongPoll } from './long-poll.ts'
-import { activeUserSessions, liveApiKeyIds } from './repo.ts'
 import { EventStream, SSE_HEADERS, startStream } from './sse.ts'
 
 const READER_WAIT_MS = 3_000
 const RETRY_AFTER_SECONDS = '1'
-
-/** Who holds a stream or a long poll, and until when a JWT is valid (epoch ms). */
-export interface HeldCredential {
-  principal: MemberPrincipal
-  expiresAt: number | null
-  /** A JWT's session version (a password change ends older sessions); null for agent keys. */
-  sessionVersion: number | null
-}
 
 export interface EventStreams {
   /** The caller of an authenticated request, as the re-check needs it. */
@@ -94,10 +87,7 @@ async function httpEventsPlugin(app: FastifyInstance): Promise<void> {
   let stopping = false
 
   function credentialOf(request: FastifyRequest): HeldCredential {
-    const principal = request.principal as MemberPrincipal
-    if (principal.kind !== 'human') return { principal, expiresAt: null, sessionVersion: null }
-    const claims = app.jwt.decode<{ exp?: number; ver?: number }>(bearer(request) ?? '')
-    return { principal, expiresAt: typeof claims?.exp === 'number' ? claims.exp * 1000 : null, sessionVersion: typeof claims?.ver === 'number' ? claims.ver : 0 }
+    return heldCredential(app, request.principal as MemberPrincipal, bearer(request))
   }
 
   /** Registers a subscriber with the hub and waits for this instance's log reader. */
@@ -176,20 +166,7 @@ async function httpEventsPlugin(app: FastifyInstance): Promise<void> {
 
   // A revoked key, a deleted agent or user, or an expired JWT ends its streams and long polls.
   async function recheckCredentials(): Promise<void> {
-    const held = [...streams, ...polls]
-    const keyIds = new Set<string>()
-    const userIds = new Set<string>()
-    for (const { credential } of held) {
-      if (credential.principal.kind === 'agent') keyIds.add(credential.principal.keyId)
-      else userIds.add(credential.principal.id)
-    }
-    if (!keyIds.size && !userIds.size) return
-    const [liveKeys, activeUsers] = await Promise.all([liveApiKeyIds(app.db.pool, [...keyIds]), activeUserSessions(app.db.pool, [...userIds])])
-    const now = Date.now()
-    for (const holder of held) {
-      const { principal, expiresAt, sessionVersion } = holder.credential
-      const valid = principal.kind === 'agent' ? liveKeys.has(principal.keyId) : activeUsers.get(principal.id) === (sessionVersion ?? 0) && (expiresAt === null || expiresAt > now)
-      if (valid) continue
+    for (const holder of await revokedHolders(app.db.pool, [...streams, ...polls])) {
       if (holder instanceof LongPoll) holder.end('revoked')
       else holder.end({ type: 'error', id: null, code: 'UNAUTHORIZED', error: 'credential revoked or expired' })
     }
@@ -202,18 +179,7 @@ async function httpEventsPlugin(app: FastifyInstance): Promise<void> {
         for (const stream of streams) stream.comment('keep-alive')
       }, config.sseKeepaliveMs).unref(),
     )
-    let checking = false
-    timers.push(
-      setInterval(() => {
-        if (checking || (!streams.size && !polls.size)) return
-        checking = true
-        recheckCredentials()
-          .catch((error: unknown) => app.log.warn({ err: error }, 'credential re-check of event streams failed'))
-          .finally(() => {
-            checking = false
-          })
-      }, config.wsAuthRecheckMs).unref(),
-    )
+    timers.push(recheckEvery(config.wsAuthRecheckMs, recheckCredentials, (error) => app.log.warn({ err: error }, 'credential re-check of event streams failed')))
   }
 
   app.addHook('preClose', async () => {

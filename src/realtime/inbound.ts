@@ -14,7 +14,7 @@ import { PingFrame, SendMessageFrame, StreamAppendFrame, StreamCancelFrame, Stre
 import * as streams from '../modules/streams/service.ts'
 import { encodeFrame } from './hub.ts'
 import { TypingClientFrame, typingFrame } from './signals.ts'
-import { isObserver } from '../modules/channels/access.ts'
+import { isObserver } from '../modules/identity/principal.ts'
 
 const MAX_CLIENT_ID = 128
 

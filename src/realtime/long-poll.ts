@@ -4,7 +4,7 @@
 import type { EventFilter } from '../events/filter.ts'
 import { compareCursors, type Cursor } from './cursor.ts'
 import type { Hub } from './hub.ts'
-import type { HeldCredential } from './http-events.ts'
+import type { HeldCredential } from '../modules/identity/held.ts'
 import { Subscriber } from './subscriber.ts'
 
 /**

@@ -6,7 +6,7 @@
 import type { FastifyBaseLogger } from 'fastify'
 import type { Redis } from 'ioredis'
 import { Type, type Static } from 'typebox'
-import type { MemberPrincipal } from '../plugins/auth.ts'
+import type { MemberPrincipal } from '../modules/identity/principal.ts'
 import { subscribeWhenReady } from '../plugins/redis.ts'
 import { Timestamp, Uuid } from '../schemas/common.ts'
 

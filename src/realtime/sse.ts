@@ -16,7 +16,7 @@ import type { Broker, LogInfo } from './broker.ts'
 import { compareCursors, type Cursor } from './cursor.ts'
 import { replayVisible } from './history.ts'
 import type { Hub } from './hub.ts'
-import type { HeldCredential } from './http-events.ts'
+import type { HeldCredential } from '../modules/identity/held.ts'
 import { Subscriber, type DeliveredFrame } from './subscriber.ts'
 
 export const SSE_HEADERS = {

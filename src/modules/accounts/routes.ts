@@ -5,7 +5,7 @@ import type { FastifyInstance } from 'fastify'
 import { Type } from 'typebox'
 import { errors, IdParams } from '../../schemas/common.ts'
 import { assertValidRequest } from './rules.ts'
-import type { HumanPrincipal } from '../../plugins/auth.ts'
+import type { HumanPrincipal } from '../identity/principal.ts'
 import {
   LoginBodySchema,
   MeSchema,

@@ -3,7 +3,7 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import type { FastifyInstance } from 'fastify'
 import { Type } from 'typebox'
 import { errors } from '../../schemas/common.ts'
-import type { MemberPrincipal } from '../../plugins/auth.ts'
+import type { MemberPrincipal } from '../identity/principal.ts'
 import { AgentIdParams, AgentListSchema, AgentSchema, CreateAgentSchema, CreatedKeySchema, CreateKeySchema, KeyListSchema, KeyParams, UpdateAgentSchema } from './schemas.ts'
 import * as agents from './service.ts'
 

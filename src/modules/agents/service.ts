@@ -8,7 +8,7 @@ import type { Agent, ApiKey } from '../../generated/prisma/client.ts'
 import { AppError, forbidden, notFound } from '../../lib/errors.ts'
 import { uuidv7 } from '../../lib/ids.ts'
 import { API_KEY_PREFIX, maskSecret, newSecret, sha256Hex } from '../../lib/tokens.ts'
-import type { MemberPrincipal, Principal } from '../../plugins/auth.ts'
+import { isOwner, type MemberPrincipal, type Principal } from '../identity/principal.ts'
 import { assertMetadata } from '../accounts/rules.ts'
 import * as repo from './repo.ts'
 import type { AgentDto, CreateAgentInput, CreatedKey, MaskedKey, UpdateAgentInput } from './schemas.ts'
@@ -50,7 +50,6 @@ function toMaskedKey(key: ApiKey): MaskedKey {
 
 const nameTaken = (name: string): AppError => new AppError('NAME_TAKEN', `an agent named '${name}' already exists`)
 const isUniqueViolation = (error: unknown): boolean => (error as { code?: string })?.code === 'P2002'
-const isOwner = (p: Principal): boolean => p.kind === 'human' && p.isOwner
 
 /** A new API key for an agent: the plaintext goes to the caller once, only its hash is stored. */
 export function newApiKey(agentId: string, name: string): { key: string; row: Prisma.ApiKeyUncheckedCreateInput } {

@@ -3,7 +3,7 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { Type } from 'typebox'
-import type { MemberPrincipal } from '../../plugins/auth.ts'
+import type { MemberPrincipal } from '../identity/principal.ts'
 import { errors } from '../../schemas/common.ts'
 import { ChannelMessageParams } from '../messages/schemas.ts'
 import { AlreadyDecided } from './service.ts'

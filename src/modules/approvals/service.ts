@@ -7,7 +7,7 @@
 import type { FastifyInstance } from 'fastify'
 import type { Emit } from '../../events/bus.ts'
 import { AppError, badRequest, forbidden, notFound } from '../../lib/errors.ts'
-import type { MemberPrincipal } from '../../plugins/auth.ts'
+import type { MemberPrincipal } from '../identity/principal.ts'
 import { readableChannel } from '../channels/access.ts'
 import { addressedMap } from '../inbox/addressed.ts'
 import { approvalDigest, canonicalJson } from './digest.ts'

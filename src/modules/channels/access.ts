@@ -3,7 +3,7 @@
 // one that does not exist (404); 403 is for a visible channel whose action is not allowed.
 import type { FastifyInstance } from 'fastify'
 import { forbidden, notFound } from '../../lib/errors.ts'
-import type { MemberPrincipal } from '../../plugins/auth.ts'
+import { isHumanAdmin, isObserver, isOwner, type MemberPrincipal } from '../identity/principal.ts'
 import * as repo from './repo.ts'
 import type { ChannelRow } from './repo.ts'
 
@@ -39,9 +39,6 @@ export interface ChannelAccess {
   /** The caller is a member (not merely the owner reading). */
   member: boolean
 }
-
-const isOwner = (p: MemberPrincipal): boolean => p.kind === 'human' && p.isOwner
-export const isObserver = (p: MemberPrincipal): boolean => p.kind === 'human' && p.role === 'observer'
 
 /** Members see their channels; the workspace owner also sees every regular channel (not others' DMs). */
 export function canRead(principal: MemberPrincipal, channel: ChannelRow, member: boolean): boolean {
@@ -80,7 +77,7 @@ export function joinsOnPost(principal: MemberPrincipal, access: ChannelAccess): 
 
 /** Admins: human users with role admin (the workspace owner) and the primary agent. */
 export async function isAdmin(app: FastifyInstance, principal: MemberPrincipal): Promise<boolean> {
-  if (principal.kind === 'human') return principal.role === 'admin'
+  if (principal.kind === 'human') return isHumanAdmin(principal)
   return repo.isPrimaryAgent(app.db.prisma, principal.id)
 }
 

@@ -2,7 +2,7 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import type { FastifyInstance, FastifyRequest } from 'fastify'
 import { Type } from 'typebox'
-import type { MemberPrincipal } from '../../plugins/auth.ts'
+import type { MemberPrincipal } from '../identity/principal.ts'
 import { errors, IdParams } from '../../schemas/common.ts'
 import { IdempotencyHeaders } from '../idempotency/schemas.ts'
 import { idempotencyKeyOf } from '../idempotency/service.ts'

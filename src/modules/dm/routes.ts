@@ -1,7 +1,7 @@
 // Direct messages (/api/v1/dm). Messages in a DM use the channel message endpoints.
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import type { FastifyInstance } from 'fastify'
-import type { MemberPrincipal } from '../../plugins/auth.ts'
+import type { MemberPrincipal } from '../identity/principal.ts'
 import { errors } from '../../schemas/common.ts'
 import { IdempotencyHeaders } from '../idempotency/schemas.ts'
 import { idempotencyKeyOf } from '../idempotency/service.ts'

@@ -2,7 +2,7 @@
 // items, counts first, and their acknowledgement (docs/realtime.md, "The inbox").
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import type { FastifyInstance } from 'fastify'
-import type { MemberPrincipal } from '../../plugins/auth.ts'
+import type { MemberPrincipal } from '../identity/principal.ts'
 import { errors } from '../../schemas/common.ts'
 import { AckBodySchema, AckResultSchema, INBOX_PAGE_DEFAULT, InboxPageSchema, InboxQuery } from './schemas.ts'
 import { acknowledgeInbox, readInbox, waitForInbox } from './service.ts'

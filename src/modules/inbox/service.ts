@@ -4,7 +4,7 @@
 // members of the event's channel; reads show only those of channels the caller belongs to now.
 import type { FastifyInstance } from 'fastify'
 import { AppError } from '../../lib/errors.ts'
-import type { MemberPrincipal } from '../../plugins/auth.ts'
+import type { MemberPrincipal } from '../identity/principal.ts'
 import { ADDRESS_KINDS } from '../../events/types.ts'
 import * as repo from './repo.ts'
 import { COUNT_CHANNELS_MAX, type AckBody, type AckResult, type InboxCounts, type InboxItem, type InboxPage } from './schemas.ts'

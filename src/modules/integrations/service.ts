@@ -7,7 +7,7 @@ import type { PrismaClient } from '../../db/client.ts'
 import { AppError, forbidden, notFound } from '../../lib/errors.ts'
 import { uuidv7 } from '../../lib/ids.ts'
 import { INTEGRATION_KEY_PREFIX, maskSecret, newSecret, sha256Hex, WEBHOOK_SECRET_PREFIX } from '../../lib/tokens.ts'
-import type { AgentPrincipal, Principal } from '../../plugins/auth.ts'
+import type { AgentPrincipal, Principal } from '../identity/principal.ts'
 import type { INTEGRATION_EVENTS } from '../../events/types.ts'
 
 // The specification's four; later events (mentions, reactions) are asked for by name (docs/decisions.md, "Mentions", "Reactions").

@@ -1,7 +1,7 @@
 // GET /api/v1/mentions: the messages that mention the caller.
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import type { FastifyInstance } from 'fastify'
-import type { MemberPrincipal } from '../../plugins/auth.ts'
+import type { MemberPrincipal } from '../identity/principal.ts'
 import { errors } from '../../schemas/common.ts'
 import { ListMentionsQuery, MENTION_PAGE_DEFAULT, MentionPageSchema } from './schemas.ts'
 import { listMentions } from '../messages/service.ts'

@@ -22,7 +22,7 @@
 import type { FastifyInstance } from 'fastify'
 import { AppError } from '../../lib/errors.ts'
 import type { Prisma } from '../../db/client.ts'
-import type { MemberPrincipal } from '../../plugins/auth.ts'
+import type { MemberPrincipal } from '../identity/principal.ts'
 import type { LoopGuardSettings } from '../workspace/settings.ts'
 import * as repo from './repo.ts'
 

@@ -6,7 +6,7 @@ import { Type } from 'typebox'
 import { AppError, badRequest } from '../../lib/errors.ts'
 import { idempotencyKeyOf, IDEMPOTENCY_HEADER } from '../idempotency/service.ts'
 import { assertStorable } from '../../lib/input-guard.ts'
-import type { MemberPrincipal } from '../../plugins/auth.ts'
+import type { MemberPrincipal } from '../identity/principal.ts'
 import { errors, IdParams } from '../../schemas/common.ts'
 import { cleanContentType, cleanFileName, contentDisposition, ensureUploadDir, removeFiles, saveUpload } from './files.ts'
 import {

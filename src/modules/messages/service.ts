@@ -6,8 +6,8 @@ import type { FastifyInstance } from 'fastify'
 import { newEvent } from '../../events/bus.ts'
 import { AppError, badRequest, forbidden, notFound } from '../../lib/errors.ts'
 import { uuidv7, uuidv7Time } from '../../lib/ids.ts'
-import type { MemberPrincipal } from '../../plugins/auth.ts'
-import { assertCanPost, isAdmin, isObserver, joinsOnPost, readableChannel } from '../channels/access.ts'
+import { isObserver, isOwner, type MemberPrincipal } from '../identity/principal.ts'
+import { assertCanPost, isAdmin, joinsOnPost, readableChannel } from '../channels/access.ts'
 import { joinOnPost } from '../channels/service.ts'
 import { requestHash, withIdempotentInsert, type StoredResponse } from '../idempotency/service.ts'
 import type { ListMentionsInput, MentionPage } from '../mentions/schemas.ts'
@@ -323,7 +323,7 @@ export async function search(app: FastifyInstance, principal: MemberPrincipal, q
   if (!q) throw badRequest("'q' must not be empty")
   if (query.channel_id) await readableChannel(app, principal, query.channel_id)
   // Search covers what the caller may read (canRead): the owner reads every regular channel.
-  const channelIds = query.channel_id ? [query.channel_id] : await repo.searchScope(app, principal.id, principal.kind === 'human' && principal.isOwner)
+  const channelIds = query.channel_id ? [query.channel_id] : await repo.searchScope(app, principal.id, isOwner(principal))
   const rows = channelIds.length ? await searchEngine.search(app, { text: q, channelIds, limit: query.limit }) : []
   const found = await withReactions(
     app,
@@ -360,7 +360,7 @@ export async function openAttachment(app: FastifyInstance, principal: MemberPrin
 
 /** The caller's mentions in the channels it may read now, newest first. */
 export async function listMentions(app: FastifyInstance, principal: MemberPrincipal, query: ListMentionsInput): Promise<MentionPage> {
-  const channelIds = await repo.searchScope(app, principal.id, principal.kind === 'human' && principal.isOwner)
+  const channelIds = await repo.searchScope(app, principal.id, isOwner(principal))
   const rows = channelIds.length ? await repo.mentionsOf(app, principal.id, channelIds, { take: query.limit + 1, before: query.cursor, since: query.since ? new Date(query.since) : undefined }) : []
   const hasMore = rows.length > query.limit
   const messages = rows.slice(0, query.limit).map((m) => toMessageDto(m, app.config.publicUrl))

@@ -3,8 +3,8 @@
 // messages or events. Presence itself (online, last_seen_at) is kept by the WebSocket gateway.
 import type { FastifyInstance } from 'fastify'
 import { forbidden } from '../../lib/errors.ts'
-import type { MemberPrincipal, Principal } from '../../plugins/auth.ts'
-import { channelIdsOf, isObserver, readableChannel } from '../channels/access.ts'
+import { isObserver, type MemberPrincipal, type Principal } from '../identity/principal.ts'
+import { channelIdsOf, readableChannel } from '../channels/access.ts'
 import { AGENT_STATUS_DEFAULT_SECONDS, type AgentStatus } from '../agents/schemas.ts'
 import * as repo from './repo.ts'
 

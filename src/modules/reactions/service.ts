@@ -3,8 +3,8 @@
 // emits `reaction.added` / `reaction.removed` with the emoji's new count; a repeat emits nothing.
 import type { FastifyInstance } from 'fastify'
 import { AppError, forbidden, notFound } from '../../lib/errors.ts'
-import type { MemberPrincipal } from '../../plugins/auth.ts'
-import { isObserver, readableChannel } from '../channels/access.ts'
+import { isObserver, type MemberPrincipal } from '../identity/principal.ts'
+import { readableChannel } from '../channels/access.ts'
 import { addressedReaction } from '../inbox/addressed.ts'
 import type { MessageDto } from '../messages/schemas.ts'
 import { isReactionEmoji } from './emoji.ts'

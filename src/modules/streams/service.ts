@@ -9,7 +9,7 @@
 import type { FastifyInstance } from 'fastify'
 import { AppError, badRequest, forbidden, notFound } from '../../lib/errors.ts'
 import { uuidv7, uuidv7Time } from '../../lib/ids.ts'
-import type { MemberPrincipal } from '../../plugins/auth.ts'
+import type { MemberPrincipal } from '../identity/principal.ts'
 import { assertCanPost, readableChannel } from '../channels/access.ts'
 import { addressedMap, addressedPostResolver } from '../inbox/addressed.ts'
 import { mentionResolverFor, type ResolvedMentions } from '../mentions/service.ts'

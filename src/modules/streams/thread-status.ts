@@ -8,7 +8,7 @@
 // a status without importing the streams service, which imports the messages service.
 import type { FastifyInstance } from 'fastify'
 import { AppError, forbidden, notFound } from '../../lib/errors.ts'
-import type { MemberPrincipal } from '../../plugins/auth.ts'
+import type { MemberPrincipal } from '../identity/principal.ts'
 import { assertCanPost, readableChannel } from '../channels/access.ts'
 import * as repo from './repo.ts'
 import type { StreamStatusDto, ThreadStatusesDto } from './schemas.ts'

@@ -8,7 +8,7 @@ import { AppError, notFound } from '../../lib/errors.ts'
 import { uuidv7 } from '../../lib/ids.ts'
 import { checkTargetUrl, UnsafeUrlError } from '../../lib/ssrf.ts'
 import { newSecret, WEBHOOK_SECRET_PREFIX } from '../../lib/tokens.ts'
-import type { Principal } from '../../plugins/auth.ts'
+import { isOwner, type Principal } from '../identity/principal.ts'
 import * as deliveries from './deliveries.ts'
 import * as repo from './repo.ts'
 import type { CreatedWebhook, CreateWebhookInput, DeliveryDto, DeliveryListQueryInput, DeliveryPage, UpdateWebhookInput, WebhookDto } from './schemas.ts'
@@ -47,7 +47,7 @@ export async function validateTargetUrl(app: FastifyInstance, url: string): Prom
 /** 404 unless the caller is the agent itself or the workspace owner, and the agent exists. */
 async function assertManages(app: FastifyInstance, principal: Principal, agentId: string): Promise<void> {
   const self = principal.kind === 'agent' && principal.id === agentId
-  const owner = principal.kind === 'human' && principal.isOwner
+  const owner = isOwner(principal)
   if (!self && !owner) throw notFound('agent')
   if (!(await repo.agentExists(app.db.prisma, agentId))) throw notFound('agent')
 }

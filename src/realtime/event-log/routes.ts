@@ -3,7 +3,7 @@
 // Server-Sent Events. Same events, cursors and membership rules as the gateway.
 import type { FastifyInstance } from 'fastify'
 import { Type } from 'typebox'
-import type { MemberPrincipal } from '../../plugins/auth.ts'
+import type { MemberPrincipal } from '../../modules/identity/principal.ts'
 import type { EventFilter } from '../../events/filter.ts'
 import { AppError } from '../../lib/errors.ts'
 import { resolveSince, SINCE_NOW, sinceCursor, type Cursor } from '../cursor.ts'
