@@ -5,7 +5,7 @@ import { channelCreated, eventChannel, memberJoined } from '../../events/builder
 import type { Tx } from '../../events/bus.ts'
 import { AppError, forbidden, notFound } from '../../lib/errors.ts'
 import { uuidv7 } from '../../lib/ids.ts'
-import { isObserver, type MemberPrincipal } from '../identity/principal.ts'
+import { isObserver, isOwner, type MemberPrincipal } from '../identity/principal.ts'
 import { rememberResponse, requestHash, withIdempotency, type StoredResponse } from '../idempotency/service.ts'
 import { acknowledgeRead } from '../inbox/service.ts'
 import { removeFiles } from '../messages/files.ts'
@@ -83,7 +83,7 @@ export async function createChannel(app: FastifyInstance, principal: MemberPrinc
 
 /** The caller's channels and DMs, as the JSON text of ChannelListSchema; for the workspace owner also every regular channel. */
 export function listChannelsJson(app: FastifyInstance, principal: MemberPrincipal): Promise<string> {
-  return repo.sidebarJson(app.db.pool, principal.id, principal.kind === 'human' && principal.isOwner)
+  return repo.sidebarJson(app.db.pool, principal.id, isOwner(principal))
 }
 
 /** The caller's channels and DMs; for the workspace owner also every regular channel. */
