@@ -23,7 +23,7 @@ import { loadConfig } from '../../src/config.ts'
 import { applyMigrations } from '../../src/db/migrate.ts'
 import { uuidv7 } from '../../src/lib/ids.ts'
 import { API_KEY_PREFIX, maskSecret, newSecret, sha256Hex } from '../../src/lib/tokens.ts'
-import { forgetLoopGuardSettings } from '../../src/modules/workspace/settings.ts'
+import { forgetWorkspaceSettings } from '../../src/modules/workspace/settings.ts'
 import { adminQuery as admin, databaseUrl, machine } from './lib.ts'
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 3)
@@ -106,7 +106,7 @@ try {
     }
     const setGuard = async (patch: Record<string, number | boolean>) => {
       await app.inject({ method: 'PATCH', url: '/api/v1/workspace', headers: { authorization: `Bearer ${token}` }, payload: patch })
-      forgetLoopGuardSettings(app)
+      forgetWorkspaceSettings(app)
     }
     const newConversation = async () => {
       // A fresh conversation per phase: a channel the owner adds both agents to (so a human can speak in it).

@@ -14,23 +14,11 @@ import rateLimit from '@fastify/rate-limit'
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import fp from 'fastify-plugin'
 import { AppError } from '../lib/errors.ts'
-import { rateLimitSetting } from '../modules/workspace/service.ts'
-import { SETTINGS_TTL_MS } from '../modules/workspace/settings.ts'
+import { rateLimitPerMinute } from '../modules/workspace/settings.ts'
 import { isOwner } from '../modules/identity/principal.ts'
 
 const WINDOW_MS = 60_000
 const WORKSPACE_KEY = 'workspace'
-
-declare module 'fastify' {
-  interface FastifyInstance {
-    rateLimitSettings: {
-      /** The limit in force (requests per minute, 0 = none). */
-      current: () => Promise<number>
-      /** Forget the cached setting (after PATCH /api/v1/workspace). */
-      invalidate: () => void
-    }
-  }
-}
 
 const limitOf = new WeakMap<FastifyRequest, number>()
 const keyOf = new WeakMap<FastifyRequest, string>()
@@ -42,35 +30,6 @@ function exempt(url: string): boolean {
 }
 
 async function rateLimitPlugin(app: FastifyInstance): Promise<void> {
-  let cached: { value: number; until: number } | undefined
-  let loading: Promise<number> | undefined
-
-  const load = async (): Promise<number> => {
-    try {
-      const setting = await rateLimitSetting(app.db.prisma)
-      const value = setting ?? app.config.rateLimitPerMinute
-      cached = { value, until: Date.now() + SETTINGS_TTL_MS }
-      return value
-    } catch (error) {
-      // Database trouble must not turn into 429s or 500s here; fall back to the configured value.
-      app.log.warn({ err: error }, 'could not read the workspace rate limit; using the configured default')
-      return cached?.value ?? app.config.rateLimitPerMinute
-    } finally {
-      loading = undefined
-    }
-  }
-
-  app.decorate('rateLimitSettings', {
-    current: async () => {
-      if (cached && cached.until > Date.now()) return cached.value
-      loading ??= load()
-      return loading
-    },
-    invalidate: () => {
-      cached = undefined
-    },
-  })
-
   await app.register(rateLimit, {
     global: false,
     max: (request: FastifyRequest) => limitOf.get(request) ?? 0,
@@ -101,7 +60,7 @@ async function rateLimitPlugin(app: FastifyInstance): Promise<void> {
   const limiter = app.rateLimit()
   app.addHook('onRequest', async (request: FastifyRequest, reply: FastifyReply) => {
     if (exempt(request.url)) return
-    const limit = await app.rateLimitSettings.current()
+    const limit = await rateLimitPerMinute(app)
     if (limit <= 0) return
     const principal = await app.principalOf(request)
     if (principal && isOwner(principal) && request.method === 'PATCH' && request.routeOptions.url === SETTINGS_ROUTE) return

@@ -4,7 +4,7 @@
 import type { FastifyInstance } from 'fastify'
 import { uuidv7 } from '../../src/lib/ids.ts'
 import { API_KEY_PREFIX, maskSecret, newSecret, sha256Hex } from '../../src/lib/tokens.ts'
-import { forgetLoopGuardSettings } from '../../src/modules/workspace/settings.ts'
+import { forgetWorkspaceSettings } from '../../src/modules/workspace/settings.ts'
 
 // bcrypt (cost 12) of 'correct horse battery staple', computed once: hashing per test is slow.
 export const FIXTURE_PASSWORD = 'correct horse battery staple'
@@ -72,5 +72,5 @@ export async function seedWorkspace(app: FastifyInstance, agentCount = 2): Promi
  */
 export async function disableLoopGuard(app: FastifyInstance): Promise<void> {
   await app.db.prisma.instance.updateMany({ data: { loopGuardEnabled: false } })
-  forgetLoopGuardSettings(app)
+  forgetWorkspaceSettings(app)
 }

@@ -18,11 +18,6 @@ export function createInstance(db: Db, id: string) {
   return db.instance.create({ data: { id } })
 }
 
-export async function readRateLimitSetting(db: Db): Promise<number | null> {
-  const instance = await db.instance.findFirst({ select: { rateLimitPerMinute: true }, orderBy: { bootstrappedAt: 'asc' } })
-  return instance?.rateLimitPerMinute ?? null
-}
-
 export interface InstanceSettingsPatch {
   rateLimitPerMinute?: number | null
   registrationMode?: string
@@ -36,9 +31,10 @@ export function updateInstance(db: Db, id: string, data: InstanceSettingsPatch) 
   return db.instance.update({ where: { id }, data })
 }
 
-export function readLoopGuardSettings(db: Db) {
+/** The settings every request path reads (the rate limit, the loop guard); null before bootstrap. */
+export function readWorkspaceSettings(db: Db) {
   return db.instance.findFirst({
-    select: { loopGuardEnabled: true, loopGuardMaxTurns: true, loopGuardWindowSeconds: true, loopGuardMaxDepth: true },
+    select: { rateLimitPerMinute: true, loopGuardEnabled: true, loopGuardMaxTurns: true, loopGuardWindowSeconds: true, loopGuardMaxDepth: true },
     orderBy: { bootstrappedAt: 'asc' },
   })
 }

@@ -3,8 +3,8 @@
 import type { FastifyInstance } from 'fastify'
 import type { Db, Prisma } from '../../db/client.ts'
 import { badRequest, notFound } from '../../lib/errors.ts'
-import { createInstance, findInstance, lockWorkspace, readRateLimitSetting, updateInstance, type InstanceSettingsPatch } from './repo.ts'
-import { forgetLoopGuardSettings } from './settings.ts'
+import { createInstance, findInstance, lockWorkspace, updateInstance, type InstanceSettingsPatch } from './repo.ts'
+import { forgetWorkspaceSettings } from './settings.ts'
 import { LOOP_GUARD_MAX_MESSAGES_RENAMED, type RegistrationMode, type WorkspaceDto, type WorkspacePatch } from './schemas.ts'
 
 export async function getWorkspace(app: FastifyInstance): Promise<WorkspaceDto> {
@@ -36,12 +36,11 @@ export async function updateWorkspace(app: FastifyInstance, patch: WorkspacePatc
   if (patch.loop_guard_window_seconds !== undefined) data.loopGuardWindowSeconds = patch.loop_guard_window_seconds
   if (patch.loop_guard_max_depth !== undefined) data.loopGuardMaxDepth = patch.loop_guard_max_depth
   await updateInstance(app.db.prisma, instance.id, data)
-  app.rateLimitSettings.invalidate()
-  forgetLoopGuardSettings(app)
+  forgetWorkspaceSettings(app)
   return getWorkspace(app)
 }
 
-// For other modules and plugins: the instance row, the workspace lock, the rate-limit setting.
+// For other modules and plugins: the instance row, the workspace lock.
 
 /** The workspace's instance row (null before bootstrap). */
 export function workspaceInstance(db: Db) {
@@ -56,9 +55,4 @@ export function createWorkspaceInstance(tx: Prisma.TransactionClient, id: string
 /** Takes the workspace lock until the end of the transaction (bootstrap against user creation). */
 export function lockWorkspaceIn(tx: Prisma.TransactionClient): Promise<void> {
   return lockWorkspace(tx)
-}
-
-/** The workspace's rate limit per minute (null: the configured default). */
-export function rateLimitSetting(db: Db): Promise<number | null> {
-  return readRateLimitSetting(db)
 }

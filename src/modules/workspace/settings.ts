@@ -1,10 +1,11 @@
-// The loop guard's workspace settings as the posting path reads them: cached for a few seconds
-// per server, so a post costs no extra query. A change through PATCH /api/v1/workspace applies at
-// once on the server that took it and within SETTINGS_TTL_MS on the others (as the rate limit).
+// The workspace settings every request path reads (the rate limit on every request, the loop
+// guard on every agent post): one read of the instance row, cached for a few seconds per server,
+// so a request costs no extra query. A change through PATCH /api/v1/workspace applies at once on
+// the server that took it and within SETTINGS_TTL_MS on the others.
 import type { FastifyInstance } from 'fastify'
-import { readLoopGuardSettings } from './repo.ts'
+import { readWorkspaceSettings } from './repo.ts'
 
-/** How long a server keeps the workspace's settings it read (the loop guard's here, the rate limit's in src/plugins/rate-limit.ts). */
+/** How long a server keeps the workspace's settings it read. */
 export const SETTINGS_TTL_MS = 5_000
 
 export interface LoopGuardSettings {
@@ -20,10 +21,16 @@ export interface LoopGuardSettings {
 /** Before bootstrap there is no instance row; these are its columns' defaults. */
 export const LOOP_GUARD_DEFAULTS: LoopGuardSettings = { enabled: true, maxTurns: 20, windowSeconds: 60, maxDepth: 20 }
 
+interface WorkspaceSettings {
+  loopGuard: LoopGuardSettings
+  /** Requests per minute for the workspace; null: the configured RATE_LIMIT_PER_MINUTE. */
+  rateLimitPerMinute: number | null
+}
+
 interface Cache {
-  value?: LoopGuardSettings
+  value?: WorkspaceSettings
   until: number
-  loading?: Promise<LoopGuardSettings>
+  loading?: Promise<WorkspaceSettings>
 }
 
 // Keyed by the app's database handle, which every encapsulated plugin context shares.
@@ -35,12 +42,17 @@ function cacheOf(app: FastifyInstance): Cache {
   return cache
 }
 
-export async function loopGuardSettings(app: FastifyInstance): Promise<LoopGuardSettings> {
+async function workspaceSettings(app: FastifyInstance): Promise<WorkspaceSettings> {
   const cache = cacheOf(app)
   if (cache.value && cache.until > Date.now()) return cache.value
-  cache.loading ??= readLoopGuardSettings(app.db.prisma)
+  cache.loading ??= readWorkspaceSettings(app.db.prisma)
     .then((row) => {
-      const value = row ? { enabled: row.loopGuardEnabled, maxTurns: row.loopGuardMaxTurns, windowSeconds: row.loopGuardWindowSeconds, maxDepth: row.loopGuardMaxDepth } : LOOP_GUARD_DEFAULTS
+      const value: WorkspaceSettings = row
+        ? {
+            loopGuard: { enabled: row.loopGuardEnabled, maxTurns: row.loopGuardMaxTurns, windowSeconds: row.loopGuardWindowSeconds, maxDepth: row.loopGuardMaxDepth },
+            rateLimitPerMinute: row.rateLimitPerMinute,
+          }
+        : { loopGuard: LOOP_GUARD_DEFAULTS, rateLimitPerMinute: null }
       cache.value = value
       cache.until = Date.now() + SETTINGS_TTL_MS
       return value
@@ -51,8 +63,25 @@ export async function loopGuardSettings(app: FastifyInstance): Promise<LoopGuard
   return cache.loading
 }
 
+export async function loopGuardSettings(app: FastifyInstance): Promise<LoopGuardSettings> {
+  return (await workspaceSettings(app)).loopGuard
+}
+
+/**
+ * The rate limit in force (requests per minute, 0 = none). Database trouble must not turn into
+ * 429s or 500s on every request: it falls back to the last value read, or the configured one.
+ */
+export async function rateLimitPerMinute(app: FastifyInstance): Promise<number> {
+  try {
+    return (await workspaceSettings(app)).rateLimitPerMinute ?? app.config.rateLimitPerMinute
+  } catch (error) {
+    app.log.warn({ err: error }, 'could not read the workspace rate limit; using the configured default')
+    return cacheOf(app).value?.rateLimitPerMinute ?? app.config.rateLimitPerMinute
+  }
+}
+
 /** Forget this server's copy (after PATCH /api/v1/workspace). */
-export function forgetLoopGuardSettings(app: FastifyInstance): void {
+export function forgetWorkspaceSettings(app: FastifyInstance): void {
   const cache = cacheOf(app)
   cache.value = undefined
   cache.until = 0
