@@ -11,6 +11,7 @@ import { createTestDatabase } from '../setup/database.ts'
 import { listen, refusedUpgrade, wsUrl } from '../realtime/helpers.ts'
 import type { TestApp } from '../helper.ts'
 import { toAppError } from '../../src/plugins/errors.ts'
+import { forgetWorkspaceSettings, rateLimitPerMinute } from '../../src/modules/workspace/settings.ts'
 import { bearer, FIXTURE_PASSWORD, seedWorkspace, type Workspace } from '../support/index.ts'
 
 const json = { 'content-type': 'application/json' }
@@ -71,6 +72,23 @@ t.test('PostgreSQL stopped: 503 with Retry-After on every path, then recovery', 
   const upgrade = await refusedUpgrade(wsUrl(app, { token: ws.owner.token }))
   t.match(upgrade, { status: 503, body: { code: 'SERVICE_UNAVAILABLE' } }, 'a WebSocket upgrade with a JWT: 503, not 401')
 
+  await proxy.restore()
+  await expectRecovery(t, calls)
+})
+
+t.test('with a rate limit on, PostgreSQL stopped: the limit falls back to the configured one and requests still answer 503, not 500', async (t) => {
+  const { app, api, proxy, ws } = await proxiedApp(t, { RATE_LIMIT_PER_MINUTE: '1000' })
+  const channelId = await channelOf(api, ws)
+  const calls = requests(api, ws, channelId)
+  await proxy.cut()
+  // The settings as no request has read them yet: the rate-limit hook must read them now, and fails.
+  forgetWorkspaceSettings(app)
+  for (const [name, call] of Object.entries(calls)) {
+    const res = await call()
+    t.equal(res.statusCode, 503, `${name}: 503, not ${res.statusCode}`)
+    t.equal(res.json().code, 'SERVICE_UNAVAILABLE', name)
+  }
+  t.equal(await rateLimitPerMinute(app), 1000, 'the configured limit while the row cannot be read')
   await proxy.restore()
   await expectRecovery(t, calls)
 })
