@@ -124,16 +124,6 @@ export async function streamsOf(pool: pg.Pool, channelId: string, authorId: stri
   return rows.map((r) => r.id)
 }
 
-/** The stream's bookkeeping row, if the message is streaming. */
-export async function findStream(pool: pg.Pool, messageId: string): Promise<{ authorId: string; stopRequestedAt: Date | null } | null> {
-  const { rows } = await pool.query<{ author_id: string; stop_requested_at: Date | null }>({
-    name: 'stream-find',
-    text: 'SELECT author_id, stop_requested_at FROM message_streams WHERE message_id = $1',
-    values: [messageId],
-  })
-  return rows[0] ? { authorId: rows[0].author_id, stopRequestedAt: rows[0].stop_requested_at } : null
-}
-
 /**
  * Ends a stream: removes its bookkeeping row (under its lock) and sets the message's state, its
  * text when a final one is given, its mentions, and the attachment a finish brings. Null when it was not streaming (ended
