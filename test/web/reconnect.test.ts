@@ -45,3 +45,39 @@ t.test('reconnect after a server restart', { skip }, async (t) => {
     'no errors beyond the browser reporting the refused connections while the server was down',
   )
 })
+
+// The page reads the conversation before its socket is live; a message sent in between used to be
+// missed until the next reload. Holding the sign-in check (the socket waits for it) opens that gap
+// wide: the message is sent after the list was read and before the socket connects.
+t.test('a message sent while the page loads is shown', { skip }, async (t) => {
+  const { api, app, base } = await startServer(t)
+  const ws = await seedWorkspace(app)
+  const channel = await createChannel(api, ws.owner.token, 'general', { description: null, members: [ws.member.id, ws.primary.id] })
+  await post(api, ws.primary.key, channel.id, 'before the page')
+  const browser = await launch(t)
+  const { page, problems } = await openPage(t, browser)
+  await signedInContext(page, ws.member, 'member')
+  let release = () => {}
+  const held = new Promise<void>((resolve) => (release = resolve))
+  await page.route('**/api/v1/auth/me', async (route) => {
+    await held
+    await route.continue()
+  })
+  const sockets: string[] = []
+  page.on('websocket', (socket) => sockets.push(socket.url()))
+  await page.goto(`${base}/c/${channel.id}`)
+  await page.getByTestId('message').filter({ hasText: 'before the page' }).waitFor()
+  t.same(sockets, [], 'no socket yet')
+  await post(api, ws.primary.key, channel.id, 'while the page loads')
+  // Something the member cannot see moves the log too, and changes nothing on this page.
+  const elsewhere = await createChannel(api, ws.owner.token, 'elsewhere', { description: null, members: [] })
+  await post(api, ws.owner.token, elsewhere.id, 'not for the member')
+  release()
+  await page.getByTestId('message').filter({ hasText: 'while the page loads' }).waitFor()
+  // and live afterwards, every message once
+  await post(api, ws.primary.key, channel.id, 'after the socket')
+  await page.getByTestId('message').filter({ hasText: 'after the socket' }).waitFor()
+  t.same(await page.getByTestId('message').locator('.message-text').allTextContents(), ['before the page', 'while the page loads', 'after the socket'])
+  t.equal(sockets.length, 1)
+  t.same(problems, [])
+})

@@ -5,6 +5,7 @@
 import { createContext, useContext, useEffect, useState, type ReactNode } from 'react'
 import { useQueryClient, type QueryClient } from '@tanstack/react-query'
 import { RealtimeClient, type RealtimeEvent, type RealtimeStatus, type SocketLike } from '../../sdk/realtime.ts'
+import { api, unwrap } from '../api/client.ts'
 import type { Session } from '../api/session.ts'
 import { channelRemoved, isDm, messageArrived, reconcileSoon, resetSidebarState } from '../channels/sidebar-state.ts'
 import { clearLive, forgetLive, rememberLive, updateLive } from '../messages/live-buffer.ts'
@@ -169,7 +170,28 @@ function socketUrl(token: string, since: string | null): string {
   return `${scheme}//${location.host}/ws?${query.toString()}`
 }
 
-export function LiveProvider({ session, enabled, children }: { session: Session; enabled: boolean; children: ReactNode }) {
+/**
+ * What the page read before its socket was live may miss what happened meanwhile: the events after
+ * `since` (the log's newest cursor when the page started) name the conversations to read again.
+ * Refetching, unlike applying the events, cannot count anything twice.
+ */
+async function catchUp(queryClient: QueryClient, since: string): Promise<void> {
+  let page
+  try {
+    page = await unwrap(api.GET('/api/v1/events', { params: { query: { since, limit: 500 } } }))
+  } catch {
+    return void queryClient.invalidateQueries()
+  }
+  if (page.resync_required || page.has_more) return void queryClient.invalidateQueries()
+  const touched = new Set(page.events.map((event) => event.channel_id))
+  if (touched.size === 0) return
+  void queryClient.invalidateQueries({ predicate: (query) => query.queryKey.some((part) => typeof part === 'string' && touched.has(part)) })
+  void queryClient.invalidateQueries({ queryKey: ['mentions'] })
+  void queryClient.invalidateQueries({ queryKey: ['approvals'] })
+  void reconcileSoon(queryClient, 0)
+}
+
+export function LiveProvider({ session, head, enabled, children }: { session: Session; head: string | null; enabled: boolean; children: ReactNode }) {
   const queryClient = useQueryClient()
   const [status, setStatus] = useState<RealtimeStatus>('connecting')
   const [sendTyping, setSendTyping] = useState<(channelId: string) => void>(() => () => {})
@@ -196,9 +218,11 @@ export function LiveProvider({ session, enabled, children }: { session: Session;
         setStatus(next)
         if (next === 'live' || next === 'reconnecting') ownPresence(queryClient, session.user_id, next === 'live')
         if (next !== 'live') return
-        // Whatever happened while we were away and the log cannot replay is fetched again (the
-        // first connection follows the lists' first fetch: nothing was missed).
+        // Whatever happened while we were away and the log cannot replay is fetched again. The
+        // first connection starts where the log was when it became live (its ready frame's cursor):
+        // if the log moved since the page started, what it read is checked.
         if (wasLive) void reconcileSoon(queryClient, 0)
+        else if (head !== null && client.lastCursor !== head) void catchUp(queryClient, head)
         wasLive = true
         void flushOutbox()
       },
@@ -224,7 +248,7 @@ export function LiveProvider({ session, enabled, children }: { session: Session;
       clearLive()
       resetSidebarState()
     }
-  }, [enabled, session.token, session.user_id, queryClient])
+  }, [enabled, head, session.token, session.user_id, queryClient])
   return (
     <LiveStatus.Provider value={status}>
       <SendTyping.Provider value={sendTyping}>{children}</SendTyping.Provider>

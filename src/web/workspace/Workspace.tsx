@@ -58,7 +58,39 @@ function AwaitingApproval({ session }: { session: Session }) {
   )
 }
 
+/**
+ * The event log's newest cursor, read before anything else (undefined while asked; null when it
+ * could not be): the socket's first connection checks what happened after it, so a message sent
+ * while the page loads is shown (LiveProvider).
+ */
+function useLogHead(token: string): string | null | undefined {
+  const [head, setHead] = useState<{ token: string; cursor: string | null }>()
+  useEffect(() => {
+    let current = true
+    void unwrap(api.GET('/api/v1/events', { params: { query: { since: 'now' } } }))
+      .then(
+        (page) => page.next_cursor,
+        () => null,
+      )
+      .then((cursor) => current && setHead({ token, cursor }))
+    return () => {
+      current = false
+    }
+  }, [token])
+  return head?.token === token ? head.cursor : undefined
+}
+
+const meQuery = { queryKey: ['me'], queryFn: () => unwrap(api.GET('/api/v1/auth/me')), staleTime: Infinity }
+
 export function Workspace({ session }: { session: Session }) {
+  // Who this is is asked meanwhile: it does not change with events.
+  useQuery(meQuery)
+  const head = useLogHead(session.token)
+  if (head === undefined) return null
+  return <LoadedWorkspace session={session} head={head} />
+}
+
+function LoadedWorkspace({ session, head }: { session: Session; head: string | null }) {
   const [, params] = useRoute('/c/:id')
   const [drawer, setDrawer] = useState(false)
   // The drawer (narrow screens) takes the focus when it opens and gives it back to its button when
@@ -73,7 +105,7 @@ export function Workspace({ session }: { session: Session }) {
   const unread = unreadTotal(channels.data, dms.data, activeId)
   // The credential is checked over REST before the socket opens: a removed account or an
   // expired session goes back to the login page instead of failing a WebSocket handshake.
-  const me = useQuery({ queryKey: ['me'], queryFn: () => unwrap(api.GET('/api/v1/auth/me')), staleTime: Infinity })
+  const me = useQuery(meQuery)
   // An account awaiting approval may only ask who it is: it waits, told so, with no socket
   // (which would be refused, again and again, as a lost connection).
   const awaiting = isAwaitingApproval(channels.error)
@@ -81,7 +113,7 @@ export function Workspace({ session }: { session: Session }) {
   useAttentionInTab(unread, mentions)
   if (awaiting) return <AwaitingApproval session={session} />
   return (
-    <LiveProvider session={session} enabled={me.isSuccess && !channels.isPending}>
+    <LiveProvider session={session} head={head} enabled={me.isSuccess && !channels.isPending}>
       <div
         className={drawer ? 'workspace drawer-open' : 'workspace'}
         onKeyDown={(e) => {
