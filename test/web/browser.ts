@@ -6,7 +6,7 @@
 import { existsSync, mkdirSync, readFileSync } from 'node:fs'
 import { createRequire } from 'node:module'
 import path from 'node:path'
-import type { Test } from 'tap'
+import rootTap, { type Test } from 'tap'
 import type { Browser, BrowserContext, Page } from 'playwright-core'
 import { build, type BuildTestOptions, type TestApp } from '../helper.ts'
 import { webBuildDir } from '../../src/plugins/web.ts'
@@ -34,14 +34,26 @@ export async function startServer(t: Test, options: BuildTestOptions = {}): Prom
   return { ...server, base: `http://127.0.0.1:${port}` }
 }
 
-export async function launch(t: Test): Promise<Browser> {
-  const { chromium } = await import('playwright-core')
-  const browser = await chromium.launch({
-    executablePath: CHROMIUM,
-    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-dev-shm-usage'],
-  })
-  t.teardown(() => browser.close())
-  return browser
+let shared: Promise<Browser> | null = null
+
+/**
+ * The process's Chromium, launched by the first test that asks (test files run several to a
+ * process: test/groups/groups.ts) and closed when the process's tests end. Tests stay apart by
+ * their own contexts (openPage), closed with each test.
+ */
+export async function launch(_t: Test): Promise<Browser> {
+  const running = shared && (await shared)
+  if (running && running.isConnected()) return running
+  shared = (async () => {
+    const { chromium } = await import('playwright-core')
+    const browser = await chromium.launch({
+      executablePath: CHROMIUM,
+      args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-dev-shm-usage'],
+    })
+    rootTap.teardown(() => browser.close())
+    return browser
+  })()
+  return shared
 }
 
 export interface Watched {

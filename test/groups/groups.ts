@@ -1,0 +1,62 @@
+// The test suite runs as a few processes, not one per file: each group below imports its test
+// files one after another into a single process, so the module graph, the compiled route schemas,
+// the OpenAPI validator and Chromium are loaded once per group instead of once per file (a file
+// of its own cost about 4 s of CPU before its first assertion; 135 files were a third of the run).
+// tap runs the groups (test/groups/*.test.ts) two at a time. A file still runs alone as before:
+// `npx tap test/conversations/messages.test.ts`.
+import { readdirSync } from 'node:fs'
+import path from 'node:path'
+import { pathToFileURL } from 'node:url'
+import t from 'tap'
+
+export const TEST_DIR = path.resolve(import.meta.dirname, '..')
+
+/**
+ * Each group: the test directories it takes, and, for a directory split over several groups,
+ * which share of its files (every `parts`-th file from `part`, in name order, so that long and
+ * short files mix).
+ */
+export const GROUPS: Record<string, { dirs: string[]; part?: number; parts?: number }> = {
+  basics: { dirs: ['contract', 'health', 'identity'] },
+  'conversations-1': { dirs: ['conversations'], part: 0, parts: 2 },
+  'conversations-2': { dirs: ['conversations'], part: 1, parts: 2 },
+  hardening: { dirs: ['hardening'] },
+  mcp: { dirs: ['mcp'] },
+  platform: { dirs: ['platform'] },
+  'realtime-1': { dirs: ['realtime'], part: 0, parts: 2 },
+  'realtime-2': { dirs: ['realtime'], part: 1, parts: 2 },
+  'web-1': { dirs: ['web'], part: 0, parts: 3 },
+  'web-2': { dirs: ['web'], part: 1, parts: 3 },
+  'web-3': { dirs: ['web'], part: 2, parts: 3 },
+  webhooks: { dirs: ['webhooks'] },
+}
+
+/** The test files of a directory (relative to test/), in name order. */
+export const testFiles = (dir: string): string[] =>
+  readdirSync(path.join(TEST_DIR, dir))
+    .filter((name) => name.endsWith('.test.ts'))
+    .sort()
+    .map((name) => `${dir}/${name}`)
+
+/** The files of one group. */
+export function filesOf(name: string): string[] {
+  const group = GROUPS[name]
+  if (!group) throw new Error(`no test group ${name} in test/groups/groups.ts`)
+  const parts = group.parts ?? 1
+  return group.dirs.flatMap((dir) => testFiles(dir).filter((_, index) => index % parts === (group.part ?? 0)))
+}
+
+/**
+ * Runs the group named by the calling file (`test/groups/<name>.test.ts`): its files' tests in
+ * order. The files are imported inside a first test, which holds the run open: a file whose top
+ * level awaits something slow (looking for a Python SDK) must not find the run already ended
+ * because the tests imported before it have finished.
+ */
+export function runGroup(groupFileUrl: string): void {
+  const name = path.basename(new URL(groupFileUrl).pathname, '.test.ts')
+  const files = filesOf(name)
+  t.test(`the ${name} group loads its ${files.length} files`, async (t) => {
+    for (const file of files) await import(pathToFileURL(path.join(TEST_DIR, file)).href)
+    t.pass(files.join(', '))
+  })
+}
