@@ -14,7 +14,7 @@ import type { INTEGRATION_EVENTS } from '../../events/types.ts'
 const DEFAULT_INTEGRATION_EVENTS: (typeof INTEGRATION_EVENTS)[number][] = ['message.created', 'channel.created', 'member.joined', 'agent.connected']
 import { isMember } from '../channels/access.ts'
 import { createMessage } from '../messages/service.ts'
-import type { MessageDto } from '../messages/schemas.ts'
+import type { MessageDto } from '../../schemas/message.ts'
 import * as deliveries from '../webhooks/deliveries.ts'
 import type { DeliveryDto, DeliveryListQueryInput, DeliveryPage } from '../webhooks/schemas.ts'
 import { onlyOf, validateTargetUrl } from '../webhooks/service.ts'
