@@ -339,6 +339,7 @@ async function insertOne(pool: pg.Pool, m: NewMessage): Promise<InsertResult> {
   })
   return resultOf(rows[0]!)
 }
+
 // ---- reads and edits: the read model's columns and mapping (./read-model.ts) ----
 
 // Each cursor shape of a page has its own text, so that every bound is an index condition on
