@@ -5,6 +5,10 @@
 // It stops for good on close code 4401 (credential revoked or expired).
 
 /** The few WebSocket members used here; the DOM WebSocket and `ws` both have them. */
+import type { ControlFrame, EventFrame, ServerFrame } from './frames.ts'
+
+export type { ControlFrame, EventFrame, ServerFrame } from './frames.ts'
+
 export interface SocketLike {
   onopen: ((event: unknown) => void) | null
   onmessage: ((event: { data: unknown }) => void) | null
@@ -17,27 +21,22 @@ export interface SocketLike {
 
 export type RealtimeStatus = 'connecting' | 'live' | 'reconnecting' | 'stopped'
 
-/** An event frame (new_message, message_updated, …): the fields every one of them has. */
-export interface RealtimeEvent {
-  type: string
-  event_id: string
-  cursor: string
-  occurred_at: string
-  channel_id: string
-  [field: string]: unknown
-}
+/** An event frame (new_message, message_updated, …): a member of the generated union (frames.ts). */
+export type RealtimeEvent = EventFrame
 
 export interface RealtimeOptions {
   /** The socket address for a cursor (null: no cursor yet), e.g. `wss://host/ws?token=…&since=…`. */
   url: (since: string | null) => string
+  /** Resume from this cursor (e.g. another client's `lastCursor`); absent or null: from now. */
+  cursor?: string | null
   /** Opens a socket: `(url) => new WebSocket(url)`. */
   connect: (url: string) => SocketLike
   onEvent: (event: RealtimeEvent) => void
   /** The log no longer reaches back to our cursor: reload what you keep over REST. */
   onResync?: () => void
   onStatus?: (status: RealtimeStatus) => void
-  /** Any other frame (ready, ack, error, pong). */
-  onFrame?: (frame: Record<string, unknown>) => void
+  /** Any other frame (ready, ack, error, pong, the ephemeral signals: typing, presence, deltas…). */
+  onFrame?: (frame: ControlFrame) => void
   /** First retry delay and the cap, in ms (defaults 500 and 30,000). */
   minDelayMs?: number
   maxDelayMs?: number
@@ -56,7 +55,9 @@ export class RealtimeClient {
   private readonly seen = new Set<string>()
   private readonly seenOrder: string[] = []
 
-  constructor(private readonly options: RealtimeOptions) {}
+  constructor(private readonly options: RealtimeOptions) {
+    this.cursor = options.cursor ?? null
+  }
 
   /** The cursor of the last event processed (send it as `since` to resume elsewhere). */
   get lastCursor(): string | null {
@@ -160,27 +161,28 @@ export class RealtimeClient {
   }
 
   private handle(data: unknown): void {
-    let frame: Record<string, unknown>
+    let frame: ServerFrame
     try {
-      frame = JSON.parse(typeof data === 'string' ? data : String(data)) as Record<string, unknown>
+      // Where the server's frames are taken at their word: they follow its published schemas (frames.ts).
+      frame = JSON.parse(typeof data === 'string' ? data : String(data)) as ServerFrame
     } catch {
       return
     }
     if (frame.type === 'ready') {
       this.attempt = 0
-      if (typeof frame.cursor === 'string' && this.cursor === null) this.cursor = frame.cursor
+      this.cursor ??= frame.cursor
       this.setStatus('live')
       this.options.onFrame?.(frame)
       return
     }
     if (frame.type === 'resync_required') {
-      if (typeof frame.cursor === 'string') this.cursor = frame.cursor
+      this.cursor = frame.cursor
       this.options.onResync?.()
       return
     }
-    if (typeof frame.event_id === 'string' && typeof frame.cursor === 'string') {
+    if ('event_id' in frame) {
       this.cursor = frame.cursor
-      if (this.remember(frame.event_id)) this.options.onEvent(frame as RealtimeEvent)
+      if (this.remember(frame.event_id)) this.options.onEvent(frame)
       return
     }
     this.options.onFrame?.(frame)

@@ -5,6 +5,12 @@ import { INTEGRATION_EVENTS } from '../../events/types.ts'
 import { InReplyToEventField, MentionsField, ThreadIdField } from '../messages/schemas.ts'
 import { ChosenSecretField, SubscriptionOnlyField, TargetUrlField } from '../webhooks/schemas.ts'
 
+/**
+ * What a new integration is subscribed to unless it lists events: the specification's four; later
+ * events (mentions, reactions) are asked for by name (docs/decisions.md, "Mentions", "Reactions").
+ */
+export const DEFAULT_INTEGRATION_EVENTS: (typeof INTEGRATION_EVENTS)[number][] = ['message.created', 'channel.created', 'member.joined', 'agent.connected']
+
 // Closed list; `langgraph` and `openclaw` are values a public implementation of the same spec uses.
 export const PLATFORMS = ['openai', 'anthropic', 'langchain', 'langgraph', 'crewai', 'autogen', 'openclaw', 'n8n', 'zapier', 'make', 'custom'] as const
 

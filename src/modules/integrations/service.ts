@@ -8,10 +8,6 @@ import { AppError, forbidden, notFound } from '../../lib/errors.ts'
 import { uuidv7 } from '../../lib/ids.ts'
 import { INTEGRATION_KEY_PREFIX, maskSecret, newSecret, sha256Hex, WEBHOOK_SECRET_PREFIX } from '../../lib/tokens.ts'
 import type { AgentPrincipal, Principal } from '../identity/principal.ts'
-import type { INTEGRATION_EVENTS } from '../../events/types.ts'
-
-// The specification's four; later events (mentions, reactions) are asked for by name (docs/decisions.md, "Mentions", "Reactions").
-const DEFAULT_INTEGRATION_EVENTS: (typeof INTEGRATION_EVENTS)[number][] = ['message.created', 'channel.created', 'member.joined', 'agent.connected']
 import { isMember } from '../channels/access.ts'
 import { createMessage } from '../messages/service.ts'
 import type { MessageDto } from '../../schemas/message.ts'
@@ -19,7 +15,7 @@ import * as deliveries from '../webhooks/deliveries.ts'
 import type { DeliveryDto, DeliveryListQueryInput, DeliveryPage } from '../webhooks/schemas.ts'
 import { onlyOf, validateTargetUrl } from '../webhooks/service.ts'
 import * as repo from './repo.ts'
-import type { CreatedIntegration, CreateIntegrationInput, InboundInput, IntegrationDto, UpdateIntegrationInput } from './schemas.ts'
+import { DEFAULT_INTEGRATION_EVENTS, type CreatedIntegration, type CreateIntegrationInput, type InboundInput, type IntegrationDto, type UpdateIntegrationInput } from './schemas.ts'
 
 export function toIntegrationDto(i: repo.IntegrationWithAgents): IntegrationDto {
   return {

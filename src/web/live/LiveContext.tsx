@@ -2,9 +2,10 @@
 // server state in place (messages, the sidebar's unread counts: channels/sidebar-state.ts) or
 // mark it stale (members; the sidebar, debounced, for what an event cannot tell);
 // `resync_required` refetches everything. The connection state is shared for the "reconnecting…" banner.
-import { createContext, useContext, useEffect, useState, type ReactNode } from 'react'
+import { createContext, useContext, useEffect, useRef, useState, type ReactNode } from 'react'
 import { useQueryClient, type QueryClient } from '@tanstack/react-query'
-import { RealtimeClient, type RealtimeEvent, type RealtimeStatus, type SocketLike } from '../../sdk/realtime.ts'
+import type { MessageDeltaFrame } from '../../sdk/frames.ts'
+import { RealtimeClient, type ControlFrame, type EventFrame, type RealtimeStatus, type SocketLike } from '../../sdk/realtime.ts'
 import { api, unwrap } from '../api/client.ts'
 import type { Session } from '../api/session.ts'
 import { channelRemoved, isDm, messageArrived, reconcileSoon, resetSidebarState } from '../channels/sidebar-state.ts'
@@ -18,7 +19,7 @@ import { mentionArrived } from '../mentions/queries.ts'
 import { notify } from './attention.ts'
 import { setApproval } from './approvals.ts'
 import { applyReactionEvent } from './reactions.ts'
-import { applyThreadStatus, setStreamView, withDelta, type StreamStatus } from './streams.ts'
+import { applyThreadStatus, setStreamView, withDelta } from './streams.ts'
 import { noteTyping, stopTyping, TYPING_SEND_MS } from './typing.ts'
 
 const LiveStatus = createContext<RealtimeStatus>('connecting')
@@ -39,11 +40,11 @@ function updateMessages(queryClient: QueryClient, channelId: string, change: (me
 /** Replies whose stream started here: the root counted them then, so their new_message does not count again. */
 const streamedReplies = new Set<string>()
 
-export function applyEvent(queryClient: QueryClient, event: RealtimeEvent, me: string): void {
+export function applyEvent(queryClient: QueryClient, event: EventFrame, me: string): void {
   const channelId = event.channel_id
   switch (event.type) {
     case 'new_message': {
-      const message = event.message as Message
+      const { message } = event
       if (message.approval) void queryClient.invalidateQueries({ queryKey: ['approvals', 'pending'] })
       // A reply is not in the channel's list (roots only): its root and its thread change.
       messageArrived(queryClient, channelId, message.created_at, message.author_id !== me)
@@ -63,7 +64,7 @@ export function applyEvent(queryClient: QueryClient, event: RealtimeEvent, me: s
     // Streaming messages (issue 25): shown from their start, growing by deltas, replaced at the end
     // (the new_message that follows finds it in the list already).
     case 'message_stream_started': {
-      const message = event.message as Message
+      const { message } = event
       if (message.thread_id) {
         streamedReplies.add(message.id)
         return replyArrived(queryClient, message)
@@ -72,11 +73,11 @@ export function applyEvent(queryClient: QueryClient, event: RealtimeEvent, me: s
       return
     }
     case 'message_stop_requested':
-      setStreamView(queryClient, String(event.message_id), (view) => ({ ...view, stopRequested: true }))
+      setStreamView(queryClient, event.message_id, (view) => ({ ...view, stopRequested: true }))
       return
     case 'message_stream_finished':
     case 'message_updated': {
-      const message = event.message as Message
+      const { message } = event
       if (message.thread_id) return replyUpdated(queryClient, message)
       updateLive(message)
       // An event's reactions say `reacted: false` for everyone: keep ours, kept by reaction frames.
@@ -85,18 +86,18 @@ export function applyEvent(queryClient: QueryClient, event: RealtimeEvent, me: s
     }
     case 'reaction_added':
     case 'reaction_removed':
-      applyReactionEvent(queryClient, event as unknown as Parameters<typeof applyReactionEvent>[1], me)
+      applyReactionEvent(queryClient, event, me)
       return
     case 'approval_decided':
     case 'approval_expired':
     case 'approval_cancelled':
-      setApproval(queryClient, event.approval as NonNullable<Message['approval']>)
+      setApproval(queryClient, event.approval)
       return
     case 'message_deleted': {
-      const id = event.message_id as string
+      const id = event.message_id
       forgetLive(channelId, id)
       // A root with replies stays (a placeholder); a reply leaves its thread.
-      if (messageDeleted(queryClient, channelId, id, (event.thread_id as string | null | undefined) ?? null)) updateMessages(queryClient, channelId, (messages) => messages.filter((m) => m.id !== id))
+      if (messageDeleted(queryClient, channelId, id, event.thread_id ?? null)) updateMessages(queryClient, channelId, (messages) => messages.filter((m) => m.id !== id))
       // It may have been unread: the count comes from the server, with the next reconciliation.
       void reconcileSoon(queryClient)
       return
@@ -105,9 +106,9 @@ export function applyEvent(queryClient: QueryClient, event: RealtimeEvent, me: s
       // The Mentions view refreshes (when open); the message itself arrives as new_message /
       // message_updated. Unless its conversation is on screen (where reading it acknowledges it),
       // the badge counts one more until the server's count is asked for again.
-      const message = event.message as Message
+      const { message } = event
       void queryClient.invalidateQueries({ queryKey: ['mentions'] })
-      if (!(event.mentioned_ids as string[] | undefined)?.includes(me)) return
+      if (!event.mentioned_ids.includes(me)) return
       const onScreen = document.visibilityState === 'visible' && (location.pathname === `/c/${channelId}` || location.pathname === '/mentions')
       if (!onScreen) mentionArrived(queryClient, channelId)
       // A DM's message is notified as such, mentions or not.
@@ -130,19 +131,11 @@ export function applyEvent(queryClient: QueryClient, event: RealtimeEvent, me: s
   }
 }
 
-interface Delta {
-  channel_id: string
-  message_id: string
-  thread_id: string | null
-  offset: number
-  text: string
-}
-
 /**
  * A delta grows the streaming message's text in place: in the channel's list for a root, in its
  * open thread panel for a reply. A missed frame refetches the conversation (or the thread).
  */
-function applyDelta(queryClient: QueryClient, delta: Delta): void {
+function applyDelta(queryClient: QueryClient, delta: MessageDeltaFrame): void {
   let missed = false
   const grow = (messages: Message[]) =>
     messages.map((m) => {
@@ -195,23 +188,28 @@ export function LiveProvider({ session, head, enabled, children }: { session: Se
   const queryClient = useQueryClient()
   const [status, setStatus] = useState<RealtimeStatus>('connecting')
   const [sendTyping, setSendTyping] = useState<(channelId: string) => void>(() => () => {})
+  // Where the last socket of this person stopped: a new one (a new token) resumes there.
+  const resume = useRef<{ userId: string; cursor: string | null } | null>(null)
   // The queue of unsent messages is this person's own.
   useEffect(() => openOutbox(session.user_id), [session.user_id])
   useEffect(() => {
     if (!enabled) return
-    let wasLive = false
+    const from = resume.current?.userId === session.user_id ? resume.current.cursor : null
+    let wasLive = from !== null
     const client = new RealtimeClient({
+      cursor: from,
       url: (since) => socketUrl(session.token, since),
       // The DOM types its handlers with DOM event classes; SocketLike only needs their `data`/`code`.
       connect: (url) => new WebSocket(url) as unknown as SocketLike,
       onEvent: (event) => applyEvent(queryClient, event, session.user_id),
       onResync: () => void queryClient.invalidateQueries(),
       // Ephemeral frames: typing; presence, agents' status and people's names (in place).
-      onFrame: (frame) => {
-        if (frame.type === 'typing' && frame.member_id !== session.user_id) noteTyping(String(frame.channel_id), String(frame.member_id), String(frame.member_name))
-        else if (frame.type === 'message_delta') applyDelta(queryClient, frame as unknown as Delta)
-        else if (frame.type === 'message_status') setStreamView(queryClient, String(frame.message_id), (view) => ({ ...view, status: frame.status as StreamStatus | null }))
-        else if (frame.type === 'thread_status') applyThreadStatus(queryClient, frame as unknown as Parameters<typeof applyThreadStatus>[1])
+      onFrame: (frame: ControlFrame) => {
+        if (frame.type === 'typing') {
+          if (frame.member_id !== session.user_id) noteTyping(frame.channel_id, frame.member_id, frame.member_name)
+        } else if (frame.type === 'message_delta') applyDelta(queryClient, frame)
+        else if (frame.type === 'message_status') setStreamView(queryClient, frame.message_id, (view) => ({ ...view, status: frame.status }))
+        else if (frame.type === 'thread_status') applyThreadStatus(queryClient, frame)
         else applyPeopleFrame(queryClient, frame)
       },
       onStatus: (next) => {
@@ -242,6 +240,7 @@ export function LiveProvider({ session, head, enabled, children }: { session: Se
     // The browser may not notice a network that came back; try what waits now and then.
     const retry = setInterval(() => void flushOutbox(), OUTBOX_RETRY_MS)
     return () => {
+      resume.current = { userId: session.user_id, cursor: client.lastCursor }
       clearInterval(retry)
       window.removeEventListener('online', online)
       client.stop()

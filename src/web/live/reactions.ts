@@ -1,6 +1,7 @@
 // Reactions in the cached message pages: set by the caller's own toggles and by the socket's
 // reaction_added / reaction_removed frames (which carry the new count and who reacted).
 import type { QueryClient } from '@tanstack/react-query'
+import type { ReactionAddedFrame, ReactionRemovedFrame } from '../../sdk/frames.ts'
 import type { MessageWindow } from '../messages/queries.ts'
 import type { Message } from '../messages/types.ts'
 
@@ -20,7 +21,7 @@ export function setReactions(queryClient: QueryClient, channelId: string, messag
 }
 
 /** A reaction frame: the emoji's count as the server has it now; `reacted` changes only for our own. */
-export function applyReactionEvent(queryClient: QueryClient, event: { channel_id: string; message_id: string; emoji: string; member_id: string; count: number; type: string }, me: string): void {
+export function applyReactionEvent(queryClient: QueryClient, event: ReactionAddedFrame | ReactionRemovedFrame, me: string): void {
   const added = event.type === 'reaction_added'
   setReactions(queryClient, event.channel_id, event.message_id, (list) => {
     const found = list.find((r) => r.emoji === event.emoji)

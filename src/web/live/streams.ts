@@ -1,11 +1,9 @@
 // Streaming messages in the web UI (issue 25): a stream's status and Stop, kept per message in the
 // query cache (['stream', id]), and the text of a delta applied to the text held.
 import type { QueryClient } from '@tanstack/react-query'
+import type { MessageStatusFrame, ThreadStatusFrame } from '../../sdk/frames.ts'
 
-export interface StreamStatus {
-  title: string
-  steps: { title: string; state: 'pending' | 'in_progress' | 'complete' | 'error' }[]
-}
+export type StreamStatus = NonNullable<MessageStatusFrame['status']>
 export interface StreamView {
   status: StreamStatus | null
   stopRequested: boolean
@@ -32,7 +30,7 @@ export interface ThreadStatusEntry {
 export const threadStatusKey = (channelId: string, rootId: string) => ['thread-status', channelId, rootId] as const
 
 /** A `thread_status` frame: the agent's status replaces its earlier one, or leaves (null). */
-export function applyThreadStatus(queryClient: QueryClient, frame: { channel_id: string; thread_id: string; agent_id: string; agent_name: string; status: StreamStatus | null }): void {
+export function applyThreadStatus(queryClient: QueryClient, frame: ThreadStatusFrame): void {
   queryClient.setQueryData<ThreadStatusEntry[]>(threadStatusKey(frame.channel_id, frame.thread_id), (entries = []) => {
     const others = entries.filter((e) => e.agent_id !== frame.agent_id)
     return frame.status ? [...others, { agent_id: frame.agent_id, agent_name: frame.agent_name, status: frame.status }] : others

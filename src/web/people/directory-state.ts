@@ -3,22 +3,23 @@
 // person's new name or picture. With presence for humans, refetching the whole directory on each
 // of these frames would have every open page download it whenever anyone connects.
 import type { QueryClient } from '@tanstack/react-query'
+import type { ControlFrame } from '../../sdk/frames.ts'
 import type { Person } from './queries.ts'
 
 const change = (queryClient: QueryClient, id: string, update: (person: Person) => Person) =>
   queryClient.setQueryData<Person[]>(['directory'], (people) => people?.map((p) => (p.id === id ? update(p) : p)))
 
 /** Applies a presence, agent_status or user_updated frame; false for any other frame. */
-export function applyPeopleFrame(queryClient: QueryClient, frame: Record<string, unknown>): boolean {
+export function applyPeopleFrame(queryClient: QueryClient, frame: ControlFrame): boolean {
   switch (frame.type) {
     case 'presence':
-      change(queryClient, String(frame.member_id), (p) => ({ ...p, online: frame.online === true, last_seen_at: String(frame.last_seen_at) }))
+      change(queryClient, frame.member_id, (p) => ({ ...p, online: frame.online, last_seen_at: frame.last_seen_at }))
       return true
     case 'agent_status':
-      change(queryClient, String(frame.agent_id), (p) => ({ ...p, status_text: (frame.text as string | null) ?? null }))
+      change(queryClient, frame.agent_id, (p) => ({ ...p, status_text: frame.text }))
       return true
     case 'user_updated':
-      change(queryClient, String(frame.user_id), (p) => ({ ...p, name: String(frame.display_name), avatar_url: (frame.avatar_url as string | null) ?? null }))
+      change(queryClient, frame.user_id, (p) => ({ ...p, name: frame.display_name, avatar_url: frame.avatar_url }))
       return true
     default:
       return false

@@ -16,6 +16,8 @@ import { ConfirmButton } from './Controls.tsx'
 import { Empty, LoadFailed, Loading } from './QueryState.tsx'
 
 const fetchIntegrations = () => unwrap(api.GET('/api/v1/integrations'))
+/** The API types an integration's `events` as strings: the form keeps those it offers. */
+const knownEvents = new Set<string>(INTEGRATION_EVENTS)
 type Integration = Awaited<ReturnType<typeof fetchIntegrations>>[number]
 
 interface Shown {
@@ -173,7 +175,7 @@ function EditIntegration({ integration, onDone }: { integration: Integration; on
     name: integration.name,
     platform: integration.platform,
     webhookUrl: integration.webhook_url,
-    events: integration.events.filter((e): e is IntegrationEvent => (INTEGRATION_EVENTS as string[]).includes(e)),
+    events: integration.events.filter((e): e is IntegrationEvent => knownEvents.has(e)),
     anyAgent: integration.all_agents,
     agentIds: integration.agent_ids,
   })

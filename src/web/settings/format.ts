@@ -1,5 +1,5 @@
 // Dates and labels of the settings screens, in the browser's language and time zone.
-import type { paths } from '../../sdk/schema.d.ts'
+import { DEFAULT_INTEGRATION_EVENT_TYPES, INTEGRATION_EVENT_TYPES, PLATFORMS as PLATFORM_LIST, WEBHOOK_EVENT_TYPES } from '../../sdk/frames.ts'
 
 const when = new Intl.DateTimeFormat(undefined, { dateStyle: 'medium', timeStyle: 'short' })
 const day = new Intl.DateTimeFormat(undefined, { dateStyle: 'medium' })
@@ -7,11 +7,10 @@ const day = new Intl.DateTimeFormat(undefined, { dateStyle: 'medium' })
 export const formatWhen = (iso: string) => when.format(new Date(iso))
 export const formatDay = (iso: string) => day.format(new Date(iso))
 
-type JsonBody<P extends keyof paths, M extends 'post'> = paths[P][M] extends { requestBody?: { content: { 'application/json': infer B } } } ? B : never
-
-export type WebhookEvent = NonNullable<JsonBody<'/api/v1/agents/{id}/webhooks', 'post'>['events']>[number]
-export type IntegrationEvent = NonNullable<JsonBody<'/api/v1/integrations', 'post'>['events']>[number]
-export type Platform = NonNullable<JsonBody<'/api/v1/integrations', 'post'>['platform']>
+// The lists come from the SDK, generated from the server's own (src/sdk/frames.ts).
+export type WebhookEvent = (typeof WEBHOOK_EVENT_TYPES)[number]
+export type IntegrationEvent = (typeof INTEGRATION_EVENT_TYPES)[number]
+export type Platform = (typeof PLATFORM_LIST)[number]
 
 // Records over the API's own enums: a value added to the API and not named here fails the build.
 const EVENT_LABELS: Record<WebhookEvent | IntegrationEvent, string> = {
@@ -34,43 +33,13 @@ const EVENT_LABELS: Record<WebhookEvent | IntegrationEvent, string> = {
   'message.stop_requested': "Someone presses Stop on the agent's live reply",
 }
 
-const WEBHOOK_EVENT_SET: Record<WebhookEvent, true> = {
-  'message.created': true,
-  'message.updated': true,
-  'message.deleted': true,
-  'channel.created': true,
-  'channel.updated': true,
-  'channel.deleted': true,
-  'member.joined': true,
-  'member.left': true,
-  'message.mentioned': true,
-  'reaction.added': true,
-  'reaction.removed': true,
-  'approval.decided': true,
-  'approval.expired': true,
-  'approval.cancelled': true,
-  'message.stream_started': true,
-  'message.stop_requested': true,
-}
-const INTEGRATION_EVENT_SET: Record<IntegrationEvent, true> = {
-  'message.created': true,
-  'channel.created': true,
-  'member.joined': true,
-  'reaction.added': true,
-  'reaction.removed': true,
-  'agent.connected': true,
-  'message.mentioned': true,
-  'approval.decided': true,
-  'approval.expired': true,
-  'approval.cancelled': true,
-}
-
-export const WEBHOOK_EVENTS = Object.keys(WEBHOOK_EVENT_SET) as WebhookEvent[]
-export const INTEGRATION_EVENTS = Object.keys(INTEGRATION_EVENT_SET) as IntegrationEvent[]
+export const WEBHOOK_EVENTS: readonly WebhookEvent[] = WEBHOOK_EVENT_TYPES
+export const INTEGRATION_EVENTS: readonly IntegrationEvent[] = INTEGRATION_EVENT_TYPES
 /** What a new integration starts with, as the server's default: the specification's four (reactions are opt-in). */
-export const DEFAULT_INTEGRATION_EVENTS: IntegrationEvent[] = ['message.created', 'channel.created', 'member.joined', 'agent.connected']
+export const DEFAULT_INTEGRATION_EVENTS: readonly IntegrationEvent[] = DEFAULT_INTEGRATION_EVENT_TYPES
 
-export const eventLabel = (event: string): string => EVENT_LABELS[event as WebhookEvent] ?? event
+const eventLabels = new Map<string, string>(Object.entries(EVENT_LABELS))
+export const eventLabel = (event: string): string => eventLabels.get(event) ?? event
 
 const PLATFORM_LABELS: Record<Platform, string> = {
   custom: 'Custom',
@@ -85,8 +54,9 @@ const PLATFORM_LABELS: Record<Platform, string> = {
   zapier: 'Zapier',
   make: 'Make',
 }
-export const PLATFORMS = Object.keys(PLATFORM_LABELS) as Platform[]
-export const platformLabel = (platform: string): string => PLATFORM_LABELS[platform as Platform] ?? platform
+export const PLATFORMS: readonly Platform[] = PLATFORM_LIST
+const platformLabels = new Map<string, string>(Object.entries(PLATFORM_LABELS))
+export const platformLabel = (platform: string): string => platformLabels.get(platform) ?? platform
 
 export const ROLE_LABELS = {
   admin: 'Admin',

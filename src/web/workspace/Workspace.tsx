@@ -61,10 +61,11 @@ function AwaitingApproval({ session }: { session: Session }) {
 /**
  * The event log's newest cursor, read before anything else (undefined while asked; null when it
  * could not be): the socket's first connection checks what happened after it, so a message sent
- * while the page loads is shown (LiveProvider).
+ * while the page loads is shown (LiveProvider). Read once per person: a new token (a changed
+ * password) keeps the page, and the socket resumes where it was.
  */
-function useLogHead(token: string): string | null | undefined {
-  const [head, setHead] = useState<{ token: string; cursor: string | null }>()
+function useLogHead(userId: string): string | null | undefined {
+  const [head, setHead] = useState<{ userId: string; cursor: string | null }>()
   useEffect(() => {
     let current = true
     void unwrap(api.GET('/api/v1/events', { params: { query: { since: 'now' } } }))
@@ -72,12 +73,12 @@ function useLogHead(token: string): string | null | undefined {
         (page) => page.next_cursor,
         () => null,
       )
-      .then((cursor) => current && setHead({ token, cursor }))
+      .then((cursor) => current && setHead({ userId, cursor }))
     return () => {
       current = false
     }
-  }, [token])
-  return head?.token === token ? head.cursor : undefined
+  }, [userId])
+  return head?.userId === userId ? head.cursor : undefined
 }
 
 const meQuery = { queryKey: ['me'], queryFn: () => unwrap(api.GET('/api/v1/auth/me')), staleTime: Infinity }
@@ -85,7 +86,7 @@ const meQuery = { queryKey: ['me'], queryFn: () => unwrap(api.GET('/api/v1/auth/
 export function Workspace({ session }: { session: Session }) {
   // Who this is is asked meanwhile: it does not change with events.
   useQuery(meQuery)
-  const head = useLogHead(session.token)
+  const head = useLogHead(session.user_id)
   if (head === undefined) return null
   return <LoadedWorkspace session={session} head={head} />
 }
