@@ -7,8 +7,8 @@ import reactHooks from 'eslint-plugin-react-hooks'
 import globals from 'globals'
 import tseslint from 'typescript-eslint'
 
-/** Who may import the database drivers: repositories, the db layer and its plugin. */
-const DATABASE_LAYER = ['src/**/repo.ts', 'src/db/**', 'src/plugins/db.ts']
+/** Who may import the database drivers: repositories (a module's may be split into `<part>-repo.ts`), the db layer and its plugin. */
+const DATABASE_LAYER = ['src/**/repo.ts', 'src/**/*-repo.ts', 'src/db/**', 'src/plugins/db.ts']
 
 const databaseImports = {
   paths: [{ name: 'pg', message: 'Only repositories (repo.ts) and src/db talk to PostgreSQL.', allowTypeImports: true }],
@@ -25,7 +25,7 @@ const layerImports = {
   patterns: [
     ...databaseImports.patterns,
     { group: ['**/plugins/auth.ts'], message: 'Who is calling, and what their role allows, is src/modules/identity; the auth plugin only turns credentials into principals.' },
-    otherRepo(['../*/repo.ts', '../*/repo']),
+    otherRepo(['../*/repo.ts', '../*/repo', '../*/*-repo.ts']),
     {
       group: ['**/realtime/*', '!**/realtime/frames.ts', '**/workers/*'],
       message: 'Domain modules emit events (src/events); they do not reach into the real-time layer or the workers.',
@@ -71,7 +71,7 @@ export default tseslint.config(
   {
     files: ['src/**/*.ts', 'src/**/*.tsx'],
     ignores: DATABASE_LAYER,
-    rules: { '@typescript-eslint/no-restricted-imports': ['error', { ...databaseImports, patterns: [...databaseImports.patterns, otherRepo(['**/modules/*/repo.ts'])] }] },
+    rules: { '@typescript-eslint/no-restricted-imports': ['error', { ...databaseImports, patterns: [...databaseImports.patterns, otherRepo(['**/modules/*/repo.ts', '**/modules/*/*-repo.ts'])] }] },
   },
   {
     files: ['src/modules/**/*.ts'],
@@ -90,7 +90,7 @@ export default tseslint.config(
           ...databaseImports,
           patterns: [
             ...databaseImports.patterns,
-            otherRepo(['**/modules/*/repo.ts']),
+            otherRepo(['**/modules/*/repo.ts', '**/modules/*/*-repo.ts']),
             { group: ['**/workers/*'], message: 'The real-time layer does not import the workers; put what both use in src/events.' },
           ],
         },
@@ -98,14 +98,14 @@ export default tseslint.config(
     },
   },
   {
-    files: ['src/modules/**/repo.ts'],
+    files: ['src/modules/**/repo.ts', 'src/modules/**/*-repo.ts'],
     rules: { '@typescript-eslint/no-restricted-imports': ['error', { patterns: layerImports.patterns.slice(-2) }] },
   },
   {
     // Outside the modules, only a layer's own repo.ts talks to the database; modules' repos are
     // reached through their services.
     files: ['src/realtime/**/repo.ts', 'src/workers/repo.ts', 'src/events/repo.ts'],
-    rules: { '@typescript-eslint/no-restricted-imports': ['error', { patterns: [otherRepo(['**/modules/*/repo.ts'])] }] },
+    rules: { '@typescript-eslint/no-restricted-imports': ['error', { patterns: [otherRepo(['**/modules/*/repo.ts', '**/modules/*/*-repo.ts'])] }] },
   },
   {
     files: ['test/**/*.test.ts'],

@@ -41,7 +41,7 @@ import { fileURLToPath } from 'node:url'
 import pg from 'pg'
 import { applyMigrations } from '../../src/db/migrate.ts'
 import { API_KEY_PREFIX, maskSecret, newSecret, sha256Hex } from '../../src/lib/tokens.ts'
-import { searchStatement } from '../../src/modules/messages/repo.ts'
+import { searchStatement } from '../../src/modules/messages/search-repo.ts'
 import { adminQuery, cpuSecondsOf, databaseUrl, freePort, machine, percentile, startFlags } from './lib.ts'
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..')

@@ -25,7 +25,7 @@
 // Usage: npx tsx scripts/bench/post-messages.ts
 //   BENCH_DATABASE_URL (default postgresql://postgres@127.0.0.1:5432/postgres), BENCH_SECONDS (2 per round), BENCH_ROUNDS (8),
 //   BENCH_CONCURRENCY (16), BENCH_POOL (database pool size of the server, 10).
-import { toMessageDto } from '../../src/modules/messages/schemas.ts'
+import { toMessageDto } from '../../src/schemas/message.ts'
 import { spawn } from 'node:child_process'
 import { mkdir, mkdtemp, rm } from 'node:fs/promises'
 import http from 'node:http'

@@ -3,9 +3,9 @@
 // and integration bodies, the OpenAPI `webhooks` section and the AsyncAPI document are derived
 // from it. How to add an event: docs/architecture.md, "How to add an event".
 import { Type, type Static, type TSchema } from 'typebox'
-import { ApprovalSchema, type ApprovalDto } from '../modules/approvals/schemas.ts'
-import { MessageSchema } from '../modules/messages/schemas.ts'
+import { ApprovalSchema, type ApprovalDto } from '../schemas/approval.ts'
 import { Timestamp, Uuid } from '../schemas/common.ts'
+import { MessageSchema } from '../schemas/message.ts'
 import { defineEvent, type EventCatalog } from './define.ts'
 
 const ActorType = Type.Union([Type.Literal('AGENT'), Type.Literal('HUMAN')])

@@ -1,8 +1,8 @@
 // Compact renderings for a model to read, and the bounds that keep every answer small: a message
 // text longer than MAX_MESSAGE_CHARS is cut in what MCP returns (the message itself is intact), and
 // a page stops growing once its texts pass PAGE_BUDGET_CHARS, handing back a cursor instead.
-import type { ApprovalDto } from '../modules/approvals/schemas.ts'
-import type { MessageDto } from '../modules/messages/schemas.ts'
+import type { ApprovalDto } from '../schemas/approval.ts'
+import type { MessageDto } from '../schemas/message.ts'
 import type { EventFrame } from '../realtime/frames.ts'
 
 /** Longest message text an MCP answer carries; the rest is marked as cut. */

@@ -1934,25 +1934,50 @@ export interface components {
             in_reply_to_event: string | null;
             /** @description The message's place in a chain of agent messages: 0 for a human's message; for an agent's, one more than the message its `in_reply_to_event` is about (1 when it names none, or an event that is not about a message). The loop guard caps it (`loop_guard_max_depth`). */
             chain_depth: number;
-            /** @description Ids of the channel members (users or agents) the message mentions, in order, without repeats: the `@name` tokens of its text that name a member (an agent's `name`; a human's handle, the display name in lower case with hyphens for spaces), then the ids given in `mentions` when posting that are members. Resolved again when the text is edited. Non-members are never listed. */
+            /**
+             * @description Ids of the channel members (users or agents) the message mentions, in order, without repeats: the `@name` tokens of its text that name a member (an agent's `name`; a human's handle, the display name in lower case with hyphens for spaces), then the ids given in `mentions` when posting that are members. Resolved again when the text is edited. Non-members are never listed.
+             * @default []
+             */
             mentions: string[];
             attachment?: components["schemas"]["Attachment"];
-            /** @description The root message this one replies to (threads are one level deep); null for a root or a plain message. */
+            /**
+             * @description The root message this one replies to (threads are one level deep); null for a root or a plain message.
+             * @default null
+             */
             thread_id: string | null;
-            /** @description How many replies the thread of this root has; 0 for a reply or a message without replies. */
+            /**
+             * @description How many replies the thread of this root has; 0 for a reply or a message without replies.
+             * @default 0
+             */
             reply_count: number;
-            /** @description When the newest reply was posted; null when there is none (always null for a reply). */
+            /**
+             * @description When the newest reply was posted; null when there is none (always null for a reply).
+             * @default null
+             */
             last_reply_at: string | null;
-            /** @description Up to 3 distinct authors of the newest replies, newest first; empty when there is none (always empty for a reply). */
+            /**
+             * @description Up to 3 distinct authors of the newest replies, newest first; empty when there is none (always empty for a reply).
+             * @default []
+             */
             recent_replier_ids: string[];
-            /** @description True for a deleted root kept as a placeholder while its replies remain (its text is empty and it has no file); false otherwise. */
+            /**
+             * @description True for a deleted root kept as a placeholder while its replies remain (its text is empty and it has no file); false otherwise.
+             * @default false
+             */
             deleted: boolean;
-            /** @description Reactions, in the order their first one was added; empty when none. */
+            /**
+             * @description Reactions, in the order their first one was added; empty when none.
+             * @default []
+             */
             reactions: components["schemas"]["ReactionCount"][];
-            /** @description The agent's approval request this message carries, with its state (docs/approvals.md); null for any other message. */
+            /**
+             * @description The agent's approval request this message carries, with its state (docs/approvals.md); null for any other message.
+             * @default null
+             */
             approval: components["schemas"]["MessageApprovalApproval"] | null;
             /**
              * @description `complete` for every message posted whole and for a stream its agent finished; `streaming` while an agent appends to it (the text so far); `cancelled` when its agent cancelled it, `interrupted` when it stopped without an end (idle, Stop unanswered, instance gone), each with the text written until then.
+             * @default complete
              * @enum {string}
              */
             stream_state: "streaming" | "complete" | "cancelled" | "interrupted";
@@ -2007,25 +2032,50 @@ export interface components {
             in_reply_to_event: string | null;
             /** @description The message's place in a chain of agent messages: 0 for a human's message; for an agent's, one more than the message its `in_reply_to_event` is about (1 when it names none, or an event that is not about a message). The loop guard caps it (`loop_guard_max_depth`). */
             chain_depth: number;
-            /** @description Ids of the channel members (users or agents) the message mentions, in order, without repeats: the `@name` tokens of its text that name a member (an agent's `name`; a human's handle, the display name in lower case with hyphens for spaces), then the ids given in `mentions` when posting that are members. Resolved again when the text is edited. Non-members are never listed. */
+            /**
+             * @description Ids of the channel members (users or agents) the message mentions, in order, without repeats: the `@name` tokens of its text that name a member (an agent's `name`; a human's handle, the display name in lower case with hyphens for spaces), then the ids given in `mentions` when posting that are members. Resolved again when the text is edited. Non-members are never listed.
+             * @default []
+             */
             mentions: string[];
             attachment?: components["schemas"]["Attachment"];
-            /** @description The root message this one replies to (threads are one level deep); null for a root or a plain message. */
+            /**
+             * @description The root message this one replies to (threads are one level deep); null for a root or a plain message.
+             * @default null
+             */
             thread_id: string | null;
-            /** @description How many replies the thread of this root has; 0 for a reply or a message without replies. */
+            /**
+             * @description How many replies the thread of this root has; 0 for a reply or a message without replies.
+             * @default 0
+             */
             reply_count: number;
-            /** @description When the newest reply was posted; null when there is none (always null for a reply). */
+            /**
+             * @description When the newest reply was posted; null when there is none (always null for a reply).
+             * @default null
+             */
             last_reply_at: string | null;
-            /** @description Up to 3 distinct authors of the newest replies, newest first; empty when there is none (always empty for a reply). */
+            /**
+             * @description Up to 3 distinct authors of the newest replies, newest first; empty when there is none (always empty for a reply).
+             * @default []
+             */
             recent_replier_ids: string[];
-            /** @description True for a deleted root kept as a placeholder while its replies remain (its text is empty and it has no file); false otherwise. */
+            /**
+             * @description True for a deleted root kept as a placeholder while its replies remain (its text is empty and it has no file); false otherwise.
+             * @default false
+             */
             deleted: boolean;
-            /** @description Reactions, in the order their first one was added; empty when none. */
+            /**
+             * @description Reactions, in the order their first one was added; empty when none.
+             * @default []
+             */
             reactions: components["schemas"]["ReactionCount"][];
-            /** @description The agent's approval request this message carries, with its state (docs/approvals.md); null for any other message. */
+            /**
+             * @description The agent's approval request this message carries, with its state (docs/approvals.md); null for any other message.
+             * @default null
+             */
             approval: components["schemas"]["MessageApprovalApproval"] | null;
             /**
              * @description `complete` for every message posted whole and for a stream its agent finished; `streaming` while an agent appends to it (the text so far); `cancelled` when its agent cancelled it, `interrupted` when it stopped without an end (idle, Stop unanswered, instance gone), each with the text written until then.
+             * @default complete
              * @enum {string}
              */
             stream_state: "streaming" | "complete" | "cancelled" | "interrupted";

@@ -3,7 +3,7 @@
 // cancellation, and the expiry sweep (many instances: each due row is expired once).
 import type pg from 'pg'
 import type { Prisma } from '../../db/client.ts'
-import { approvalRecordOfJson, type ApprovalRecord } from './schemas.ts'
+import { approvalRecordOfJson, type ApprovalRecord } from '../../schemas/approval.ts'
 
 type Tx = Prisma.TransactionClient
 

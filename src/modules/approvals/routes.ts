@@ -8,7 +8,8 @@ import { errors } from '../../schemas/common.ts'
 import { ChannelMessageParams } from '../messages/schemas.ts'
 import { AlreadyDecided } from './service.ts'
 import * as approvals from './service.ts'
-import { AlreadyDecidedSchema, ApprovalSchema, DecideBody, PendingApprovalsQuery } from './schemas.ts'
+import { ApprovalSchema } from '../../schemas/approval.ts'
+import { AlreadyDecidedSchema, DecideBody, PendingApprovalsQuery } from './schemas.ts'
 
 const member = (request: FastifyRequest): MemberPrincipal => request.principal as MemberPrincipal
 

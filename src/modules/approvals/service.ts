@@ -12,7 +12,8 @@ import { readableChannel } from '../channels/access.ts'
 import { addressedMap } from '../inbox/addressed.ts'
 import { approvalDigest, canonicalJson } from './digest.ts'
 import * as repo from './repo.ts'
-import { ARGUMENTS_MAX_CHARS, EXPIRES_IN_DEFAULT, toApprovalDto, type ApprovalChoice, type ApprovalDto, type ApprovalRecord, type ApprovalRequest, type DecideInput } from './schemas.ts'
+import { toApprovalDto, type ApprovalChoice, type ApprovalDto, type ApprovalRecord } from '../../schemas/approval.ts'
+import { ARGUMENTS_MAX_CHARS, EXPIRES_IN_DEFAULT, type ApprovalRequest, type DecideInput } from './schemas.ts'
 
 function assertArguments(args: unknown, field: string): Record<string, unknown> {
   if (args === null || typeof args !== 'object' || Array.isArray(args)) throw badRequest(`'${field}' must be a JSON object`)

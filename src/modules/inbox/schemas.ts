@@ -3,8 +3,8 @@
 // much to read.
 import { Type, type Static } from 'typebox'
 import { Timestamp, Uuid } from '../../schemas/common.ts'
-import { ApprovalSchema } from '../approvals/schemas.ts'
-import { MessageSchema } from '../messages/schemas.ts'
+import { ApprovalSchema } from '../../schemas/approval.ts'
+import { MessageSchema } from '../../schemas/message.ts'
 
 export const INBOX_PAGE_DEFAULT = 20
 export const INBOX_PAGE_MAX = 100

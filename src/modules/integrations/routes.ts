@@ -6,7 +6,8 @@ import { Type } from 'typebox'
 import { errors } from '../../schemas/common.ts'
 import { IdempotencyHeaders } from '../idempotency/schemas.ts'
 import { idempotencyKeyOf } from '../idempotency/service.ts'
-import { LoopOrRateLimited, MessageSchema } from '../messages/schemas.ts'
+import { MessageSchema } from '../../schemas/message.ts'
+import { LoopOrRateLimited } from '../messages/schemas.ts'
 import { DELIVERY_PAGE_DEFAULT, DeliveryListQuery, DeliveryPageSchema, DeliverySchema } from '../webhooks/schemas.ts'
 import {
   CreatedIntegrationSchema,

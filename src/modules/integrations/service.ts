@@ -10,7 +10,7 @@ import { INTEGRATION_KEY_PREFIX, maskSecret, newSecret, sha256Hex, WEBHOOK_SECRE
 import type { AgentPrincipal, Principal } from '../identity/principal.ts'
 import { isMember } from '../channels/access.ts'
 import { createMessage } from '../messages/service.ts'
-import type { MessageDto } from '../messages/schemas.ts'
+import type { MessageDto } from '../../schemas/message.ts'
 import * as deliveries from '../webhooks/deliveries.ts'
 import type { DeliveryDto, DeliveryListQueryInput, DeliveryPage } from '../webhooks/schemas.ts'
 import { onlyOf, validateTargetUrl } from '../webhooks/service.ts'

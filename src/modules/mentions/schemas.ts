@@ -1,7 +1,7 @@
 // GET /api/v1/mentions: the caller's mentions, newest first.
 import { Type, type Static } from 'typebox'
 import { Timestamp, Uuid } from '../../schemas/common.ts'
-import { MessageRef } from '../messages/schemas.ts'
+import { MessageRef } from '../../schemas/message.ts'
 
 export const MENTION_PAGE_DEFAULT = 50
 

@@ -13,7 +13,7 @@
 //    of it) within the window. One agent posting any number of messages in a row takes no turn;
 //    agents that listen to nothing take none. The previous message, the count, the refusal and the
 //    record are part of the statement that inserts the message (loop_guard_admit_turns in its WITH
-//    clause, src/modules/messages/repo.ts), under the conversation's row lock, only for a turn:
+//    clause, src/modules/messages/loop-guard-repo.ts), under the conversation's row lock, only for a turn:
 //    a post that takes none reads and writes no guard state.
 // 2. The chain cap: a message posted `in_reply_to_event` of an agent's message is one deeper than
 //    it; beyond `loop_guard_max_depth` the post is refused. A human's message is depth 0. This
@@ -24,7 +24,7 @@ import { AppError } from '../../lib/errors.ts'
 import type { Prisma } from '../../db/client.ts'
 import type { MemberPrincipal } from '../identity/principal.ts'
 import type { LoopGuardSettings } from '../workspace/settings.ts'
-import * as repo from './repo.ts'
+import * as repo from './loop-guard-repo.ts'
 
 const isAgent = (author: MemberPrincipal): boolean => author.kind === 'agent'
 

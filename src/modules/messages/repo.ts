@@ -1,7 +1,9 @@
 // Messages and their attachments. Posting is the hot path: one raw SQL statement inserts the
 // message, its attachment, the remembered idempotent response and the outbox event atomically
 // (docs/decisions.md, Conversations), and in the same statement looks the Idempotency-Key up and
-// runs the loop guard's admission (docs/loops.md). Reads and edits go through Prisma.
+// runs the loop guard's admission (docs/loops.md, SQL in ./loop-guard-repo.ts). Every read of the
+// API's shape (pages, mentions, a single message, an edit's result) goes through the read model
+// (./read-model.ts); search is ./search-repo.ts.
 import type { FastifyInstance } from 'fastify'
 import type pg from 'pg'
 import type { Prisma, PrismaClient } from '../../db/client.ts'
@@ -9,9 +11,10 @@ import { outboxRow } from '../../events/bus.ts'
 import { Batcher } from '../../lib/batcher.ts'
 import { isDatabaseOutage } from '../../lib/outage.ts'
 import type { DomainEvent } from '../../events/types.ts'
-import { approvalRecordOfJson, type ApprovalRecord } from '../approvals/schemas.ts'
-import type { MessageRecord } from './schemas.ts'
-import type { SearchEngine } from './search-engine.ts'
+import type { ApprovalRecord } from '../../schemas/approval.ts'
+import type { MessageRecord } from '../../schemas/message.ts'
+import { admitManyCtes, admitOneCtes, type GuardParams } from './loop-guard-repo.ts'
+import { MESSAGE_IN_CHANNEL, messageRecord, selectMessages, type MessageRow, type StoredMessage } from './read-model.ts'
 
 type Db = PrismaClient | Prisma.TransactionClient
 
@@ -39,14 +42,6 @@ export interface NewMessage {
   approval?: ApprovalRecord
 }
 
-/** The loop guard's inputs to the statement (loop_guard_admit_many, docs/loops.md). */
-export interface GuardParams {
-  /** The author posts over a socket that hears the conversation (webhooks and integrations are looked up in SQL). */
-  listening: boolean
-  maxTurns: number
-  windowMs: number
-}
-
 /** A response remembered for the post's Idempotency-Key (expired or not: the caller decides). */
 export interface RememberedResponse {
   requestHash: string
@@ -63,71 +58,6 @@ export interface RememberedResponse {
 export type InsertResult = { kind: 'inserted' } | { kind: 'absent' } | { kind: 'refused'; retryAt: Date } | { kind: 'remembered'; remembered: RememberedResponse }
 
 const sqlCache = new Map<string, string>()
-
-// Whether an author could hear a conversation, besides the socket it posts over (`socket`): an
-// active webhook of its own, or an active integration acting for it, subscribed to messages.
-const listensSql = (author: string, socket: string): string => `(${socket}
-      OR EXISTS (SELECT 1 FROM webhooks w WHERE w.agent_id = ${author} AND w.active AND 'message.created' = ANY(w.events))
-      OR EXISTS (SELECT 1 FROM integrations n WHERE n.active AND 'message.created' = ANY(n.events)
-                   AND (n.all_agents OR EXISTS (SELECT 1 FROM integration_agents ia WHERE ia.integration_id = n.id AND ia.agent_id = ${author}))))`
-
-const NIL = `'00000000-0000-0000-0000-000000000000'::uuid`
-
-// The loop guard for one message ($2 its channel, `thread` its root or null, $3/$4 its author, $7
-// its time; `g` the first of the guard's parameters: listening, turns, window), as two CTEs:
-// `turn` holds the post when the guard has work to do (docs/loops.md): an agent's post that
-// follows, within the window, another agent's message it could have heard (`prev` its author), or
-// a human's where turns were counted (prev null). `adm` is the guard's answer for it; a post that
-// takes no turn reads and writes no guard state.
-const admitOneCtes = (thread: string, g: number, conds: string[]): string[] => {
-  const last =
-    thread === 'NULL::uuid'
-      ? `SELECT author_id, author_type, created_at FROM messages WHERE channel_id = $2 AND thread_id IS NULL ORDER BY id DESC LIMIT 1`
-      : `SELECT author_id, author_type, created_at FROM (
-         (SELECT id, author_id, author_type, created_at FROM messages WHERE thread_id = ${thread} ORDER BY id DESC LIMIT 1)
-         UNION ALL SELECT id, author_id, author_type, created_at FROM messages WHERE id = ${thread}) u ORDER BY id DESC LIMIT 1`
-  const member = 'EXISTS (SELECT 1 FROM channel_members WHERE channel_id = $2 AND member_id = $3)'
-  return [
-    `turn AS (
-       SELECT CASE WHEN $4::actor_type = 'AGENT' THEN p.author_id END AS prev
-         FROM (SELECT 1) one LEFT JOIN (${last}) p ON true
-        WHERE ${[member, ...conds].join(' AND ')}
-          AND CASE WHEN $4::actor_type = 'AGENT'
-                   THEN p.author_type = 'AGENT' AND p.author_id <> $3 AND p.created_at > $7::timestamptz - make_interval(secs => $${g + 2}::int / 1000.0)
-                        AND ${listensSql('$3::uuid', `$${g}::boolean`)}
-                   ELSE EXISTS (SELECT 1 FROM loop_guards lg WHERE lg.channel_id = $2 AND lg.thread_id = coalesce(${thread}, ${NIL}) AND lg.pair IS NOT NULL)
-              END
-     )`,
-    `adm AS (
-       SELECT x.next FROM turn, loop_guard_admit_turns(ARRAY[$2]::uuid[], ARRAY[${thread}]::uuid[], ARRAY[$3]::uuid[], ARRAY[turn.prev]::uuid[],
-                                                       ARRAY[$7]::timestamptz[], $${g + 1}::int, $${g + 2}::int) x
-     )`,
-  ]
-}
-
-// A streamed message takes its turn at its start, like a post (docs/loops.md): the same previous
-// message (of the channel's roots, or of the thread with its root), the same "could have heard
-// it", the same admission. $1 channel, $2 thread root or null, $3 author, $4 time, $5 listening
-// over a socket here, $6 turns, $7 window (ms). No row: no turn. The stream's own insert follows
-// in the same transaction, so a refused or failed start records nothing.
-const ADMIT_STREAM_TURN_SQL = `
-  WITH last AS (
-    SELECT author_id, author_type, created_at FROM (
-      (SELECT id, author_id, author_type, created_at FROM messages WHERE $2::uuid IS NULL AND channel_id = $1 AND thread_id IS NULL ORDER BY id DESC LIMIT 1)
-      UNION ALL (SELECT id, author_id, author_type, created_at FROM messages WHERE $2::uuid IS NOT NULL AND thread_id = $2::uuid ORDER BY id DESC LIMIT 1)
-      UNION ALL SELECT id, author_id, author_type, created_at FROM messages WHERE $2::uuid IS NOT NULL AND id = $2::uuid) u ORDER BY id DESC LIMIT 1
-  ), turn AS (
-    SELECT author_id AS prev FROM last
-     WHERE author_type = 'AGENT' AND author_id <> $3::uuid AND created_at > $4::timestamptz - make_interval(secs => $7::int / 1000.0)
-       AND ${listensSql('$3::uuid', '$5::boolean')}
-  )
-  SELECT x.next FROM turn, loop_guard_admit_turns(ARRAY[$1::uuid], ARRAY[$2::uuid], ARRAY[$3::uuid], ARRAY[turn.prev], ARRAY[$4::timestamptz], $6::int, $7::int) x`
-
-/** The loop guard's admission of a stream's start: null when admitted (or no turn), else when the next turn is. */
-export async function admitStreamTurn(tx: Prisma.TransactionClient, s: { channelId: string; threadId: string | null; authorId: string; at: Date; guard: GuardParams }): Promise<Date | null> {
-  const rows = await tx.$queryRawUnsafe<{ next: Date | null }[]>(ADMIT_STREAM_TURN_SQL, s.channelId, s.threadId, s.authorId, s.at, s.guard.listening, s.guard.maxTurns, s.guard.windowMs)
-  return rows[0]?.next ?? null
-}
 
 function insertSql(withAttachment: boolean, withIdempotency: boolean, withMentions = 0, withThread = false, withGuard = false, withApproval = false): string {
   const cacheKey = `${withAttachment}:${withIdempotency}:${withMentions}:${withThread}:${withGuard}:${withApproval}`
@@ -254,41 +184,8 @@ function insertManySql(withGuard: boolean): string {
     SELECT i.* FROM fresh i
      WHERE EXISTS (SELECT 1 FROM channel_members m WHERE m.channel_id = i.channel_id AND m.member_id = i.author_id)
   )${
-    // The guard (docs/loops.md): each post's previous message is the one before it in the batch,
-    // or for the first of its channel the newest stored there (one index probe per channel). Only
-    // turns (an agent's post after another agent's message within the window, the poster
-    // listening) and humans' posts where turns were counted go to the function; the other posts
-    // read and write no guard state.
-    withGuard
-      ? `, last AS (
-    SELECT c.channel_id, l.author_id, l.author_type, l.created_at
-      FROM (SELECT DISTINCT channel_id FROM mem) c CROSS JOIN LATERAL (
-        SELECT author_id, author_type, created_at FROM messages
-         WHERE channel_id = c.channel_id AND thread_id IS NULL ORDER BY id DESC LIMIT 1) l
-  ), seq AS (
-    SELECT x.ord, x.channel_id, x.author_id, x.author_type, x.created_at, x.listening,
-           CASE WHEN row_number() OVER w = 1 THEN l.author_id ELSE lag(x.author_id) OVER w END AS prev_author,
-           CASE WHEN row_number() OVER w = 1 THEN l.author_type ELSE lag(x.author_type) OVER w END AS prev_type,
-           CASE WHEN row_number() OVER w = 1 THEN l.created_at ELSE lag(x.created_at) OVER w END AS prev_at
-      FROM mem x LEFT JOIN last l ON l.channel_id = x.channel_id
-    WINDOW w AS (PARTITION BY x.channel_id ORDER BY x.created_at, x.ord)
-  ), items AS (
-    SELECT ord, channel_id, author_id, created_at, prev_author AS prev FROM seq s
-     WHERE s.author_type = 'AGENT' AND s.prev_type = 'AGENT' AND s.prev_author <> s.author_id
-       AND s.prev_at > s.created_at - make_interval(secs => $19::int / 1000.0)
-       AND ${listensSql('s.author_id', 's.listening')}
-    UNION ALL
-    SELECT ord, channel_id, author_id, created_at, NULL FROM seq s
-     WHERE s.author_type <> 'AGENT'
-       AND EXISTS (SELECT 1 FROM loop_guards lg WHERE lg.channel_id = s.channel_id AND lg.thread_id = ${NIL} AND lg.pair IS NOT NULL)
-  ), f AS (
-    SELECT array_agg(ord ORDER BY ord) AS o, array_agg(channel_id ORDER BY ord) AS c, array_agg(NULL::uuid ORDER BY ord) AS t,
-           array_agg(author_id ORDER BY ord) AS a, array_agg(prev ORDER BY ord) AS p, array_agg(created_at ORDER BY ord) AS at
-      FROM items HAVING count(*) > 0
-  ), adm AS (
-    SELECT f.o[x.ord] AS ord, x.next FROM f, loop_guard_admit_turns(f.c, f.t, f.a, f.p, f.at, $18::int, $19::int) x
-  )`
-      : ''
+    // The guard (docs/loops.md, ./loop-guard-repo.ts): it admits or refuses each row of `mem`.
+    withGuard ? `, ${admitManyCtes(18, 19)}` : ''
   }, ok AS (
     SELECT i.* FROM mem i${withGuard ? ' WHERE NOT EXISTS (SELECT 1 FROM adm a WHERE a.ord = i.ord AND a.next IS NOT NULL)' : ''}
   ), msg AS (
@@ -443,27 +340,13 @@ async function insertOne(pool: pg.Pool, m: NewMessage): Promise<InsertResult> {
   return resultOf(rows[0]!)
 }
 
-const withAttachment = { attachment: { select: { id: true, fileName: true, contentType: true, size: true, storageName: true } }, approval: true } as const
+// ---- reads and edits: the read model's columns and mapping (./read-model.ts) ----
 
-export function findMessage(db: Db, channelId: string, messageId: string) {
-  return db.message.findFirst({ where: { id: messageId, channelId }, include: withAttachment })
-}
-
-/** The message's approval request, if any (docs/approvals.md): one primary-key probe per row. */
-const APPROVAL_COLUMN = '(SELECT to_jsonb(p) FROM approvals p WHERE p.message_id = m.id) AS approval'
-
-// A page of history is one statement (the message and its attachment joined) on the pg pool:
-// through Prisma it was two queries and their mapping, about half of the server's time for a page
-// (docs/performance.md, "Search at a million messages"). Each cursor shape has its own text so
-// that every bound is an index condition on (channel_id, id).
-export const PAGE_COLUMNS = `m.id, m.channel_id, m.author_id, m.author_type, m.author_name, m.text, m.created_at, m.edited_at,
-       m.in_reply_to_event, m.chain_depth, m.mentions::text[] AS mentions,
-       m.thread_id, m.reply_count, m.last_reply_at, m.recent_replier_ids, m.deleted, m.stream_state,
-       a.id AS att_id, a.file_name AS att_file_name, a.content_type AS att_content_type, a.size AS att_size,
-       ${APPROVAL_COLUMN}`
+// Each cursor shape of a page has its own text, so that every bound is an index condition on
+// (channel_id, id) or (thread_id, id).
 /** The page statements of one list: a channel's messages, its roots only, or a thread's replies. */
 function pageSql(where: string) {
-  const from = `SELECT ${PAGE_COLUMNS} FROM messages m LEFT JOIN attachments a ON a.message_id = m.id WHERE ${where}`
+  const from = selectMessages(where)
   return {
     newest: `${from} ORDER BY m.id DESC LIMIT $2`,
     before: `${from} AND m.id < $3 ORDER BY m.id DESC LIMIT $2`,
@@ -475,56 +358,6 @@ const PAGE_SQL = {
   history: pageSql('m.channel_id = $1'),
   roots: pageSql('m.channel_id = $1 AND m.thread_id IS NULL'),
   replies: pageSql('m.thread_id = $1'),
-}
-
-interface MessageRow {
-  id: string
-  channel_id: string
-  author_id: string
-  author_type: 'AGENT' | 'HUMAN'
-  author_name: string
-  text: string
-  created_at: Date
-  edited_at: Date | null
-  in_reply_to_event: string | null
-  chain_depth: number
-  mentions: string[]
-  thread_id?: string | null
-  reply_count?: number
-  last_reply_at?: Date | null
-  recent_replier_ids?: string[]
-  deleted?: boolean
-  stream_state?: string
-  att_id: string | null
-  att_file_name: string | null
-  att_content_type: string | null
-  att_size: number | null
-  approval?: Record<string, unknown> | null
-}
-
-/** A joined message row (history, search) as a MessageRecord. */
-export function messageRecord(r: MessageRow): MessageRecord {
-  return {
-    id: r.id,
-    channelId: r.channel_id,
-    authorId: r.author_id,
-    authorType: r.author_type,
-    authorName: r.author_name,
-    text: r.text,
-    createdAt: r.created_at,
-    editedAt: r.edited_at,
-    inReplyToEvent: r.in_reply_to_event,
-    chainDepth: r.chain_depth,
-    mentions: r.mentions,
-    threadId: r.thread_id ?? null,
-    replyCount: r.reply_count ?? 0,
-    lastReplyAt: r.last_reply_at ?? null,
-    recentReplierIds: r.recent_replier_ids ?? [],
-    deleted: r.deleted ?? false,
-    streamState: r.stream_state ?? 'complete',
-    attachment: r.att_id ? { id: r.att_id, fileName: r.att_file_name!, contentType: r.att_content_type!, size: r.att_size! } : null,
-    approval: r.approval ? approvalRecordOfJson(r.approval) : null,
-  }
 }
 
 /**
@@ -542,122 +375,26 @@ export async function listMessages(app: FastifyInstance, id: string, take: numbe
   return rows.map(messageRecord)
 }
 
-export function updateText(db: Db, id: string, text: string, editedAt: Date, mentions?: string[]) {
-  return db.message.update({ where: { id }, data: { text, editedAt, ...(mentions ? { mentions } : {}) }, include: withAttachment })
+/** A message of this channel, with its attachment (and the file's storage name) and approval. */
+export async function findMessage(pool: pg.Pool, channelId: string, messageId: string): Promise<StoredMessage | null> {
+  const { rows } = await pool.query<MessageRow>({ ...MESSAGE_IN_CHANNEL, values: [messageId, channelId] })
+  return rows[0] ? messageRecord(rows[0]) : null
 }
 
-export function deleteMessage(db: Db, id: string) {
-  return db.message.delete({ where: { id } })
+// The edit and its result in one statement: the result is read by the read model from the
+// updated row (a CTE named `m`, as the columns expect).
+const UPDATE_TEXT_SQL = `WITH m AS (
+    UPDATE messages SET text = $2, edited_at = $3::timestamptz, mentions = coalesce($4::uuid[], mentions) WHERE id = $1::uuid RETURNING *
+  ) ${selectMessages('true', 'm')}`
+
+/** Sets the text (and the mentions, when given); the message as edited, or null when it is gone. */
+export async function updateText(tx: Prisma.TransactionClient, id: string, text: string, editedAt: Date, mentions?: string[]): Promise<StoredMessage | null> {
+  const [row] = await tx.$queryRawUnsafe<MessageRow[]>(UPDATE_TEXT_SQL, id, text, editedAt, mentions ?? null)
+  return row ? messageRecord(row) : null
 }
 
 export function findAttachment(db: Db, id: string) {
   return db.attachment.findUnique({ where: { id }, include: { message: { select: { channelId: true } } } })
-}
-
-export interface SearchRow extends MessageRow {
-  rank: number
-  snippet: string
-}
-
-// Search ranks the newest matches only (docs/decisions.md, "Search: relevance among the newest
-// matches"). Ranking every match made a word found in 1 % of a million messages cost a second of
-// PostgreSQL per query (docs/performance.md, "Search at a million messages"). One statement finds
-// the newest matches in four parts, read in order until RANKED_MATCHES are found:
-//  1-2. The last 2 hours, then the rest of the day, read row by row from the primary key range
-//     (ids are UUIDv7: time-ordered): a few thousand rows at most, and a common word stops here.
-//  3. The rest of the week: the GIN index ANDed with the primary key range.
-//  4. Everything older, for a word rare enough to leave the week short: the GIN index alone
-//     gives the candidates (the bound is applied after it, so the planner does not build a bitmap
-//     of a year of primary keys for ten matches).
-// Each part is fenced (OFFSET 0): given ORDER BY id DESC LIMIT, the planner bets on a backward
-// scan of the primary key, which reads the whole table when it overestimates the matches (a
-// phrase: 3.4 s at a million messages). The parts are the branches of a UNION ALL under a LIMIT:
-// PostgreSQL runs the branches of an Append in order and stops pulling once the LIMIT is met, so
-// a later part costs nothing when an earlier one was enough. A part that runs decodes the posting
-// lists of the query's words again: two of them at most.
-
-/** How many of the newest matches are ranked; results are the best `limit` of them. */
-export const RANKED_MATCHES = 200
-const RECENT_SLICES_MS = [2 * 3_600_000, 86_400_000, 7 * 86_400_000]
-
-/** The smallest UUIDv7 of a millisecond: the lower bound of the ids posted from then on. */
-function firstIdAt(ms: number): string {
-  const hex = Math.max(0, Math.floor(ms)).toString(16).padStart(12, '0')
-  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-0000-0000-000000000000`
-}
-
-/** The channels a search covers: the caller's channels and DMs, and every regular channel for the owner. */
-export async function searchScope(app: FastifyInstance, memberId: string, allRegularChannels: boolean): Promise<string[]> {
-  const { rows } = await app.db.pool.query<{ id: string }>(
-    `SELECT channel_id AS id FROM channel_members WHERE member_id = $1
-     UNION SELECT id FROM channels WHERE $2::boolean AND type = 'channel'`,
-    [memberId, allRegularChannels],
-  )
-  return rows.map((r) => r.id)
-}
-
-// A part of the search: its matches, newest first. `match` is how the text is matched: `@@`, which
-// the GIN index serves, or its function ts_match_vq, which no index serves, for the small recent
-// slices that are cheaper to read row by row than to decode a common word's whole posting list.
-const part = (match: '@@' | 'ts_match_vq', bounds: string, after = '') => {
-  const matches = match === '@@' ? "m.search @@ websearch_to_tsquery('english', $1)" : "ts_match_vq(m.search, websearch_to_tsquery('english', $1))"
-  return `(
-      SELECT id, rank FROM (
-        SELECT m.id, ts_rank(m.search, websearch_to_tsquery('english', $1))::float8 AS rank FROM messages m
-         WHERE ${matches} AND m.channel_id = ANY($2::uuid[])${bounds}
-        OFFSET 0) s${after}
-       ORDER BY id DESC)`
-}
-
-// $1 the query text, $2 the scope, $3-$5 the lower bounds of the slices, $6 RANKED_MATCHES,
-// $7 the page size. The hits carry their attachment and a snippet built from HTML-escaped text
-// (the only markup in it is our <mark> tags). A text of at most SNIPPET_WORDS words is its own
-// snippet, whole: ts_headline's fragments cut emoji and the last word off short texts
-// ("🎉 deploy done 🚀" gave "deploy done"); a longer one is cut into fragments around the matches.
-const SNIPPET_WORDS = 30
-const SEARCH_SQL = `
-  WITH newest AS (
-    SELECT id, rank FROM (
-      ${part('ts_match_vq', ' AND m.id >= $3::uuid')}
-      UNION ALL ${part('ts_match_vq', ' AND m.id >= $4::uuid AND m.id < $3::uuid')}
-      UNION ALL ${part('@@', ' AND m.id >= $5::uuid AND m.id < $4::uuid')}
-      UNION ALL ${part('@@', '', ' WHERE id < $5::uuid')}
-    ) matches
-    LIMIT $6)
-  SELECT m.id, m.channel_id, m.author_id, m.author_type, m.author_name, m.text, m.created_at, m.edited_at,
-         m.in_reply_to_event, m.chain_depth, m.mentions::text[] AS mentions,
-         m.thread_id, m.reply_count, m.last_reply_at, m.recent_replier_ids, m.deleted, m.stream_state,
-         a.id AS att_id, a.file_name AS att_file_name, a.content_type AS att_content_type, a.size AS att_size,
-         ${APPROVAL_COLUMN},
-         n.rank,
-         ts_headline('english',
-           replace(replace(replace(m.text, '&', '&amp;'), '<', '&lt;'), '>', '&gt;'),
-           websearch_to_tsquery('english', $1),
-           CASE WHEN cardinality(regexp_split_to_array(btrim(m.text), '\\s+')) <= ${SNIPPET_WORDS}
-                THEN 'StartSel=<mark>, StopSel=</mark>, HighlightAll=true'
-                ELSE 'StartSel=<mark>, StopSel=</mark>, MaxWords=${SNIPPET_WORDS}, MinWords=10, MaxFragments=2, FragmentDelimiter=" … "' END) AS snippet
-    FROM newest n
-    JOIN messages m ON m.id = n.id
-    LEFT JOIN attachments a ON a.message_id = m.id
-   ORDER BY n.rank DESC, m.id DESC
-   LIMIT $7`
-
-/**
- * PostgreSQL's full-text search over the generated `search` column (GIN index): the best `limit`
- * of the newest RANKED_MATCHES matches in the given channels by `ts_rank`, newest first among
- * equals.
- */
-export const postgresSearch: SearchEngine = {
-  async search(app, request) {
-    const { rows } = await app.db.pool.query<SearchRow>(searchStatement(request.text, request.channelIds, request.limit))
-    return rows
-  },
-}
-
-/** The search statement and its values (also used by scripts/bench/history.ts to show its plans). */
-export function searchStatement(text: string, scope: string[], limit: number, now = Date.now()): { text: string; values: unknown[] } {
-  const bounds = RECENT_SLICES_MS.map((span) => firstIdAt(now - span))
-  return { text: SEARCH_SQL, values: [text, scope, ...bounds, RANKED_MATCHES, limit] }
 }
 
 // ---- threads: what a reply names, and deletions that keep a thread readable ----
@@ -715,25 +452,6 @@ export async function removeMessage(tx: Prisma.TransactionClient, m: { id: strin
   return { kind: 'deleted', rootRemoved: false }
 }
 
-// ---- the chain cap (src/modules/messages/loop-guard.ts; the turn limit is in the insert above) ----
-
-/**
- * The chain depth of the message an event is about: a message's own id is the id of its
- * message.created event; other events (message.updated…) are looked up in the outbox while it
- * keeps them. Null when the event is unknown or not about a message.
- */
-export async function chainDepthOfEvent(pool: pg.Pool, eventId: string): Promise<number | null> {
-  const { rows } = await pool.query<{ depth: number | null }>({
-    name: 'chain-depth-of-event',
-    text: `SELECT coalesce(
-              (SELECT chain_depth FROM messages WHERE id = $1::uuid),
-              (SELECT m.chain_depth FROM outbox_events o JOIN messages m ON m.id = (o.payload->'message'->>'id')::uuid
-                WHERE o.event_id = $1::uuid)) AS depth`,
-    values: [eventId],
-  })
-  return rows[0]?.depth ?? null
-}
-
 // ---- mentions (GET /api/v1/mentions) ----
 
 /**
@@ -741,12 +459,11 @@ export async function chainDepthOfEvent(pool: pg.Pool, eventId: string): Promise
  * the message `before` (when given) and posted after `since` (when given).
  */
 export async function mentionsOf(app: FastifyInstance, memberId: string, channelIds: string[], page: { take: number; before?: string; since?: Date }): Promise<MessageRecord[]> {
-  const { rows } = await app.db.pool.query<Parameters<typeof messageRecord>[0]>({
+  const { rows } = await app.db.pool.query<MessageRow>({
     name: 'mentions-of-member',
-    text: `SELECT ${PAGE_COLUMNS} FROM messages m LEFT JOIN attachments a ON a.message_id = m.id
-            WHERE m.mentions @> ARRAY[$1::uuid] AND m.channel_id = ANY($2::uuid[])
+    text: `${selectMessages(`m.mentions @> ARRAY[$1::uuid] AND m.channel_id = ANY($2::uuid[])
               AND ($3::uuid IS NULL OR m.id < $3::uuid)
-              AND ($4::timestamptz IS NULL OR m.created_at > $4::timestamptz)
+              AND ($4::timestamptz IS NULL OR m.created_at > $4::timestamptz)`)}
             ORDER BY m.id DESC LIMIT $5`,
     values: [memberId, channelIds, page.before ?? null, page.since ?? null, page.take],
   })

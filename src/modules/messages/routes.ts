@@ -19,13 +19,13 @@ import {
   MAX_EXPLICIT_MENTIONS,
   MESSAGE_PAGE_DEFAULT,
   MessagePageSchema,
-  MessageRef,
   PostMessageBody,
   PostMessageMultipart,
   SEARCH_PAGE_DEFAULT,
   SearchQuery,
   SearchResultSchema,
 } from './schemas.ts'
+import { MessageRef } from '../../schemas/message.ts'
 import * as messages from './service.ts'
 import * as streams from '../streams/service.ts'
 import type { UploadedFile } from './service.ts'

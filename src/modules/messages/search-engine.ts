@@ -6,7 +6,7 @@
 // webhook planner does, return ids, ranks and snippets, and load the rows by id from PostgreSQL,
 // which stays the source of truth (a hit whose message is gone is dropped).
 import type { FastifyInstance } from 'fastify'
-import type { SearchRow } from './repo.ts'
+import type { SearchRow } from './search-repo.ts'
 
 export interface SearchRequest {
   /** Web-search syntax (words, "phrases", OR, -excluded), as the API takes it. */

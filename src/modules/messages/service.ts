@@ -17,13 +17,16 @@ import { loopGuardSettings } from '../workspace/settings.ts'
 import { openFile, removeFiles } from './files.ts'
 import * as loopGuard from './loop-guard.ts'
 import * as repo from './repo.ts'
+import { messageRecord } from './read-model.ts'
+import { postgresSearch, searchScope } from './search-repo.ts'
 import { withReactions } from '../reactions/service.ts'
 import { prepareRequest, refusesEdit } from '../approvals/service.ts'
 import type { ApprovalRequest } from '../approvals/schemas.ts'
 import type { SearchEngine } from './search-engine.ts'
 import { withLiveText } from '../streams/live.ts'
 import { clearOnReply } from '../streams/thread-status.ts'
-import { toMessageDto, type ListMessagesQueryInput, type MessageDto, type MessagePage, type SearchQueryInput, type SearchResult } from './schemas.ts'
+import { MessageSchema, toMessageDto, type MessageDto } from '../../schemas/message.ts'
+import type { ListMessagesQueryInput, MessagePage, SearchQueryInput, SearchResult } from './schemas.ts'
 
 export interface UploadedFile {
   storageName: string
@@ -179,10 +182,13 @@ function listensHere(app: FastifyInstance, author: MemberPrincipal, channelId: s
 
 /**
  * The fields a message gained after a response could have been remembered (responses are kept
- * 24 h): an Idempotency-Key replayed across an upgrade answers the current shape, not one the
- * response schema would refuse.
+ * 24 h), with the value an older message has: those MessageSchema gives a `default`. An
+ * Idempotency-Key replayed across an upgrade answers the current shape, not one the response
+ * schema would refuse.
  */
-const ADDED_MESSAGE_FIELDS = { mentions: [], thread_id: null, reply_count: 0, last_reply_at: null, recent_replier_ids: [], deleted: false, reactions: [], approval: null, stream_state: 'complete' }
+const ADDED_MESSAGE_FIELDS: Record<string, unknown> = Object.fromEntries(
+  Object.entries(MessageSchema.properties as Record<string, { default?: unknown }>).flatMap(([key, field]) => ('default' in field ? [[key, field.default]] : [])),
+)
 
 function currentShape(response: StoredResponse): StoredResponse {
   const body = response.body as Record<string, unknown> | null
@@ -253,7 +259,7 @@ export async function listReplies(app: FastifyInstance, principal: MemberPrincip
 
 async function messageInReadableChannel(app: FastifyInstance, principal: MemberPrincipal, channelId: string, messageId: string) {
   const access = await readableChannel(app, principal, channelId)
-  const message = await repo.findMessage(app.db.prisma, channelId, messageId)
+  const message = await repo.findMessage(app.db.pool, channelId, messageId)
   if (!message) throw notFound('message')
   return { access, message }
 }
@@ -282,6 +288,7 @@ export async function editMessage(app: FastifyInstance, principal: MemberPrincip
   const [{ reactions }] = (await withReactions(app, [toMessageDto(message, app.config.publicUrl)], null)) as [MessageDto]
   const edited = await app.events.transaction(async (tx, emit) => {
     const updated = await repo.updateText(tx, messageId, text, new Date(), mentioned.ids)
+    if (!updated) throw notFound('message') // deleted meanwhile
     const dto: MessageDto = { ...toMessageDto(updated, app.config.publicUrl), reactions }
     emit('message.updated', channelId, { message: dto })
     if (mentioned.notify.length) {
@@ -316,18 +323,18 @@ export async function deleteMessage(app: FastifyInstance, principal: MemberPrinc
 }
 
 /** PostgreSQL's full-text search; a dedicated engine would be chosen here (search-engine.ts). */
-const searchEngine: SearchEngine = repo.postgresSearch
+const searchEngine: SearchEngine = postgresSearch
 
 export async function search(app: FastifyInstance, principal: MemberPrincipal, query: SearchQueryInput): Promise<SearchResult> {
   const q = query.q.trim()
   if (!q) throw badRequest("'q' must not be empty")
   if (query.channel_id) await readableChannel(app, principal, query.channel_id)
   // Search covers what the caller may read (canRead): the owner reads every regular channel.
-  const channelIds = query.channel_id ? [query.channel_id] : await repo.searchScope(app, principal.id, isOwner(principal))
+  const channelIds = query.channel_id ? [query.channel_id] : await searchScope(app, principal.id, isOwner(principal))
   const rows = channelIds.length ? await searchEngine.search(app, { text: q, channelIds, limit: query.limit }) : []
   const found = await withReactions(
     app,
-    rows.map((r) => toMessageDto(repo.messageRecord(r), app.config.publicUrl)),
+    rows.map((r) => toMessageDto(messageRecord(r), app.config.publicUrl)),
     principal.id,
   )
   return {
@@ -360,7 +367,7 @@ export async function openAttachment(app: FastifyInstance, principal: MemberPrin
 
 /** The caller's mentions in the channels it may read now, newest first. */
 export async function listMentions(app: FastifyInstance, principal: MemberPrincipal, query: ListMentionsInput): Promise<MentionPage> {
-  const channelIds = await repo.searchScope(app, principal.id, isOwner(principal))
+  const channelIds = await searchScope(app, principal.id, isOwner(principal))
   const rows = channelIds.length ? await repo.mentionsOf(app, principal.id, channelIds, { take: query.limit + 1, before: query.cursor, since: query.since ? new Date(query.since) : undefined }) : []
   const hasMore = rows.length > query.limit
   const messages = rows.slice(0, query.limit).map((m) => toMessageDto(m, app.config.publicUrl))

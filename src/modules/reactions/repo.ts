@@ -2,7 +2,7 @@
 // that the count each event carries is exact and events of one message are in order.
 import type { FastifyInstance } from 'fastify'
 import type { Prisma } from '../../db/client.ts'
-import type { ReactionSummary } from '../messages/schemas.ts'
+import type { ReactionSummary } from '../../schemas/message.ts'
 
 type Tx = Prisma.TransactionClient
 

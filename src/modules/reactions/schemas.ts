@@ -1,7 +1,7 @@
 // Reactions on a message: the route parameters and the answer of PUT.
 import { Type, type Static } from 'typebox'
 import { Uuid } from '../../schemas/common.ts'
-import { ReactionSummarySchema } from '../messages/schemas.ts'
+import { ReactionSummarySchema } from '../../schemas/message.ts'
 import { MAX_EMOJI_LENGTH } from './emoji.ts'
 
 export const ReactionParams = Type.Object(

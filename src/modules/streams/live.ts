@@ -5,7 +5,7 @@
 // second, and at shutdown; a reader of history gets the live text of a streaming message
 // (`withLiveText`), so the row's lag is never seen.
 import type { FastifyInstance } from 'fastify'
-import type { MessageDto } from '../messages/schemas.ts'
+import type { MessageDto } from '../../schemas/message.ts'
 import { DeltaCoalescer, WindowLimit, type Delta } from './deltas.ts'
 import * as repo from './repo.ts'
 import { APPENDS_PER_SECOND, DELTA_FRAME_GAP_MS, STREAM_FLUSH_MS } from './schemas.ts'

@@ -3,8 +3,8 @@
 // bookkeeping while it streams. That row is the stream's lock: the flush, the end and the sweep
 // all take it, so a stream ends exactly once, whichever instance ends it.
 import type pg from 'pg'
-import type { Prisma, PrismaClient } from '../../db/client.ts'
-import type { MessageRecord } from '../messages/schemas.ts'
+import type { Prisma } from '../../db/client.ts'
+import { MESSAGE_BY_ID, MESSAGE_IN_CHANNEL, messageRecord, type MessageRow, type StoredMessage } from '../messages/read-model.ts'
 
 type Tx = Prisma.TransactionClient
 
@@ -173,9 +173,10 @@ export async function requestStop(tx: Tx, messageId: string, by: string, at: Dat
   return n > 0
 }
 
-/** A message of this channel (with its attachment), if any. */
-export function messageInChannel(db: Tx | PrismaClient, channelId: string, messageId: string): Promise<MessageRecord | null> {
-  return db.message.findFirst({ where: { id: messageId, channelId }, include: withAttachment })
+/** A message of this channel (with its attachment), if any: the message read model (src/modules/messages/read-model.ts). */
+export async function messageInChannel(pool: pg.Pool, channelId: string, messageId: string): Promise<StoredMessage | null> {
+  const { rows } = await pool.query<MessageRow>({ ...MESSAGE_IN_CHANNEL, values: [messageId, channelId] })
+  return rows[0] ? messageRecord(rows[0]) : null
 }
 
 /** What a reply's thread_id names in this channel: null when nothing; its own thread_id tells a root (null) from a reply. */
@@ -188,11 +189,10 @@ export async function threadTarget(pool: pg.Pool, channelId: string, messageId: 
   return rows[0] ? { threadId: rows[0].thread_id } : null
 }
 
-const withAttachment = { attachment: { select: { id: true, fileName: true, contentType: true, size: true, storageName: true } } } as const
-
-/** The message as the message routes read it (with its attachment). */
-export async function messageById(tx: Tx, id: string): Promise<MessageRecord | null> {
-  return tx.message.findUnique({ where: { id }, include: withAttachment })
+/** The message as the message routes read it, inside the transaction that just wrote it. */
+export async function messageById(tx: Tx, id: string): Promise<StoredMessage | null> {
+  const [row] = await tx.$queryRawUnsafe<MessageRow[]>(MESSAGE_BY_ID, id)
+  return row ? messageRecord(row) : null
 }
 
 /** Sets the status of the author's streaming message; its thread, or null when it did not. */

@@ -14,7 +14,7 @@ import { assertCanPost, readableChannel } from '../channels/access.ts'
 import { addressedMap, addressedPostResolver } from '../inbox/addressed.ts'
 import { mentionResolverFor, type ResolvedMentions } from '../mentions/service.ts'
 import * as loopGuard from '../messages/loop-guard.ts'
-import { toMessageDto, type MessageDto } from '../messages/schemas.ts'
+import { toMessageDto, type MessageDto } from '../../schemas/message.ts'
 import { validateText, type UploadedFile } from '../messages/service.ts'
 import { removeFiles } from '../messages/files.ts'
 import { loopGuardSettings } from '../workspace/settings.ts'
@@ -120,7 +120,7 @@ async function load(app: FastifyInstance, messageId: string, authorId: string, c
 /** Why an append, finish or cancel did nothing: the first rule it breaks, as the error to answer. */
 async function whyNotAppended(app: FastifyInstance, principal: MemberPrincipal, channelId: string, messageId: string, ending = false): Promise<AppError> {
   const access = await readableChannel(app, principal, channelId)
-  const message = await repo.messageInChannel(app.db.prisma, channelId, messageId)
+  const message = await repo.messageInChannel(app.db.pool, channelId, messageId)
   if (!message) return notFound('message')
   if (message.authorId !== principal.id) return forbidden('only the author of a streaming message appends to it, finishes or cancels it')
   if (message.streamState !== 'streaming') return streamEnded(message.streamState ?? 'complete')
@@ -156,7 +156,7 @@ export async function cancelStream(app: FastifyInstance, principal: MemberPrinci
 }
 
 async function endByAuthor(app: FastifyInstance, principal: MemberPrincipal, channelId: string, messageId: string, state: EndState, text?: string, file?: UploadedFile): Promise<MessageDto> {
-  const found = await repo.messageInChannel(app.db.prisma, channelId, messageId)
+  const found = await repo.messageInChannel(app.db.pool, channelId, messageId)
   // Only a stream of this channel by this caller ends here; anything else answers why not.
   if (!found || found.authorId !== principal.id || found.streamState !== 'streaming') throw await whyNotAppended(app, principal, channelId, messageId)
   const dto = await endStream(app, { messageId, authorId: principal.id, channelId }, state, text, file)
@@ -198,7 +198,7 @@ async function writeEnd(
   // Everything read besides the message is read before the transaction: a query on the pool while
   // the transaction holds a connection deadlocks the pool when as many streams end at once as it
   // has connections (the full-scale bench ended 100 together).
-  const threadId = (await repo.messageInChannel(app.db.prisma, s.channelId, s.messageId))?.threadId ?? null
+  const threadId = (await repo.messageInChannel(app.db.pool, s.channelId, s.messageId))?.threadId ?? null
   const [mentionsOf, addressedFor] = await Promise.all([mentionResolverFor(app, s.channelId, s.authorId), addressedPostResolver(app, { channelId: s.channelId, authorId: s.authorId, threadId })])
   const dto = await app.events.transaction(async (tx, emit) => {
     const ended = await repo.endStream(tx, {
@@ -235,7 +235,7 @@ async function writeEnd(
 /** `…/stream/stop`: a human who can read the channel asks the agent to stop (idempotent). */
 export async function requestStop(app: FastifyInstance, principal: MemberPrincipal, channelId: string, messageId: string): Promise<MessageDto> {
   await readableChannel(app, principal, channelId)
-  const message = await repo.messageInChannel(app.db.prisma, channelId, messageId)
+  const message = await repo.messageInChannel(app.db.pool, channelId, messageId)
   if (!message) throw notFound('message')
   if (principal.kind !== 'human') throw forbidden('Stop is for people; the streaming agent finishes or cancels its own stream')
   if (message.streamState !== 'streaming') throw streamEnded(message.streamState ?? 'complete')
@@ -297,7 +297,7 @@ export async function setStatus(app: FastifyInstance, principal: MemberPrincipal
 /** A stream's live part for a reader: state, appends so far, status, Stop (a late joiner's view). */
 export async function streamInfo(app: FastifyInstance, principal: MemberPrincipal, channelId: string, messageId: string): Promise<StreamInfoDto> {
   await readableChannel(app, principal, channelId)
-  const message = await repo.messageInChannel(app.db.prisma, channelId, messageId)
+  const message = await repo.messageInChannel(app.db.pool, channelId, messageId)
   if (!message) throw notFound('message')
   const row = message.streamState === 'streaming' ? await repo.streamRow(app.db.pool, messageId) : null
   const state = (row ? 'streaming' : message.streamState === 'streaming' ? 'complete' : (message.streamState ?? 'complete')) as StreamInfoDto['stream_state']
