@@ -6,7 +6,7 @@ import { useLocation } from 'wouter'
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query'
 import type { components } from '../../sdk/schema'
 import { api, unwrap } from '../api/client.ts'
-import type { Session } from '../api/session.ts'
+import { useSignedInSession } from '../api/session.ts'
 import { PersonPicker } from '../people/PersonPicker.tsx'
 import { roleLabel, useDirectory, type Person } from '../people/queries.ts'
 import { AgentBadge } from '../ui/AgentBadge.tsx'
@@ -20,7 +20,8 @@ type Member = components['schemas']['Member']
 export const useMembers = (channelId: string) =>
   useQuery({ queryKey: ['members', channelId], queryFn: () => unwrap(api.GET('/api/v1/channels/{id}/members', { params: { path: { id: channelId } } })) })
 
-export function MembersDialog({ channel, session, onClose }: { channel: Channel; session: Session; onClose: () => void }) {
+export function MembersDialog({ channel, onClose }: { channel: Channel; onClose: () => void }) {
+  const session = useSignedInSession()
   const members = useMembers(channel.id)
   const directory = useDirectory()
   const queryClient = useQueryClient()

@@ -4,12 +4,13 @@ import { useMemo, useState } from 'react'
 import { useLocation } from 'wouter'
 import { useMutation, useQueryClient } from '@tanstack/react-query'
 import { api, unwrap } from '../api/client.ts'
-import type { Session } from '../api/session.ts'
+import { useSignedInSession } from '../api/session.ts'
 import { PersonPicker } from '../people/PersonPicker.tsx'
 import { Dialog } from '../ui/Dialog.tsx'
 import { ErrorNote } from '../ui/ErrorNote.tsx'
 
-export function NewDm({ session, onOpened }: { session: Session; onOpened?: () => void }) {
+export function NewDm({ onOpened }: { onOpened?: () => void }) {
+  const session = useSignedInSession()
   const [open, setOpen] = useState(false)
   const [, navigate] = useLocation()
   const queryClient = useQueryClient()

@@ -7,7 +7,7 @@ import { useQueryClient, type QueryClient } from '@tanstack/react-query'
 import type { MessageDeltaFrame } from '../../sdk/frames.ts'
 import { RealtimeClient, type ControlFrame, type EventFrame, type RealtimeStatus, type SocketLike } from '../../sdk/realtime.ts'
 import { api, unwrap } from '../api/client.ts'
-import type { Session } from '../api/session.ts'
+import { useSignedInSession } from '../api/session.ts'
 import { channelRemoved, isDm, messageArrived, reconcileSoon, resetSidebarState } from '../channels/sidebar-state.ts'
 import { clearLive, forgetLive, rememberLive, updateLive } from '../messages/live-buffer.ts'
 import { flushOutbox, openOutbox } from '../messages/outbox.ts'
@@ -184,7 +184,8 @@ async function catchUp(queryClient: QueryClient, since: string): Promise<void> {
   void reconcileSoon(queryClient, 0)
 }
 
-export function LiveProvider({ session, head, enabled, children }: { session: Session; head: string | null; enabled: boolean; children: ReactNode }) {
+export function LiveProvider({ head, enabled, children }: { head: string | null; enabled: boolean; children: ReactNode }) {
+  const session = useSignedInSession()
   const queryClient = useQueryClient()
   const [status, setStatus] = useState<RealtimeStatus>('connecting')
   const [sendTyping, setSendTyping] = useState<(channelId: string) => void>(() => () => {})

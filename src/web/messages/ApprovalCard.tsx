@@ -7,7 +7,7 @@ import { useEffect, useState } from 'react'
 import { useMutation, useQueryClient } from '@tanstack/react-query'
 import { api, unwrap } from '../api/client.ts'
 import { ApiError } from '../api/errors.ts'
-import type { Session } from '../api/session.ts'
+import { useSignedInSession, type Session } from '../api/session.ts'
 import { setApproval } from '../live/approvals.ts'
 import { ErrorNote } from '../ui/ErrorNote.tsx'
 import { formatFull } from './format.ts'
@@ -46,7 +46,8 @@ function useNow(active: boolean): number {
   return now
 }
 
-export function ApprovalCard({ message, session }: { message: Message; session: Session }) {
+export function ApprovalCard({ message }: { message: Message }) {
+  const session = useSignedInSession()
   const approval = message.approval!
   const queryClient = useQueryClient()
   const pending = approval.status === 'pending'

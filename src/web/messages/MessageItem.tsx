@@ -3,7 +3,7 @@
 import { useEffect, useRef, useState, type KeyboardEvent } from 'react'
 import { useMutation } from '@tanstack/react-query'
 import { api, unwrap } from '../api/client.ts'
-import type { Session } from '../api/session.ts'
+import { useSignedInSession } from '../api/session.ts'
 import { AgentBadge } from '../ui/AgentBadge.tsx'
 import { ErrorNote } from '../ui/ErrorNote.tsx'
 import { ApprovalCard } from './ApprovalCard.tsx'
@@ -17,7 +17,8 @@ import { ThreadSummary } from './ThreadSummary.tsx'
 import { useInThreadPanel } from './threads.ts'
 import type { Message } from './types.ts'
 
-export function MessageItem({ message, session, highlighted = false }: { message: Message; session: Session; highlighted?: boolean }) {
+export function MessageItem({ message, highlighted = false }: { message: Message; highlighted?: boolean }) {
+  const session = useSignedInSession()
   const mine = message.author_id === session.user_id
   const inPanel = useInThreadPanel()
   // A pending approval request is not edited (the server refuses it: 409).
@@ -99,7 +100,7 @@ export function MessageItem({ message, session, highlighted = false }: { message
           <ErrorNote error={edit.error} />
         </div>
       ) : (
-        message.text && <MessageText message={message} session={session} />
+        message.text && <MessageText message={message} />
       )}
       {message.stream_state === 'streaming' && (
         <>
@@ -111,8 +112,8 @@ export function MessageItem({ message, session, highlighted = false }: { message
         <p className="muted small">({message.stream_state === 'cancelled' ? 'stopped by its agent' : 'interrupted'})</p>
       )}
       {message.attachment && <Attachment attachment={message.attachment} />}
-      {message.approval && <ApprovalCard message={message} session={session} />}
-      <Reactions message={message} session={session} />
+      {message.approval && <ApprovalCard message={message} />}
+      <Reactions message={message} />
       {/* The panel shows its thread's statuses after the replies (ThreadPanel). */}
       {!message.thread_id && !inPanel && <ThreadStatusBar channelId={message.channel_id} rootId={message.id} read={false} />}
       <ThreadSummary message={message} />

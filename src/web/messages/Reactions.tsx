@@ -3,7 +3,7 @@
 import { useState } from 'react'
 import { useMutation, useQueryClient } from '@tanstack/react-query'
 import { api, unwrap } from '../api/client.ts'
-import type { Session } from '../api/session.ts'
+import { useSignedInSession } from '../api/session.ts'
 import { setReactions } from '../live/reactions.ts'
 import { ErrorNote } from '../ui/ErrorNote.tsx'
 import type { Message } from './types.ts'
@@ -22,7 +22,8 @@ export function toggled(reactions: Reaction[], emoji: string, on: boolean): Reac
   return reactions.flatMap((r) => (r.emoji !== emoji ? [r] : r.count > 1 ? [{ ...r, count: r.count - 1, reacted: false }] : []))
 }
 
-export function Reactions({ message, session }: { message: Message; session: Session }) {
+export function Reactions({ message }: { message: Message }) {
+  const session = useSignedInSession()
   const queryClient = useQueryClient()
   const [picking, setPicking] = useState(false)
   const canReact = session.role !== 'observer'

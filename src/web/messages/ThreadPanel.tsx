@@ -4,7 +4,6 @@
 import { useEffect, useLayoutEffect, useMemo, useRef, type KeyboardEvent } from 'react'
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query'
 import { api, unwrap } from '../api/client.ts'
-import type { Session } from '../api/session.ts'
 import { ErrorNote } from '../ui/ErrorNote.tsx'
 import { useDraft } from './drafts.ts'
 import { MessageItem } from './MessageItem.tsx'
@@ -20,7 +19,6 @@ export function ThreadPanel({
   channelId,
   place,
   rootId,
-  session,
   readOnly,
   onClose,
 }: {
@@ -28,7 +26,6 @@ export function ThreadPanel({
   /** Where the thread is: "#general", or the other person of a DM. */
   place: string
   rootId: string
-  session: Session
   readOnly: string | null
   onClose: () => void
 }) {
@@ -74,7 +71,7 @@ export function ThreadPanel({
         <InThreadPanel.Provider value={true}>
           {root.isPending && <p className="muted pad">Loading the thread…</p>}
           <ErrorNote error={root.error ?? replies.error} sentences={SENTENCES} />
-          {root.data && <MessageItem message={root.data} session={session} />}
+          {root.data && <MessageItem message={root.data} />}
           {root.data && (
             <div className="thread-divider" role="separator" aria-label={count === 1 ? '1 reply' : `${count} replies`}>
               <span>{count === 0 ? 'No replies yet' : count === 1 ? '1 reply' : `${count} replies`}</span>
@@ -86,7 +83,7 @@ export function ThreadPanel({
             </button>
           )}
           {oldestFirst.map((reply) => (
-            <MessageItem key={reply.id} message={reply} session={session} />
+            <MessageItem key={reply.id} message={reply} />
           ))}
           {root.data && <ThreadStatusBar channelId={channelId} rootId={rootId} read={true} />}
         </InThreadPanel.Provider>

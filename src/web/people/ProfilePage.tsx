@@ -4,7 +4,7 @@
 import { useState, type FormEvent } from 'react'
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query'
 import { api, unwrap } from '../api/client.ts'
-import { signIn, type Session } from '../api/session.ts'
+import { signIn, useSignedInSession } from '../api/session.ts'
 import { MIN_PASSWORD, PasswordRule } from '../invite/PasswordRule.tsx'
 import { ErrorNote } from '../ui/ErrorNote.tsx'
 
@@ -14,7 +14,8 @@ const SENTENCES = {
 
 type Change = { display_name?: string; avatar_url?: string | null; current_password?: string; new_password?: string }
 
-export function ProfilePage({ session }: { session: Session }) {
+export function ProfilePage() {
+  const session = useSignedInSession()
   const me = useQuery({ queryKey: ['me'], queryFn: () => unwrap(api.GET('/api/v1/auth/me')), staleTime: Infinity })
   const human = me.data && me.data.type === 'HUMAN' ? me.data : null
   return (
@@ -26,13 +27,14 @@ export function ProfilePage({ session }: { session: Session }) {
       <div className="search-body">
         {me.isPending && <p className="muted">Loading…</p>}
         <ErrorNote error={me.error} />
-        {human && <ProfileForms session={session} name={human.display_name} avatar={(human as { avatar_url?: string | null }).avatar_url ?? null} />}
+        {human && <ProfileForms name={human.display_name} avatar={(human as { avatar_url?: string | null }).avatar_url ?? null} />}
       </div>
     </section>
   )
 }
 
-function ProfileForms({ session, name: savedName, avatar: savedAvatar }: { session: Session; name: string; avatar: string | null }) {
+function ProfileForms({ name: savedName, avatar: savedAvatar }: { name: string; avatar: string | null }) {
+  const session = useSignedInSession()
   const queryClient = useQueryClient()
   const [name, setName] = useState(savedName)
   const [avatar, setAvatar] = useState(savedAvatar ?? '')

@@ -3,7 +3,7 @@
 import { useState, type FormEvent } from 'react'
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query'
 import { api, unwrap } from '../api/client.ts'
-import type { Session } from '../api/session.ts'
+import { useSignedInSession } from '../api/session.ts'
 import { ErrorNote } from '../ui/ErrorNote.tsx'
 import { OnlineDot } from '../ui/OnlineDot.tsx'
 import { SecretOnce } from '../ui/SecretOnce.tsx'
@@ -189,7 +189,8 @@ function AwaitingApproval() {
   )
 }
 
-function PeopleList({ session }: { session: Session }) {
+function PeopleList() {
+  const session = useSignedInSession()
   const people = useQuery({ queryKey: ['people'], queryFn: () => unwrap(api.GET('/api/v1/users')) })
   return (
     <section className="card stack" aria-labelledby="people-title">
@@ -218,7 +219,7 @@ function PeopleList({ session }: { session: Session }) {
   )
 }
 
-export function PeopleSettings({ session }: { session: Session }) {
+export function PeopleSettings() {
   const [invited, setInvited] = useState<Invited | null>(null)
   return (
     <div className="settings-section">
@@ -230,7 +231,7 @@ export function PeopleSettings({ session }: { session: Session }) {
       <InviteForm onInvited={setInvited} />
       <PendingInvites onInvited={setInvited} />
       <AwaitingApproval />
-      <PeopleList session={session} />
+      <PeopleList />
     </div>
   )
 }

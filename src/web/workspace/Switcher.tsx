@@ -5,7 +5,7 @@ import { useEffect, useMemo, useState, type KeyboardEvent } from 'react'
 import { useLocation } from 'wouter'
 import { useMutation, useQueryClient } from '@tanstack/react-query'
 import { api, unwrap } from '../api/client.ts'
-import type { Session } from '../api/session.ts'
+import { useSignedInSession } from '../api/session.ts'
 import { reconcileSoon } from '../channels/sidebar-state.ts'
 import { useChannels, useDms } from '../channels/queries.ts'
 import { useDirectory } from '../people/queries.ts'
@@ -26,7 +26,7 @@ const MAX_RESULTS = 12
 export const OPEN_SWITCHER = 'ams:open-switcher'
 export const openSwitcher = () => window.dispatchEvent(new Event(OPEN_SWITCHER))
 
-export function Switcher({ session, onNavigate }: { session: Session; onNavigate: () => void }) {
+export function Switcher({ onNavigate }: { onNavigate: () => void }) {
   const [open, setOpen] = useState(false)
   useEffect(() => {
     const onKey = (event: globalThis.KeyboardEvent) => {
@@ -47,7 +47,6 @@ export function Switcher({ session, onNavigate }: { session: Session; onNavigate
   return (
     <Dialog title="Jump to a conversation" className="switcher" onClose={() => setOpen(false)}>
       <SwitcherBody
-        session={session}
         onDone={() => {
           setOpen(false)
           onNavigate()
@@ -57,7 +56,8 @@ export function Switcher({ session, onNavigate }: { session: Session; onNavigate
   )
 }
 
-function SwitcherBody({ session, onDone }: { session: Session; onDone: () => void }) {
+function SwitcherBody({ onDone }: { onDone: () => void }) {
+  const session = useSignedInSession()
   const channels = useChannels()
   const dms = useDms()
   const directory = useDirectory()

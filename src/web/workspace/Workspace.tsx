@@ -4,7 +4,7 @@ import { lazy, Suspense, useEffect, useRef, useState } from 'react'
 import { Redirect, Route, Switch, useRoute } from 'wouter'
 import { useQuery } from '@tanstack/react-query'
 import { api, unwrap } from '../api/client.ts'
-import { signOut, type Session } from '../api/session.ts'
+import { signOut, useSignedInSession } from '../api/session.ts'
 import { Sidebar } from '../channels/Sidebar.tsx'
 import { isAwaitingApproval, useChannels, useDms } from '../channels/queries.ts'
 import { AuthFrame } from '../ui/AuthFrame.tsx'
@@ -45,7 +45,8 @@ function Home() {
   )
 }
 
-function AwaitingApproval({ session }: { session: Session }) {
+function AwaitingApproval() {
+  const session = useSignedInSession()
   return (
     <AuthFrame title="Waiting for approval">
       <p role="status" data-testid="awaiting-approval">
@@ -83,15 +84,16 @@ function useLogHead(userId: string): string | null | undefined {
 
 const meQuery = { queryKey: ['me'], queryFn: () => unwrap(api.GET('/api/v1/auth/me')), staleTime: Infinity }
 
-export function Workspace({ session }: { session: Session }) {
+export function Workspace() {
+  const session = useSignedInSession()
   // Who this is is asked meanwhile: it does not change with events.
   useQuery(meQuery)
   const head = useLogHead(session.user_id)
   if (head === undefined) return null
-  return <LoadedWorkspace session={session} head={head} />
+  return <LoadedWorkspace head={head} />
 }
 
-function LoadedWorkspace({ session, head }: { session: Session; head: string | null }) {
+function LoadedWorkspace({ head }: { head: string | null }) {
   const [, params] = useRoute('/c/:id')
   const [drawer, setDrawer] = useState(false)
   // The drawer (narrow screens) takes the focus when it opens and gives it back to its button when
@@ -112,9 +114,9 @@ function LoadedWorkspace({ session, head }: { session: Session; head: string | n
   const awaiting = isAwaitingApproval(channels.error)
   const mentions = useMentionCount(channels.isSuccess).data?.mentions ?? 0
   useAttentionInTab(unread, mentions)
-  if (awaiting) return <AwaitingApproval session={session} />
+  if (awaiting) return <AwaitingApproval />
   return (
-    <LiveProvider session={session} head={head} enabled={me.isSuccess && !channels.isPending}>
+    <LiveProvider head={head} enabled={me.isSuccess && !channels.isPending}>
       <div
         className={drawer ? 'workspace drawer-open' : 'workspace'}
         onKeyDown={(e) => {
@@ -129,8 +131,8 @@ function LoadedWorkspace({ session, head }: { session: Session; head: string | n
           Skip to the conversation
         </a>
         <button type="button" className="drawer-backdrop" aria-label="Close conversations" tabIndex={-1} onClick={() => setDrawer(false)} />
-        <Sidebar session={session} activeId={activeId} onNavigate={() => setDrawer(false)} />
-        <Switcher session={session} onNavigate={() => setDrawer(false)} />
+        <Sidebar activeId={activeId} onNavigate={() => setDrawer(false)} />
+        <Switcher onNavigate={() => setDrawer(false)} />
         <main className="main" id="main-content" tabIndex={-1}>
           <button type="button" ref={toggle} className="drawer-toggle" aria-expanded={drawer} onClick={() => setDrawer(!drawer)}>
             <span aria-hidden="true">☰</span> Conversations
@@ -142,7 +144,7 @@ function LoadedWorkspace({ session, head }: { session: Session; head: string | n
           </button>
           <LiveBanner />
           <Switch>
-            <Route path="/c/:id">{(p) => <ChannelView key={p.id} channelId={p.id} session={session} />}</Route>
+            <Route path="/c/:id">{(p) => <ChannelView key={p.id} channelId={p.id} />}</Route>
             <Route path="/search">
               <SearchPage />
             </Route>
@@ -150,17 +152,17 @@ function LoadedWorkspace({ session, head }: { session: Session; head: string | n
               <BrowsePage onNavigate={() => setDrawer(false)} />
             </Route>
             <Route path="/profile">
-              <ProfilePage session={session} />
+              <ProfilePage />
             </Route>
             <Route path="/mentions">
-              <MentionsPage session={session} />
+              <MentionsPage />
             </Route>
             <Route path="/decisions">
               <NeedsDecisionPage />
             </Route>
             <Route path="/settings" nest>
               <Suspense fallback={<p className="muted pad">Loading…</p>}>
-                <SettingsPage session={session} />
+                <SettingsPage />
               </Suspense>
             </Route>
             <Route path="/">
