@@ -2,7 +2,6 @@
 // delete for whoever may.
 import { useEffect, useRef, useState, type KeyboardEvent } from 'react'
 import { useMutation } from '@tanstack/react-query'
-import { api, unwrap } from '../api/client.ts'
 import { useSignedInSession } from '../api/session.ts'
 import { AgentBadge } from '../ui/AgentBadge.tsx'
 import { ErrorNote } from '../ui/ErrorNote.tsx'
@@ -11,6 +10,7 @@ import { Attachment } from './Attachment.tsx'
 import { Reactions } from './Reactions.tsx'
 import { formatFull, formatTime } from './format.ts'
 import { MessageText } from './MessageText.tsx'
+import { deleteMessage, editMessage } from './queries.ts'
 import { StreamBar } from './StreamBar.tsx'
 import { ThreadStatusBar } from './ThreadStatusBar.tsx'
 import { ThreadSummary } from './ThreadSummary.tsx'
@@ -32,13 +32,12 @@ export function MessageItem({ message, highlighted = false }: { message: Message
     if (wasEditing.current && !editing) editButton.current?.focus()
     wasEditing.current = editing
   }, [editing])
-  const path = { id: message.channel_id, message_id: message.id }
   const edit = useMutation({
-    mutationFn: (text: string) => unwrap(api.PATCH('/api/v1/channels/{id}/messages/{message_id}', { params: { path }, body: { text } })),
+    mutationFn: (text: string) => editMessage(message, text),
     onSuccess: () => setEditing(false),
   })
   const remove = useMutation({
-    mutationFn: () => unwrap(api.DELETE('/api/v1/channels/{id}/messages/{message_id}', { params: { path } })),
+    mutationFn: () => deleteMessage(message),
   })
   const onEditKey = (event: KeyboardEvent<HTMLTextAreaElement>) => {
     if (event.key === 'Escape') {

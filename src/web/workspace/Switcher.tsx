@@ -4,10 +4,9 @@
 import { useEffect, useMemo, useState, type KeyboardEvent } from 'react'
 import { useLocation } from 'wouter'
 import { useMutation, useQueryClient } from '@tanstack/react-query'
-import { api, unwrap } from '../api/client.ts'
 import { useSignedInSession } from '../api/session.ts'
 import { reconcileSoon } from '../channels/sidebar-state.ts'
-import { useChannels, useDms } from '../channels/queries.ts'
+import { openDm as startDm, useChannels, useDms } from '../channels/queries.ts'
 import { useDirectory } from '../people/queries.ts'
 import { Dialog } from '../ui/Dialog.tsx'
 import { ErrorNote } from '../ui/ErrorNote.tsx'
@@ -80,7 +79,7 @@ function SwitcherBody({ onDone }: { onDone: () => void }) {
     return hits.sort((a, b) => Number(!a.label.toLowerCase().replace(/^#/, '').startsWith(needle)) - Number(!b.label.toLowerCase().replace(/^#/, '').startsWith(needle))).slice(0, MAX_RESULTS)
   }, [channels.data, dms.data, directory.data, filter, session.user_id])
   const openDm = useMutation({
-    mutationFn: (personId: string) => unwrap(api.POST('/api/v1/dm', { body: { participant_id: personId } })),
+    mutationFn: startDm,
     onSuccess: (dm) => {
       void reconcileSoon(queryClient, 0)
       navigate(`/c/${dm.id}`, { state: { focusComposer: true } })

@@ -2,8 +2,6 @@
 // narrow screen the sidebar is a drawer opened from the header.
 import { lazy, Suspense, useEffect, useRef, useState } from 'react'
 import { Redirect, Route, Switch, useRoute } from 'wouter'
-import { useQuery } from '@tanstack/react-query'
-import { api, unwrap } from '../api/client.ts'
 import { signOut, useSignedInSession } from '../api/session.ts'
 import { Sidebar } from '../channels/Sidebar.tsx'
 import { isAwaitingApproval, useChannels, useDms } from '../channels/queries.ts'
@@ -14,7 +12,9 @@ import { ProfilePage } from '../people/ProfilePage.tsx'
 import { unreadTotal, useAttentionInTab } from '../live/attention.ts'
 import { useMentionCount } from '../mentions/queries.ts'
 import { LiveProvider, useLiveStatus } from '../live/LiveContext.tsx'
+import { fetchLogHead } from '../live/queries.ts'
 import { MentionsPage } from '../mentions/MentionsPage.tsx'
+import { useMe } from '../people/queries.ts'
 import { NeedsDecisionPage } from '../approvals/NeedsDecisionPage.tsx'
 import { ChannelView } from '../messages/ChannelView.tsx'
 import { SearchPage } from '../search/SearchPage.tsx'
@@ -69,11 +69,8 @@ function useLogHead(userId: string): string | null | undefined {
   const [head, setHead] = useState<{ userId: string; cursor: string | null }>()
   useEffect(() => {
     let current = true
-    void unwrap(api.GET('/api/v1/events', { params: { query: { since: 'now' } } }))
-      .then(
-        (page) => page.next_cursor,
-        () => null,
-      )
+    void fetchLogHead()
+      .catch(() => null)
       .then((cursor) => current && setHead({ userId, cursor }))
     return () => {
       current = false
@@ -82,12 +79,10 @@ function useLogHead(userId: string): string | null | undefined {
   return head?.userId === userId ? head.cursor : undefined
 }
 
-const meQuery = { queryKey: ['me'], queryFn: () => unwrap(api.GET('/api/v1/auth/me')), staleTime: Infinity }
-
 export function Workspace() {
   const session = useSignedInSession()
   // Who this is is asked meanwhile: it does not change with events.
-  useQuery(meQuery)
+  useMe()
   const head = useLogHead(session.user_id)
   if (head === undefined) return null
   return <LoadedWorkspace head={head} />
@@ -108,7 +103,7 @@ function LoadedWorkspace({ head }: { head: string | null }) {
   const unread = unreadTotal(channels.data, dms.data, activeId)
   // The credential is checked over REST before the socket opens: a removed account or an
   // expired session goes back to the login page instead of failing a WebSocket handshake.
-  const me = useQuery(meQuery)
+  const me = useMe()
   // An account awaiting approval may only ask who it is: it waits, told so, with no socket
   // (which would be refused, again and again, as a lost connection).
   const awaiting = isAwaitingApproval(channels.error)
