@@ -35,6 +35,23 @@ const layerImports = {
   paths: databaseImports.paths,
 }
 
+const KEY_MESSAGE = "Use the feature's key factory (queries.ts) for a query key, not an array written here."
+
+/** A query key written as an array where it is used, instead of taken from a key factory. */
+const literalQueryKeys = [
+  { selector: "Property[key.name='queryKey'] > ArrayExpression.value", message: KEY_MESSAGE },
+  { selector: "JSXAttribute[name.name='queryKey'] > JSXExpressionContainer > ArrayExpression", message: KEY_MESSAGE },
+  { selector: "CallExpression[callee.property.name=/^(get|set)Query(Data|State)$/][arguments.0.type='ArrayExpression']", message: KEY_MESSAGE },
+]
+
+/** `api.GET(…)` and the other methods of the SDK client, called in a component file. */
+const inlineApiCalls = [
+  {
+    selector: "CallExpression[callee.object.name='api'][callee.property.name=/^(GET|POST|PUT|PATCH|DELETE)$/]",
+    message: "Call the API through a named function or hook in the feature's queries.ts, not inline in a component.",
+  },
+]
+
 export default tseslint.config(
   {
     ignores: ['dist/**', 'node_modules/**', 'src/generated/**', 'src/sdk/schema.d.ts', 'data/**', 'coverage/**', '.tap/**', 'deploy/**'],
@@ -67,6 +84,18 @@ export default tseslint.config(
     languageOptions: { globals: globals.browser },
     plugins: { 'react-hooks': reactHooks },
     rules: { 'react-hooks/rules-of-hooks': 'error', 'react-hooks/exhaustive-deps': 'error' },
+  },
+  {
+    // The web UI's cache keys come from the key factories in each feature's queries.ts, so what
+    // one component sets or invalidates is what another reads (docs/decisions.md).
+    files: ['src/web/**/*.ts'],
+    ignores: ['src/web/**/queries.ts'],
+    rules: { 'no-restricted-syntax': ['error', ...literalQueryKeys] },
+  },
+  {
+    // Components call the API through their feature's queries.ts, never inline.
+    files: ['src/web/**/*.tsx'],
+    rules: { 'no-restricted-syntax': ['error', ...inlineApiCalls, ...literalQueryKeys] },
   },
   {
     files: ['src/**/*.ts', 'src/**/*.tsx'],

@@ -2,7 +2,7 @@
 import { useEffect, useRef } from 'react'
 import { Redirect, Route, Switch, useLocation } from 'wouter'
 import { useQueryClient } from '@tanstack/react-query'
-import { useSession } from './api/session.ts'
+import { SessionContext, useSession } from './api/session.ts'
 import { LoginPage } from './auth/LoginPage.tsx'
 import { SignupPage } from './auth/SignupPage.tsx'
 import { InvitePage } from './invite/InvitePage.tsx'
@@ -29,7 +29,15 @@ export function App() {
       <Route path="/invite" component={InvitePage} />
       <Route path="/login" component={LoginPage} />
       <Route path="/signup" component={SignupPage} />
-      <Route>{session ? <Workspace session={session} /> : <Redirect to={loginFor(location + window.location.search)} />}</Route>
+      <Route>
+        {session ? (
+          <SessionContext.Provider value={session}>
+            <Workspace />
+          </SessionContext.Provider>
+        ) : (
+          <Redirect to={loginFor(location + window.location.search)} />
+        )}
+      </Route>
     </Switch>
   )
 }

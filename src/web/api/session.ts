@@ -1,6 +1,6 @@
 // The signed-in person's session: the JWT and who it belongs to, kept in localStorage so it
 // survives a reload, dropped when it expires or the server refuses it (401).
-import { useSyncExternalStore } from 'react'
+import { createContext, useContext, useSyncExternalStore } from 'react'
 
 export interface Session {
   token: string
@@ -69,4 +69,17 @@ export function useSession(): Session | null {
     },
     () => current,
   )
+}
+
+/**
+ * The signed-in person's session for everything under the signed-in part of the app (App renders
+ * the provider only with a session), so components read it where they use it instead of
+ * receiving it through every component between.
+ */
+export const SessionContext = createContext<Session | null>(null)
+
+export function useSignedInSession(): Session {
+  const session = useContext(SessionContext)
+  if (!session) throw new Error('useSignedInSession is used outside the signed-in part of the app')
+  return session
 }

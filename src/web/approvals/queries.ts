@@ -3,9 +3,14 @@
 import { useQuery } from '@tanstack/react-query'
 import { api, unwrap } from '../api/client.ts'
 
+export const approvalKeys = {
+  all: ['approvals'] as const,
+  pending: ['approvals', 'pending'] as const,
+}
+
 export function usePendingApprovals() {
   return useQuery({
-    queryKey: ['approvals', 'pending'],
+    queryKey: approvalKeys.pending,
     queryFn: () => unwrap(api.GET('/api/v1/approvals/pending', { params: { query: { limit: 100 } } })),
   })
 }

@@ -1,12 +1,11 @@
 import { useState, type FormEvent } from 'react'
 import { Link, Redirect, useSearch } from 'wouter'
 import { useMutation } from '@tanstack/react-query'
-import { api, unwrap } from '../api/client.ts'
 import { ApiError } from '../api/errors.ts'
 import { sessionEndReason, signIn, useSession } from '../api/session.ts'
 import { AuthFrame } from '../ui/AuthFrame.tsx'
 import { ErrorNote } from '../ui/ErrorNote.tsx'
-import { useRegistration } from './registration.ts'
+import { passwordLogin, useRegistration } from './queries.ts'
 
 /** Only paths of this app: never an absolute URL handed in through `next`. */
 function safeNext(value: string | null): string {
@@ -21,7 +20,7 @@ export function LoginPage() {
   const registration = useRegistration()
   const signUp = registration.data && registration.data.registration_mode !== 'closed'
   const login = useMutation({
-    mutationFn: () => unwrap(api.POST('/api/v1/auth/login', { body: { email, password } })),
+    mutationFn: () => passwordLogin(email, password),
     onSuccess: (data) => signIn(data),
   })
   if (session) return <Redirect to={safeNext(params.get('next'))} />

@@ -4,12 +4,11 @@
 import { useState, type FormEvent } from 'react'
 import { Link, Redirect } from 'wouter'
 import { useMutation } from '@tanstack/react-query'
-import { api, unwrap } from '../api/client.ts'
 import { signIn, useSession } from '../api/session.ts'
 import { MIN_PASSWORD, PasswordRule } from '../invite/PasswordRule.tsx'
 import { AuthFrame } from '../ui/AuthFrame.tsx'
 import { ErrorNote } from '../ui/ErrorNote.tsx'
-import { useRegistration } from './registration.ts'
+import { signUp, useRegistration } from './queries.ts'
 
 export function SignupPage() {
   const session = useSession()
@@ -18,10 +17,7 @@ export function SignupPage() {
   const [password, setPassword] = useState('')
   const mode = useRegistration().data?.registration_mode
   const signup = useMutation({
-    mutationFn: async () => {
-      await unwrap(api.POST('/api/v1/auth/register', { body: { email, password, display_name: name.trim() } }))
-      return unwrap(api.POST('/api/v1/auth/login', { body: { email, password } }))
-    },
+    mutationFn: () => signUp({ email, password, display_name: name.trim() }),
     onSuccess: (data) => signIn(data),
   })
   if (session) return <Redirect to="/" />

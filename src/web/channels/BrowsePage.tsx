@@ -2,26 +2,22 @@
 // listed, docs/decisions.md), filtered by name; one joins with a button and lands in it.
 import { useState } from 'react'
 import { useLocation } from 'wouter'
-import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query'
-import { api, unwrap } from '../api/client.ts'
+import { useMutation, useQueryClient } from '@tanstack/react-query'
 import { ErrorNote } from '../ui/ErrorNote.tsx'
+import { channelKeys, joinChannel, useBrowse } from './queries.ts'
 import { reconcileSoon } from './sidebar-state.ts'
 
 export function BrowsePage({ onNavigate }: { onNavigate?: () => void }) {
   const [filter, setFilter] = useState('')
   const q = filter.trim()
-  const list = useQuery({
-    queryKey: ['browse', q],
-    queryFn: () => unwrap(api.GET('/api/v1/channels/browse', { params: { query: q ? { q } : {} } })),
-    placeholderData: (previous) => previous,
-  })
+  const list = useBrowse(q)
   const queryClient = useQueryClient()
   const [, navigate] = useLocation()
   const join = useMutation({
-    mutationFn: (id: string) => unwrap(api.POST('/api/v1/channels/{id}/join', { params: { path: { id } } })),
+    mutationFn: joinChannel,
     onSuccess: (_added, id) => {
       void reconcileSoon(queryClient, 0)
-      void queryClient.invalidateQueries({ queryKey: ['channel', id] })
+      void queryClient.invalidateQueries({ queryKey: channelKeys.one(id) })
       navigate(`/c/${id}`, { state: { focusComposer: true } })
       onNavigate?.()
     },

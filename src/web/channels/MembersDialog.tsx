@@ -3,24 +3,22 @@
 // is shown in words.
 import { useMemo, useState } from 'react'
 import { useLocation } from 'wouter'
-import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query'
+import { useMutation, useQueryClient } from '@tanstack/react-query'
 import type { components } from '../../sdk/schema'
-import { api, unwrap } from '../api/client.ts'
-import type { Session } from '../api/session.ts'
+import { useSignedInSession } from '../api/session.ts'
 import { PersonPicker } from '../people/PersonPicker.tsx'
 import { roleLabel, useDirectory, type Person } from '../people/queries.ts'
 import { AgentBadge } from '../ui/AgentBadge.tsx'
 import { OnlineDot } from '../ui/OnlineDot.tsx'
 import { Dialog } from '../ui/Dialog.tsx'
 import { ErrorNote } from '../ui/ErrorNote.tsx'
+import { addMember, channelKeys, removeMember, sidebarKeys, useMembers } from './queries.ts'
 
 type Channel = components['schemas']['Channel']
 type Member = components['schemas']['Member']
 
-export const useMembers = (channelId: string) =>
-  useQuery({ queryKey: ['members', channelId], queryFn: () => unwrap(api.GET('/api/v1/channels/{id}/members', { params: { path: { id: channelId } } })) })
-
-export function MembersDialog({ channel, session, onClose }: { channel: Channel; session: Session; onClose: () => void }) {
+export function MembersDialog({ channel, onClose }: { channel: Channel; onClose: () => void }) {
+  const session = useSignedInSession()
   const members = useMembers(channel.id)
   const directory = useDirectory()
   const queryClient = useQueryClient()
@@ -28,10 +26,10 @@ export function MembersDialog({ channel, session, onClose }: { channel: Channel;
   const [done, setDone] = useState('')
   const people = useMemo(() => new Map((directory.data ?? []).map((p) => [p.id, p])), [directory.data])
   const memberIds = useMemo(() => new Set((members.data ?? []).map((m) => m.id)), [members.data])
-  const refresh = () => Promise.all([queryClient.invalidateQueries({ queryKey: ['members', channel.id] }), queryClient.invalidateQueries({ queryKey: ['channel', channel.id] })])
+  const refresh = () => Promise.all([queryClient.invalidateQueries({ queryKey: channelKeys.members(channel.id) }), queryClient.invalidateQueries({ queryKey: channelKeys.one(channel.id) })])
 
   const add = useMutation({
-    mutationFn: (person: Person) => unwrap(api.POST('/api/v1/channels/{id}/members', { params: { path: { id: channel.id } }, body: { user_id: person.id } })),
+    mutationFn: (person: Person) => addMember(channel.id, person.id),
     onMutate: () => setDone(''),
     onSuccess: async (added) => {
       await refresh()
@@ -39,11 +37,11 @@ export function MembersDialog({ channel, session, onClose }: { channel: Channel;
     },
   })
   const remove = useMutation({
-    mutationFn: (member: Member) => unwrap(api.DELETE('/api/v1/channels/{id}/members/{user_id}', { params: { path: { id: channel.id, user_id: member.id } } })),
+    mutationFn: (member: Member) => removeMember(channel.id, member.id),
     onMutate: () => setDone(''),
     onSuccess: async (_none, member) => {
       if (member.id === session.user_id) {
-        await queryClient.invalidateQueries({ queryKey: ['sidebar'] })
+        await queryClient.invalidateQueries({ queryKey: sidebarKeys.all })
         onClose()
         // Anyone but the owner loses sight of the channel on leaving it.
         if (!session.is_owner) navigate('/')

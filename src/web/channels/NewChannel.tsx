@@ -2,8 +2,8 @@
 import { useState, type FormEvent } from 'react'
 import { useLocation } from 'wouter'
 import { useMutation, useQueryClient } from '@tanstack/react-query'
-import { api, unwrap } from '../api/client.ts'
 import { ErrorNote } from '../ui/ErrorNote.tsx'
+import { createChannel, sidebarKeys } from './queries.ts'
 
 export function NewChannel({ onCreated }: { onCreated?: () => void }) {
   const [open, setOpen] = useState(false)
@@ -11,11 +11,11 @@ export function NewChannel({ onCreated }: { onCreated?: () => void }) {
   const [, navigate] = useLocation()
   const queryClient = useQueryClient()
   const create = useMutation({
-    mutationFn: () => unwrap(api.POST('/api/v1/channels', { body: { name: name.trim() } })),
+    mutationFn: () => createChannel(name.trim()),
     onSuccess: (channel) => {
       setName('')
       setOpen(false)
-      void queryClient.invalidateQueries({ queryKey: ['sidebar'] })
+      void queryClient.invalidateQueries({ queryKey: sidebarKeys.all })
       navigate(`/c/${channel.id}`)
       onCreated?.()
     },

@@ -3,21 +3,22 @@
 import { useMemo, useState } from 'react'
 import { useLocation } from 'wouter'
 import { useMutation, useQueryClient } from '@tanstack/react-query'
-import { api, unwrap } from '../api/client.ts'
-import type { Session } from '../api/session.ts'
+import { useSignedInSession } from '../api/session.ts'
 import { PersonPicker } from '../people/PersonPicker.tsx'
 import { Dialog } from '../ui/Dialog.tsx'
 import { ErrorNote } from '../ui/ErrorNote.tsx'
+import { openDm, sidebarKeys } from './queries.ts'
 
-export function NewDm({ session, onOpened }: { session: Session; onOpened?: () => void }) {
+export function NewDm({ onOpened }: { onOpened?: () => void }) {
+  const session = useSignedInSession()
   const [open, setOpen] = useState(false)
   const [, navigate] = useLocation()
   const queryClient = useQueryClient()
   const self = useMemo(() => new Set([session.user_id]), [session.user_id])
   const start = useMutation({
-    mutationFn: (participantId: string) => unwrap(api.POST('/api/v1/dm', { body: { participant_id: participantId } })),
+    mutationFn: openDm,
     onSuccess: async (dm) => {
-      await queryClient.invalidateQueries({ queryKey: ['sidebar'] })
+      await queryClient.invalidateQueries({ queryKey: sidebarKeys.all })
       setOpen(false)
       navigate(`/c/${dm.id}`, { state: { focusComposer: true } })
       onOpened?.()

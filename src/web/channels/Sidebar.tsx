@@ -1,7 +1,7 @@
 // Channels and direct messages, each a link to its conversation.
 import { useState } from 'react'
 import { Link } from 'wouter'
-import type { Session } from '../api/session.ts'
+import { useSignedInSession } from '../api/session.ts'
 import { signOut } from '../api/session.ts'
 import { AgentBadge } from '../ui/AgentBadge.tsx'
 import { OnlineDot } from '../ui/OnlineDot.tsx'
@@ -57,7 +57,8 @@ function NotificationToggle() {
   )
 }
 
-export function Sidebar({ session, activeId, onNavigate }: { session: Session; activeId: string | null; onNavigate?: () => void }) {
+export function Sidebar({ activeId, onNavigate }: { activeId: string | null; onNavigate?: () => void }) {
+  const session = useSignedInSession()
   const channels = useChannels()
   const dms = useDms()
   const regular = (channels.data ?? []).filter((c) => c.type === 'channel')
@@ -153,7 +154,7 @@ export function Sidebar({ session, activeId, onNavigate }: { session: Session; a
         ))}
         {dms.isSuccess && dms.data.length === 0 && <li className="muted small">No direct messages yet.</li>}
       </ul>
-      {session.role !== 'observer' && <NewDm session={session} onOpened={onNavigate} />}
+      {session.role !== 'observer' && <NewDm onOpened={onNavigate} />}
       {session.is_owner && (
         <Link href="/settings" onClick={onNavigate} className={activeId === null && location.pathname.startsWith('/settings') ? 'conversation settings-link active' : 'conversation settings-link'}>
           Workspace settings

@@ -6,13 +6,11 @@
 // costs one request. Every open page used to fetch both lists for every message it saw.
 import type { QueryClient } from '@tanstack/react-query'
 import type { components } from '../../sdk/client.ts'
+import { sidebarKeys } from './keys.ts'
 
 export type ChannelSummary = components['schemas']['ChannelSummary']
 export type DmSummary = components['schemas']['DmList'][number]
 type Conversation = ChannelSummary | DmSummary
-
-export const CHANNELS_KEY = ['sidebar', 'channels'] as const
-export const DMS_KEY = ['sidebar', 'dms'] as const
 
 /** When the last message arrived in each conversation this tab has seen one in (ISO time). */
 const lastActivity = new Map<string, string>()
@@ -29,13 +27,13 @@ function change(queryClient: QueryClient, channelId: string, update: (c: Convers
     next[at] = update(list[at]!) as T
     return next
   }
-  queryClient.setQueryData<ChannelSummary[]>(CHANNELS_KEY, apply)
-  queryClient.setQueryData<DmSummary[]>(DMS_KEY, apply)
+  queryClient.setQueryData<ChannelSummary[]>(sidebarKeys.channels, apply)
+  queryClient.setQueryData<DmSummary[]>(sidebarKeys.dms, apply)
   return found
 }
 
 /** Whether a list has been loaded at all (an event before that has nothing to update). */
-const loaded = (queryClient: QueryClient) => queryClient.getQueryData(CHANNELS_KEY) !== undefined || queryClient.getQueryData(DMS_KEY) !== undefined
+const loaded = (queryClient: QueryClient) => queryClient.getQueryData(sidebarKeys.channels) !== undefined || queryClient.getQueryData(sidebarKeys.dms) !== undefined
 
 /**
  * A message arrived: someone else's counts as unread. A conversation not in the lists (a new DM,
@@ -60,8 +58,8 @@ export function readMarked(queryClient: QueryClient, channelId: string, state: {
 /** A deleted channel leaves the lists at once. */
 export function channelRemoved(queryClient: QueryClient, channelId: string): void {
   const without = <T extends Conversation>(list: T[] | undefined) => list?.filter((c) => c.id !== channelId)
-  queryClient.setQueryData<ChannelSummary[]>(CHANNELS_KEY, without)
-  queryClient.setQueryData<DmSummary[]>(DMS_KEY, without)
+  queryClient.setQueryData<ChannelSummary[]>(sidebarKeys.channels, without)
+  queryClient.setQueryData<DmSummary[]>(sidebarKeys.dms, without)
 }
 
 export const RECONCILE_MS = 1500
@@ -74,7 +72,7 @@ export function reconcileSoon(queryClient: QueryClient, delay = RECONCILE_MS): P
   next = new Promise<void>((resolve) => {
     timer = setTimeout(() => {
       timer = null
-      void queryClient.invalidateQueries({ queryKey: ['sidebar'] }).finally(resolve)
+      void queryClient.invalidateQueries({ queryKey: sidebarKeys.all }).finally(resolve)
     }, delay)
   })
   return next
@@ -82,8 +80,8 @@ export function reconcileSoon(queryClient: QueryClient, delay = RECONCILE_MS): P
 
 /** Whether a conversation is a DM, once the lists know it (after a reconciliation if it is new). */
 export async function isDm(queryClient: QueryClient, channelId: string): Promise<boolean> {
-  const known = () => queryClient.getQueryData<DmSummary[]>(DMS_KEY)?.some((d) => d.id === channelId) ?? false
-  if (known() || queryClient.getQueryData<ChannelSummary[]>(CHANNELS_KEY)?.some((c) => c.id === channelId)) return known()
+  const known = () => queryClient.getQueryData<DmSummary[]>(sidebarKeys.dms)?.some((d) => d.id === channelId) ?? false
+  if (known() || queryClient.getQueryData<ChannelSummary[]>(sidebarKeys.channels)?.some((c) => c.id === channelId)) return known()
   await reconcileSoon(queryClient)
   return known()
 }

@@ -2,13 +2,13 @@
 // invites each get their own page saying what to do.
 import { useState, type FormEvent } from 'react'
 import { Link, useLocation, useSearch } from 'wouter'
-import { useMutation, useQuery } from '@tanstack/react-query'
-import { api, unwrap } from '../api/client.ts'
+import { useMutation } from '@tanstack/react-query'
 import { ApiError } from '../api/errors.ts'
 import { signIn } from '../api/session.ts'
 import { AuthFrame } from '../ui/AuthFrame.tsx'
 import { ErrorNote } from '../ui/ErrorNote.tsx'
 import { MIN_PASSWORD, PasswordRule } from './PasswordRule.tsx'
+import { acceptInvite, useInvite } from './queries.ts'
 import { inviteTokenFrom } from './token.ts'
 
 function InviteProblem({ code }: { code: string }) {
@@ -47,19 +47,9 @@ export function InvitePage() {
   const [, navigate] = useLocation()
   const [password, setPassword] = useState('')
   const [displayName, setDisplayName] = useState<string | null>(null)
-  const invite = useQuery({
-    queryKey: ['invite', token],
-    queryFn: () => unwrap(api.GET('/api/v1/invite', { params: { query: { token } } })),
-    enabled: token !== '',
-    retry: false,
-  })
+  const invite = useInvite(token)
   const accept = useMutation({
-    mutationFn: () =>
-      unwrap(
-        api.POST('/api/v1/invite/accept', {
-          body: { token, password, ...(displayName?.trim() ? { display_name: displayName.trim() } : {}) },
-        }),
-      ),
+    mutationFn: () => acceptInvite({ token, password, ...(displayName?.trim() ? { display_name: displayName.trim() } : {}) }),
     onSuccess: (session) => {
       signIn(session)
       navigate('/', { replace: true })

@@ -6,17 +6,19 @@ import { createContext, useContext, useEffect, useRef, useState, type ReactNode 
 import { useQueryClient, type QueryClient } from '@tanstack/react-query'
 import type { MessageDeltaFrame } from '../../sdk/frames.ts'
 import { RealtimeClient, type ControlFrame, type EventFrame, type RealtimeStatus, type SocketLike } from '../../sdk/realtime.ts'
-import { api, unwrap } from '../api/client.ts'
-import type { Session } from '../api/session.ts'
+import { useSignedInSession } from '../api/session.ts'
 import { channelRemoved, isDm, messageArrived, reconcileSoon, resetSidebarState } from '../channels/sidebar-state.ts'
 import { clearLive, forgetLive, rememberLive, updateLive } from '../messages/live-buffer.ts'
 import { flushOutbox, openOutbox } from '../messages/outbox.ts'
-import type { MessageWindow, WindowPage } from '../messages/queries.ts'
-import { messageDeleted, replyArrived, replyUpdated, threadKey, type ThreadWindow } from '../messages/threads.ts'
+import { approvalKeys } from '../approvals/queries.ts'
+import { channelKeys } from '../channels/queries.ts'
+import { messageKeys, threadKeys, type MessageWindow, type WindowPage } from '../messages/queries.ts'
+import { messageDeleted, replyArrived, replyUpdated, type ThreadWindow } from '../messages/threads.ts'
 import type { Message } from '../messages/types.ts'
 import { applyPeopleFrame, ownPresence } from '../people/directory-state.ts'
-import { mentionArrived } from '../mentions/queries.ts'
+import { mentionArrived, mentionKeys } from '../mentions/queries.ts'
 import { notify } from './attention.ts'
+import { fetchEventsSince } from './queries.ts'
 import { setApproval } from './approvals.ts'
 import { applyReactionEvent } from './reactions.ts'
 import { applyThreadStatus, setStreamView, withDelta } from './streams.ts'
@@ -31,7 +33,7 @@ export const useSendTyping = () => useContext(SendTyping)
 
 /** Changes the loaded pages of every window open on the conversation (newest, or around a message). */
 function updateMessages(queryClient: QueryClient, channelId: string, change: (messages: Message[], page: WindowPage, index: number) => Message[]) {
-  queryClient.setQueriesData<MessageWindow>({ queryKey: ['messages', channelId] }, (data) => {
+  queryClient.setQueriesData<MessageWindow>({ queryKey: messageKeys.channel(channelId) }, (data) => {
     if (!data) return data
     return { ...data, pages: data.pages.map((page, index) => ({ ...page, messages: change(page.messages, page, index) })) }
   })
@@ -45,7 +47,7 @@ export function applyEvent(queryClient: QueryClient, event: EventFrame, me: stri
   switch (event.type) {
     case 'new_message': {
       const { message } = event
-      if (message.approval) void queryClient.invalidateQueries({ queryKey: ['approvals', 'pending'] })
+      if (message.approval) void queryClient.invalidateQueries({ queryKey: approvalKeys.pending })
       // A reply is not in the channel's list (roots only): its root and its thread change.
       messageArrived(queryClient, channelId, message.created_at, message.author_id !== me)
       if (message.author_id !== me) void isDm(queryClient, channelId).then((dm) => dm && notify(channelId, message.author_name, message.text))
@@ -107,7 +109,7 @@ export function applyEvent(queryClient: QueryClient, event: EventFrame, me: stri
       // message_updated. Unless its conversation is on screen (where reading it acknowledges it),
       // the badge counts one more until the server's count is asked for again.
       const { message } = event
-      void queryClient.invalidateQueries({ queryKey: ['mentions'] })
+      void queryClient.invalidateQueries({ queryKey: mentionKeys.all })
       if (!event.mentioned_ids.includes(me)) return
       const onScreen = document.visibilityState === 'visible' && (location.pathname === `/c/${channelId}` || location.pathname === '/mentions')
       if (!onScreen) mentionArrived(queryClient, channelId)
@@ -117,8 +119,8 @@ export function applyEvent(queryClient: QueryClient, event: EventFrame, me: stri
     }
     case 'member_joined':
     case 'member_left':
-      void queryClient.invalidateQueries({ queryKey: ['members', channelId] })
-      void queryClient.invalidateQueries({ queryKey: ['channel', channelId] })
+      void queryClient.invalidateQueries({ queryKey: channelKeys.members(channelId) })
+      void queryClient.invalidateQueries({ queryKey: channelKeys.one(channelId) })
       if (event.member_id === me) void reconcileSoon(queryClient)
       return
     case 'channel_deleted':
@@ -127,7 +129,7 @@ export function applyEvent(queryClient: QueryClient, event: EventFrame, me: stri
     default:
       // channel_created, channel_updated
       void reconcileSoon(queryClient)
-      void queryClient.invalidateQueries({ queryKey: ['channel', channelId] })
+      void queryClient.invalidateQueries({ queryKey: channelKeys.one(channelId) })
   }
 }
 
@@ -145,13 +147,13 @@ function applyDelta(queryClient: QueryClient, delta: MessageDeltaFrame): void {
       return text === null ? m : { ...m, text }
     })
   if (delta.thread_id) {
-    const key = threadKey(delta.channel_id, delta.thread_id)
+    const key = threadKeys.replies(delta.channel_id, delta.thread_id)
     queryClient.setQueryData<ThreadWindow>(key, (data) => data && { ...data, pages: data.pages.map((page) => ({ ...page, messages: grow(page.messages) })) })
     if (missed) void queryClient.invalidateQueries({ queryKey: key })
     return
   }
   updateMessages(queryClient, delta.channel_id, grow)
-  if (missed) void queryClient.invalidateQueries({ queryKey: ['messages', delta.channel_id] })
+  if (missed) void queryClient.invalidateQueries({ queryKey: messageKeys.channel(delta.channel_id) })
 }
 
 const OUTBOX_RETRY_MS = 10_000
@@ -171,7 +173,7 @@ function socketUrl(token: string, since: string | null): string {
 async function catchUp(queryClient: QueryClient, since: string): Promise<void> {
   let page
   try {
-    page = await unwrap(api.GET('/api/v1/events', { params: { query: { since, limit: 500 } } }))
+    page = await fetchEventsSince(since, 500)
   } catch {
     return void queryClient.invalidateQueries()
   }
@@ -179,12 +181,13 @@ async function catchUp(queryClient: QueryClient, since: string): Promise<void> {
   const touched = new Set(page.events.map((event) => event.channel_id))
   if (touched.size === 0) return
   void queryClient.invalidateQueries({ predicate: (query) => query.queryKey.some((part) => typeof part === 'string' && touched.has(part)) })
-  void queryClient.invalidateQueries({ queryKey: ['mentions'] })
-  void queryClient.invalidateQueries({ queryKey: ['approvals'] })
+  void queryClient.invalidateQueries({ queryKey: mentionKeys.all })
+  void queryClient.invalidateQueries({ queryKey: approvalKeys.all })
   void reconcileSoon(queryClient, 0)
 }
 
-export function LiveProvider({ session, head, enabled, children }: { session: Session; head: string | null; enabled: boolean; children: ReactNode }) {
+export function LiveProvider({ head, enabled, children }: { head: string | null; enabled: boolean; children: ReactNode }) {
+  const session = useSignedInSession()
   const queryClient = useQueryClient()
   const [status, setStatus] = useState<RealtimeStatus>('connecting')
   const [sendTyping, setSendTyping] = useState<(channelId: string) => void>(() => () => {})

@@ -2,13 +2,13 @@
 // reaction_added / reaction_removed frames (which carry the new count and who reacted).
 import type { QueryClient } from '@tanstack/react-query'
 import type { ReactionAddedFrame, ReactionRemovedFrame } from '../../sdk/frames.ts'
-import type { MessageWindow } from '../messages/queries.ts'
+import { messageKeys, type MessageWindow } from '../messages/queries.ts'
 import type { Message } from '../messages/types.ts'
 
 type Reaction = Message['reactions'][number]
 
 export function setReactions(queryClient: QueryClient, channelId: string, messageId: string, change: (reactions: Reaction[]) => Reaction[]): void {
-  queryClient.setQueriesData<MessageWindow>({ queryKey: ['messages', channelId] }, (data) => {
+  queryClient.setQueriesData<MessageWindow>({ queryKey: messageKeys.channel(channelId) }, (data) => {
     if (!data) return data
     return {
       ...data,

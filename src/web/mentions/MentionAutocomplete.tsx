@@ -4,9 +4,8 @@
 // inserted is what resolves. The box keeps the focus; the list is tied to it with
 // aria-controls / aria-activedescendant.
 import { useMemo, useState, type KeyboardEvent, type RefObject } from 'react'
-import { useQuery } from '@tanstack/react-query'
 import { handleOf } from '../../lib/mentions.ts'
-import { api, unwrap } from '../api/client.ts'
+import { useMembers } from '../channels/queries.ts'
 import { useDirectory } from '../people/queries.ts'
 
 const MAX_SUGGESTIONS = 6
@@ -21,7 +20,7 @@ interface Candidate {
 }
 
 function useCandidates(channelId: string): Candidate[] {
-  const members = useQuery({ queryKey: ['members', channelId], queryFn: () => unwrap(api.GET('/api/v1/channels/{id}/members', { params: { path: { id: channelId } } })) })
+  const members = useMembers(channelId)
   const directory = useDirectory()
   return useMemo(() => {
     const agentNames = new Map((directory.data ?? []).filter((p) => p.type === 'AGENT').map((p) => [p.id, p.handle ?? p.name]))

@@ -3,7 +3,7 @@
 import { useMemo } from 'react'
 import { Link } from 'wouter'
 import { humanHandle } from '../../lib/mentions.ts'
-import type { Session } from '../api/session.ts'
+import { useSignedInSession } from '../api/session.ts'
 import { useChannels, useDms } from '../channels/queries.ts'
 import { formatDay, formatTime } from '../messages/format.ts'
 import { MessageText } from '../messages/MessageText.tsx'
@@ -11,7 +11,8 @@ import { AgentBadge } from '../ui/AgentBadge.tsx'
 import { ErrorNote } from '../ui/ErrorNote.tsx'
 import { useMentions } from './queries.ts'
 
-export function MentionsPage({ session }: { session: Session }) {
+export function MentionsPage() {
+  const session = useSignedInSession()
   const mentions = useMentions()
   const channels = useChannels()
   const dms = useDms()
@@ -50,7 +51,7 @@ export function MentionsPage({ session }: { session: Session }) {
                     {formatDay(m.created_at)}, {formatTime(m.created_at)}
                   </time>
                 </span>
-                <MessageText message={m} session={session} className="snippet" />
+                <MessageText message={m} className="snippet" />
               </Link>
             </li>
           ))}

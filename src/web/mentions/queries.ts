@@ -1,12 +1,19 @@
 import { useInfiniteQuery, useQuery, type QueryClient } from '@tanstack/react-query'
 import { api, unwrap } from '../api/client.ts'
+import { sidebarKeys } from '../channels/queries.ts'
 
 export const MENTIONS_PAGE = 30
+
+export const mentionKeys = {
+  all: ['mentions'] as const,
+  /** Under the sidebar's key: a reconciliation asks for it again with the lists. */
+  count: [...sidebarKeys.all, 'mention-count'] as const,
+}
 
 /** The signed-in person's mentions, newest first, a page at a time. */
 export const useMentions = () =>
   useInfiniteQuery({
-    queryKey: ['mentions'],
+    queryKey: mentionKeys.all,
     queryFn: ({ pageParam }) => unwrap(api.GET('/api/v1/mentions', { params: { query: { limit: MENTIONS_PAGE, ...(pageParam ? { cursor: pageParam } : {}) } } })),
     initialPageParam: null as string | null,
     getNextPageParam: (last) => (last.has_more ? last.next_cursor : null),
@@ -27,12 +34,11 @@ export interface MentionCount {
   capped: boolean
 }
 
-export const MENTION_COUNT_KEY = ['sidebar', 'mention-count'] as const
 const LISTED_CHANNELS_MAX = 50
 
 export const useMentionCount = (enabled = true) =>
   useQuery({
-    queryKey: MENTION_COUNT_KEY,
+    queryKey: mentionKeys.count,
     enabled,
     // One item is the least the inbox answers; its counts are what the badge needs.
     queryFn: async (): Promise<MentionCount> => {
@@ -44,14 +50,14 @@ export const useMentionCount = (enabled = true) =>
 
 /** A mention of this person arrived (a `message_mentioned` event) while its conversation was not on screen. */
 export function mentionArrived(queryClient: QueryClient, channelId: string): void {
-  queryClient.setQueryData<MentionCount>(MENTION_COUNT_KEY, (count) =>
+  queryClient.setQueryData<MentionCount>(mentionKeys.count, (count) =>
     count ? { ...count, mentions: count.mentions + 1, channels: count.channels.includes(channelId) ? count.channels : [...count.channels, channelId] } : count,
   )
 }
 
 /** The read marker of a conversation moved: if it may have held a mention, the server says what is left. */
 export function conversationRead(queryClient: QueryClient, channelId: string): void {
-  const count = queryClient.getQueryData<MentionCount>(MENTION_COUNT_KEY)
+  const count = queryClient.getQueryData<MentionCount>(mentionKeys.count)
   if (!count || count.mentions === 0 || !(count.capped || count.channels.includes(channelId))) return
-  void queryClient.invalidateQueries({ queryKey: MENTION_COUNT_KEY })
+  void queryClient.invalidateQueries({ queryKey: mentionKeys.count })
 }

@@ -5,12 +5,12 @@
 // carries the digest of what was shown, so it cannot apply to anything else.
 import { useEffect, useState } from 'react'
 import { useMutation, useQueryClient } from '@tanstack/react-query'
-import { api, unwrap } from '../api/client.ts'
 import { ApiError } from '../api/errors.ts'
-import type { Session } from '../api/session.ts'
+import { useSignedInSession, type Session } from '../api/session.ts'
 import { setApproval } from '../live/approvals.ts'
 import { ErrorNote } from '../ui/ErrorNote.tsx'
 import { formatFull } from './format.ts'
+import { decideApproval, messageKeys } from './queries.ts'
 import type { Message } from './types.ts'
 
 type Approval = NonNullable<Message['approval']>
@@ -46,7 +46,8 @@ function useNow(active: boolean): number {
   return now
 }
 
-export function ApprovalCard({ message, session }: { message: Message; session: Session }) {
+export function ApprovalCard({ message }: { message: Message }) {
+  const session = useSignedInSession()
   const approval = message.approval!
   const queryClient = useQueryClient()
   const pending = approval.status === 'pending'
@@ -56,15 +57,14 @@ export function ApprovalCard({ message, session }: { message: Message; session: 
   const [answer, setAnswer] = useState('')
   const [formError, setFormError] = useState<string | null>(null)
   const decide = useMutation({
-    mutationFn: (body: { decision: Decision; arguments?: Record<string, unknown>; comment?: string }) =>
-      unwrap(api.POST('/api/v1/channels/{id}/messages/{message_id}/approval', { params: { path: { id: message.channel_id, message_id: message.id } }, body: { ...body, digest: approval.digest } })),
+    mutationFn: (body: { decision: Decision; arguments?: Record<string, unknown>; comment?: string }) => decideApproval(message, { ...body, digest: approval.digest }),
     onSuccess: (decided) => {
       setForm(null)
       setApproval(queryClient, decided)
     },
     onError: (error) => {
       // Someone else was first: show the outcome that stands.
-      if (error instanceof ApiError && error.code === 'ALREADY_DECIDED') void queryClient.invalidateQueries({ queryKey: ['messages', message.channel_id] })
+      if (error instanceof ApiError && error.code === 'ALREADY_DECIDED') void queryClient.invalidateQueries({ queryKey: messageKeys.channel(message.channel_id) })
     },
   })
   const submitEdit = () => {

@@ -2,20 +2,13 @@
 // the file is fetched through the client and handed to the browser as an object URL; images are
 // previewed inline the same way.
 import { useEffect, useState } from 'react'
-import { api } from '../api/client.ts'
 import { ErrorNote } from '../ui/ErrorNote.tsx'
 import { PaperclipIcon } from '../ui/PaperclipIcon.tsx'
-import { ApiError } from '../api/errors.ts'
 import { formatSize } from './format.ts'
+import { fetchAttachment } from './queries.ts'
 import type { Message } from './types.ts'
 
 type File = NonNullable<Message['attachment']>
-
-async function fetchFile(id: string): Promise<Blob> {
-  const { data, response } = await api.GET('/api/v1/attachments/{id}', { params: { path: { id } }, parseAs: 'blob' })
-  if (!response.ok || !data) throw new ApiError(response.status, response.status === 404 ? 'NOT_FOUND' : 'HTTP_' + response.status, 'download failed')
-  return data
-}
 
 const PREVIEW_LIMIT = 5 * 1024 * 1024
 
@@ -27,7 +20,7 @@ export function Attachment({ attachment }: { attachment: File }) {
     if (!isImage) return
     let url: string | null = null
     let live = true
-    fetchFile(attachment.id)
+    fetchAttachment(attachment.id)
       .then((blob) => {
         if (!live) return
         url = URL.createObjectURL(new Blob([blob], { type: attachment.content_type }))
@@ -43,7 +36,7 @@ export function Attachment({ attachment }: { attachment: File }) {
   const download = async () => {
     setError(null)
     try {
-      const blob = await fetchFile(attachment.id)
+      const blob = await fetchAttachment(attachment.id)
       const url = URL.createObjectURL(blob)
       const a = document.createElement('a')
       a.href = url

@@ -2,7 +2,7 @@
 // opens at the newest messages, or at `?message=<id>` (a search result).
 import { useEffect, useState } from 'react'
 import { useLocation, useSearch } from 'wouter'
-import type { Session } from '../api/session.ts'
+import { useSignedInSession } from '../api/session.ts'
 import { MembersDialog } from '../channels/MembersDialog.tsx'
 import { useChannel, useChannels, useDms } from '../channels/queries.ts'
 import { AgentBadge } from '../ui/AgentBadge.tsx'
@@ -13,7 +13,8 @@ import { ThreadPanel } from './ThreadPanel.tsx'
 import { TypingLine } from './TypingLine.tsx'
 import { OnlineDot } from '../ui/OnlineDot.tsx'
 
-export function ChannelView({ channelId, session }: { channelId: string; session: Session }) {
+export function ChannelView({ channelId }: { channelId: string }) {
+  const session = useSignedInSession()
   const channel = useChannel(channelId)
   const dms = useDms()
   const search = new URLSearchParams(useSearch())
@@ -79,8 +80,8 @@ export function ChannelView({ channelId, session }: { channelId: string; session
             </button>
           )}
         </header>
-        {membersOpen && <MembersDialog channel={info} session={session} onClose={() => setMembersOpen(false)} />}
-        <MessageList key={anchor ?? 'newest'} channelId={channelId} session={session} keepsReadMarker={info.is_member} anchor={anchor} unread={unreadAtOpen ?? null} />
+        {membersOpen && <MembersDialog channel={info} onClose={() => setMembersOpen(false)} />}
+        <MessageList key={anchor ?? 'newest'} channelId={channelId} keepsReadMarker={info.is_member} anchor={anchor} unread={unreadAtOpen ?? null} />
         <TypingLine channelId={channelId} />
         <Composer
           channelId={channelId}
@@ -92,9 +93,7 @@ export function ChannelView({ channelId, session }: { channelId: string; session
           }}
         />
       </section>
-      {threadId && (
-        <ThreadPanel key={threadId} channelId={channelId} place={info.type === 'channel' ? `#${title}` : title} rootId={threadId} session={session} readOnly={readOnly} onClose={closeThread} />
-      )}
+      {threadId && <ThreadPanel key={threadId} channelId={channelId} place={info.type === 'channel' ? `#${title}` : title} rootId={threadId} readOnly={readOnly} onClose={closeThread} />}
     </div>
   )
 }

@@ -2,8 +2,7 @@
 // delete for whoever may.
 import { useEffect, useRef, useState, type KeyboardEvent } from 'react'
 import { useMutation } from '@tanstack/react-query'
-import { api, unwrap } from '../api/client.ts'
-import type { Session } from '../api/session.ts'
+import { useSignedInSession } from '../api/session.ts'
 import { AgentBadge } from '../ui/AgentBadge.tsx'
 import { ErrorNote } from '../ui/ErrorNote.tsx'
 import { ApprovalCard } from './ApprovalCard.tsx'
@@ -11,13 +10,15 @@ import { Attachment } from './Attachment.tsx'
 import { Reactions } from './Reactions.tsx'
 import { formatFull, formatTime } from './format.ts'
 import { MessageText } from './MessageText.tsx'
+import { deleteMessage, editMessage } from './queries.ts'
 import { StreamBar } from './StreamBar.tsx'
 import { ThreadStatusBar } from './ThreadStatusBar.tsx'
 import { ThreadSummary } from './ThreadSummary.tsx'
 import { useInThreadPanel } from './threads.ts'
 import type { Message } from './types.ts'
 
-export function MessageItem({ message, session, highlighted = false }: { message: Message; session: Session; highlighted?: boolean }) {
+export function MessageItem({ message, highlighted = false }: { message: Message; highlighted?: boolean }) {
+  const session = useSignedInSession()
   const mine = message.author_id === session.user_id
   const inPanel = useInThreadPanel()
   // A pending approval request is not edited (the server refuses it: 409).
@@ -31,13 +32,12 @@ export function MessageItem({ message, session, highlighted = false }: { message
     if (wasEditing.current && !editing) editButton.current?.focus()
     wasEditing.current = editing
   }, [editing])
-  const path = { id: message.channel_id, message_id: message.id }
   const edit = useMutation({
-    mutationFn: (text: string) => unwrap(api.PATCH('/api/v1/channels/{id}/messages/{message_id}', { params: { path }, body: { text } })),
+    mutationFn: (text: string) => editMessage(message, text),
     onSuccess: () => setEditing(false),
   })
   const remove = useMutation({
-    mutationFn: () => unwrap(api.DELETE('/api/v1/channels/{id}/messages/{message_id}', { params: { path } })),
+    mutationFn: () => deleteMessage(message),
   })
   const onEditKey = (event: KeyboardEvent<HTMLTextAreaElement>) => {
     if (event.key === 'Escape') {
@@ -99,7 +99,7 @@ export function MessageItem({ message, session, highlighted = false }: { message
           <ErrorNote error={edit.error} />
         </div>
       ) : (
-        message.text && <MessageText message={message} session={session} />
+        message.text && <MessageText message={message} />
       )}
       {message.stream_state === 'streaming' && (
         <>
@@ -111,8 +111,8 @@ export function MessageItem({ message, session, highlighted = false }: { message
         <p className="muted small">({message.stream_state === 'cancelled' ? 'stopped by its agent' : 'interrupted'})</p>
       )}
       {message.attachment && <Attachment attachment={message.attachment} />}
-      {message.approval && <ApprovalCard message={message} session={session} />}
-      <Reactions message={message} session={session} />
+      {message.approval && <ApprovalCard message={message} />}
+      <Reactions message={message} />
       {/* The panel shows its thread's statuses after the replies (ThreadPanel). */}
       {!message.thread_id && !inPanel && <ThreadStatusBar channelId={message.channel_id} rootId={message.id} read={false} />}
       <ThreadSummary message={message} />

@@ -5,7 +5,7 @@
 import { useEffect, useLayoutEffect, useMemo, useRef, useState } from 'react'
 import { useLocation } from 'wouter'
 import { useVirtualizer } from '@tanstack/react-virtual'
-import type { Session } from '../api/session.ts'
+import { useSignedInSession } from '../api/session.ts'
 import { ErrorNote } from '../ui/ErrorNote.tsx'
 import { dayKey, formatDay } from './format.ts'
 import { MessageItem } from './MessageItem.tsx'
@@ -50,19 +50,8 @@ function toRows(newestFirst: Message[], unread: UnreadAtOpen | null, me: string,
 /** How close (px) to an end of the list the next page starts loading. */
 const PRELOAD = 300
 
-export function MessageList({
-  channelId,
-  session,
-  keepsReadMarker,
-  anchor,
-  unread = null,
-}: {
-  channelId: string
-  session: Session
-  keepsReadMarker: boolean
-  anchor: string | null
-  unread?: UnreadAtOpen | null
-}) {
+export function MessageList({ channelId, keepsReadMarker, anchor, unread = null }: { channelId: string; keepsReadMarker: boolean; anchor: string | null; unread?: UnreadAtOpen | null }) {
+  const session = useSignedInSession()
   const query = useMessages(channelId, anchor)
   const [, navigate] = useLocation()
   const scroller = useRef<HTMLDivElement>(null)
@@ -216,7 +205,7 @@ export function MessageList({
                       <span>New messages</span>
                     </div>
                   ) : (
-                    <MessageItem message={row.message} session={session} highlighted={row.key === anchor} />
+                    <MessageItem message={row.message} highlighted={row.key === anchor} />
                   )}
                 </div>
               )

@@ -5,7 +5,7 @@
 // non-member, an ambiguous handle) stays plain text.
 import { useMemo, type ReactNode } from 'react'
 import { handleOf, mentionTokens } from '../../lib/mentions.ts'
-import type { Session } from '../api/session.ts'
+import { useSignedInSession } from '../api/session.ts'
 import { useDirectory } from '../people/queries.ts'
 import { parseMarkdown, renderMarkdown } from './Markdown.tsx'
 import type { Message } from './types.ts'
@@ -25,7 +25,8 @@ function useMentionedHandles(mentions: readonly string[]): Map<string, string> {
   }, [directory.data, mentions])
 }
 
-export function MessageText({ message, session, className = 'message-text' }: { message: Pick<Message, 'text' | 'mentions'>; session: Session; className?: string }) {
+export function MessageText({ message, className = 'message-text' }: { message: Pick<Message, 'text' | 'mentions'>; className?: string }) {
+  const session = useSignedInSession()
   const mentions = message.mentions ?? []
   const handles = useMentionedHandles(mentions)
   const tokens = useMemo(() => parseMarkdown(message.text), [message.text])

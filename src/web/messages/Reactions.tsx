@@ -2,10 +2,10 @@
 // (click to toggle), and a small picker of common emoji. Observers see the chips, not the picker.
 import { useState } from 'react'
 import { useMutation, useQueryClient } from '@tanstack/react-query'
-import { api, unwrap } from '../api/client.ts'
-import type { Session } from '../api/session.ts'
+import { useSignedInSession } from '../api/session.ts'
 import { setReactions } from '../live/reactions.ts'
 import { ErrorNote } from '../ui/ErrorNote.tsx'
+import { messageKeys, setReaction } from './queries.ts'
 import type { Message } from './types.ts'
 
 export const COMMON_EMOJI = ['👍', '👀', '✅', '❤️', '😄', '🎉']
@@ -22,23 +22,18 @@ export function toggled(reactions: Reaction[], emoji: string, on: boolean): Reac
   return reactions.flatMap((r) => (r.emoji !== emoji ? [r] : r.count > 1 ? [{ ...r, count: r.count - 1, reacted: false }] : []))
 }
 
-export function Reactions({ message, session }: { message: Message; session: Session }) {
+export function Reactions({ message }: { message: Message }) {
+  const session = useSignedInSession()
   const queryClient = useQueryClient()
   const [picking, setPicking] = useState(false)
   const canReact = session.role !== 'observer'
-  const path = { id: message.channel_id, message_id: message.id }
   const toggle = useMutation({
-    mutationFn: async ({ emoji, on }: { emoji: string; on: boolean }) => {
-      const params = { params: { path: { ...path, emoji } } }
-      if (on) return (await unwrap(api.PUT('/api/v1/channels/{id}/messages/{message_id}/reactions/{emoji}', params))).reactions
-      await unwrap(api.DELETE('/api/v1/channels/{id}/messages/{message_id}/reactions/{emoji}', params))
-      return null
-    },
+    mutationFn: ({ emoji, on }: { emoji: string; on: boolean }) => setReaction(message, emoji, on),
     onMutate: ({ emoji, on }) => setReactions(queryClient, message.channel_id, message.id, (list) => toggled(list, emoji, on)),
     onSuccess: (reactions) => {
       if (reactions) setReactions(queryClient, message.channel_id, message.id, () => reactions)
     },
-    onError: () => void queryClient.invalidateQueries({ queryKey: ['messages', message.channel_id] }),
+    onError: () => void queryClient.invalidateQueries({ queryKey: messageKeys.channel(message.channel_id) }),
   })
   const react = (emoji: string, on: boolean) => {
     setPicking(false)

@@ -2,10 +2,10 @@
 // Stop, and the Stop button for people who can read the conversation. The text itself grows in
 // place (message_delta frames, src/web/live/streams.ts) with a blinking cursor (MessageText's
 // sibling below). A late joiner or a reload reads the status with GET …/stream.
-import { useMutation, useQuery } from '@tanstack/react-query'
-import { api, unwrap } from '../api/client.ts'
+import { useMutation } from '@tanstack/react-query'
 import { ErrorNote } from '../ui/ErrorNote.tsx'
-import { streamKey, type StreamStatus, type StreamView } from '../live/streams.ts'
+import type { StreamStatus } from '../live/streams.ts'
+import { stopStream, useStreamView } from './queries.ts'
 import type { Message } from './types.ts'
 
 const STEP_MARK = { pending: '○', in_progress: '◐', complete: '✓', error: '✗' } as const
@@ -13,16 +13,8 @@ const STEP_WORDS = { pending: 'to do', in_progress: 'in progress', complete: 'do
 
 /** Everyone signed in here is a person who can read the conversation, so everyone may press Stop (observers too). */
 export function StreamBar({ message }: { message: Message }) {
-  const path = { id: message.channel_id, message_id: message.id }
-  const view = useQuery<StreamView>({
-    queryKey: streamKey(message.id),
-    queryFn: async () => {
-      const info = await unwrap(api.GET('/api/v1/channels/{id}/messages/{message_id}/stream', { params: { path } }))
-      return { status: info.status, stopRequested: info.stop_requested }
-    },
-    staleTime: Infinity,
-  })
-  const stop = useMutation({ mutationFn: () => unwrap(api.POST('/api/v1/channels/{id}/messages/{message_id}/stream/stop', { params: { path } })) })
+  const view = useStreamView(message)
+  const stop = useMutation({ mutationFn: () => stopStream(message) })
   const status = view.data?.status ?? null
   const stopping = view.data?.stopRequested || stop.isSuccess
   return (

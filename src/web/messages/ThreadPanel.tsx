@@ -2,14 +2,13 @@
 // newest (older ones on demand), and a composer that replies in the thread. Live replies join it
 // through the LiveContext (threads.ts); Escape or the close button returns to the conversation.
 import { useEffect, useLayoutEffect, useMemo, useRef, type KeyboardEvent } from 'react'
-import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query'
-import { api, unwrap } from '../api/client.ts'
-import type { Session } from '../api/session.ts'
+import { useMutation, useQueryClient } from '@tanstack/react-query'
 import { ErrorNote } from '../ui/ErrorNote.tsx'
 import { useDraft } from './drafts.ts'
 import { MessageItem } from './MessageItem.tsx'
 import { ThreadStatusBar } from './ThreadStatusBar.tsx'
-import { InThreadPanel, threadKey, useReplies } from './threads.ts'
+import { postReply, threadKeys, useMessage } from './queries.ts'
+import { InThreadPanel, useReplies } from './threads.ts'
 
 const SENTENCES = {
   THREAD_NOT_ROOT: 'This message is itself a reply; reply in the thread it belongs to.',
@@ -20,7 +19,6 @@ export function ThreadPanel({
   channelId,
   place,
   rootId,
-  session,
   readOnly,
   onClose,
 }: {
@@ -28,15 +26,10 @@ export function ThreadPanel({
   /** Where the thread is: "#general", or the other person of a DM. */
   place: string
   rootId: string
-  session: Session
   readOnly: string | null
   onClose: () => void
 }) {
-  const root = useQuery({
-    queryKey: ['message', channelId, rootId],
-    queryFn: () => unwrap(api.GET('/api/v1/channels/{id}/messages/{message_id}', { params: { path: { id: channelId, message_id: rootId } } })),
-    staleTime: Infinity,
-  })
+  const root = useMessage(channelId, rootId)
   const replies = useReplies(channelId, rootId)
   const oldestFirst = useMemo(() => (replies.data?.pages.flatMap((page) => page.messages) ?? []).slice().reverse(), [replies.data])
   const scroller = useRef<HTMLDivElement>(null)
@@ -74,7 +67,7 @@ export function ThreadPanel({
         <InThreadPanel.Provider value={true}>
           {root.isPending && <p className="muted pad">Loading the thread…</p>}
           <ErrorNote error={root.error ?? replies.error} sentences={SENTENCES} />
-          {root.data && <MessageItem message={root.data} session={session} />}
+          {root.data && <MessageItem message={root.data} />}
           {root.data && (
             <div className="thread-divider" role="separator" aria-label={count === 1 ? '1 reply' : `${count} replies`}>
               <span>{count === 0 ? 'No replies yet' : count === 1 ? '1 reply' : `${count} replies`}</span>
@@ -86,7 +79,7 @@ export function ThreadPanel({
             </button>
           )}
           {oldestFirst.map((reply) => (
-            <MessageItem key={reply.id} message={reply} session={session} />
+            <MessageItem key={reply.id} message={reply} />
           ))}
           {root.data && <ThreadStatusBar channelId={channelId} rootId={rootId} read={true} />}
         </InThreadPanel.Provider>
@@ -101,19 +94,13 @@ function ThreadComposer({ channelId, rootId, readOnly }: { channelId: string; ro
   const [text, setText] = useDraft(`t:${rootId}`)
   const input = useRef<HTMLTextAreaElement>(null)
   const send = useMutation({
-    mutationFn: (draft: { text: string; key: string }) =>
-      unwrap(
-        api.POST('/api/v1/channels/{id}/messages', {
-          params: { path: { id: channelId }, header: { 'idempotency-key': draft.key } },
-          body: { text: draft.text, thread_id: rootId },
-        }),
-      ),
+    mutationFn: (draft: { text: string; key: string }) => postReply(channelId, rootId, draft),
     onMutate: () => setText(''),
     // The draft comes back, with whatever was typed meanwhile after it.
     onError: (_error, draft) => setText((typed) => (typed ? `${draft.text}\n${typed}` : draft.text)),
     // The live event adds the reply; fetching the thread again covers a connection that is down.
     onSuccess: () => {
-      void queryClient.invalidateQueries({ queryKey: threadKey(channelId, rootId) })
+      void queryClient.invalidateQueries({ queryKey: threadKeys.replies(channelId, rootId) })
       input.current?.focus()
     },
   })

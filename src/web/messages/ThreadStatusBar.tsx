@@ -3,21 +3,11 @@
 // in the query cache: `thread_status` frames change it (live/streams.ts); the thread panel also
 // reads it when it opens (a late joiner or a reload), the channel's list only shows what arrived
 // live (one request per root shown would cost a page of requests for a rare status).
-import { useQuery } from '@tanstack/react-query'
-import { api, unwrap } from '../api/client.ts'
-import { threadStatusKey, type ThreadStatusEntry } from '../live/streams.ts'
+import { useThreadStatus } from './queries.ts'
 import { StatusView } from './StreamBar.tsx'
 
 export function ThreadStatusBar({ channelId, rootId, read }: { channelId: string; rootId: string; read: boolean }) {
-  const statuses = useQuery<ThreadStatusEntry[]>({
-    queryKey: threadStatusKey(channelId, rootId),
-    queryFn: async () => {
-      const page = await unwrap(api.GET('/api/v1/channels/{id}/messages/{message_id}/thread/status', { params: { path: { id: channelId, message_id: rootId } } }))
-      return page.statuses.map((s) => ({ agent_id: s.agent_id, agent_name: s.agent_name, status: s.status }))
-    },
-    enabled: read,
-    staleTime: Infinity,
-  })
+  const statuses = useThreadStatus(channelId, rootId, read)
   if (!statuses.data?.length) return null
   return (
     <div className="thread-status" data-testid="thread-status">

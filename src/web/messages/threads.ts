@@ -4,19 +4,17 @@
 import { useInfiniteQuery, type InfiniteData, type QueryClient } from '@tanstack/react-query'
 import { createContext, useContext } from 'react'
 import { api, unwrap } from '../api/client.ts'
-import type { MessageWindow } from './queries.ts'
+import { messageKeys, threadKeys, type MessageWindow } from './queries.ts'
 import type { Message, MessagePage } from './types.ts'
 
 export const REPLIES_PAGE = 50
-
-export const threadKey = (channelId: string, rootId: string) => ['thread', channelId, rootId]
 
 export type ThreadWindow = InfiniteData<MessagePage, string | null>
 
 /** The replies of a thread, newest first in each page; pages go back in time. */
 export const useReplies = (channelId: string, rootId: string) =>
   useInfiniteQuery({
-    queryKey: threadKey(channelId, rootId),
+    queryKey: threadKeys.replies(channelId, rootId),
     initialPageParam: null as string | null,
     queryFn: ({ pageParam }) =>
       unwrap(
@@ -34,10 +32,10 @@ export const useInThreadPanel = () => useContext(InThreadPanel)
 
 function changeRoot(queryClient: QueryClient, channelId: string, rootId: string, change: (root: Message) => Message) {
   queryClient.setQueriesData<MessageWindow>(
-    { queryKey: ['messages', channelId] },
+    { queryKey: messageKeys.channel(channelId) },
     (data) => data && { ...data, pages: data.pages.map((page) => ({ ...page, messages: page.messages.map((m) => (m.id === rootId ? change(m) : m)) })) },
   )
-  queryClient.setQueryData<Message>(['message', channelId, rootId], (root) => root && change(root))
+  queryClient.setQueryData<Message>(messageKeys.one(channelId, rootId), (root) => root && change(root))
 }
 
 /** A reply arrived: its root's summary moves on (as the server's did), and an open thread shows it. */
@@ -49,7 +47,7 @@ export function replyArrived(queryClient: QueryClient, reply: Message): void {
     last_reply_at: reply.created_at,
     recent_replier_ids: [reply.author_id, ...root.recent_replier_ids.filter((id) => id !== reply.author_id)].slice(0, 3),
   }))
-  queryClient.setQueryData<ThreadWindow>(threadKey(reply.channel_id, rootId), (data) => {
+  queryClient.setQueryData<ThreadWindow>(threadKeys.replies(reply.channel_id, rootId), (data) => {
     if (!data || data.pages[0]?.messages.some((m) => m.id === reply.id)) return data
     const [newest, ...rest] = data.pages
     return { ...data, pages: [{ ...newest!, messages: [reply, ...newest!.messages] }, ...rest] }
@@ -59,7 +57,7 @@ export function replyArrived(queryClient: QueryClient, reply: Message): void {
 /** A reply was edited: the open thread shows the new text. */
 export function replyUpdated(queryClient: QueryClient, reply: Message): void {
   queryClient.setQueryData<ThreadWindow>(
-    threadKey(reply.channel_id, reply.thread_id!),
+    threadKeys.replies(reply.channel_id, reply.thread_id!),
     (data) => data && { ...data, pages: data.pages.map((page) => ({ ...page, messages: page.messages.map((m) => (m.id === reply.id ? reply : m)) })) },
   )
 }
@@ -71,8 +69,8 @@ export function replyUpdated(queryClient: QueryClient, reply: Message): void {
  */
 export function messageDeleted(queryClient: QueryClient, channelId: string, messageId: string, threadId: string | null): boolean {
   if (threadId) {
-    void queryClient.invalidateQueries({ queryKey: threadKey(channelId, threadId) })
-    void queryClient.invalidateQueries({ queryKey: ['message', channelId, threadId] })
+    void queryClient.invalidateQueries({ queryKey: threadKeys.replies(channelId, threadId) })
+    void queryClient.invalidateQueries({ queryKey: messageKeys.one(channelId, threadId) })
     changeRoot(queryClient, channelId, threadId, (root) => ({ ...root, reply_count: Math.max(0, root.reply_count - 1) }))
     return false
   }
@@ -83,6 +81,6 @@ export function messageDeleted(queryClient: QueryClient, channelId: string, mess
     const { attachment: _gone, ...rest } = root
     return { ...rest, text: '', deleted: true }
   })
-  if (kept) void queryClient.invalidateQueries({ queryKey: ['message', channelId, messageId] })
+  if (kept) void queryClient.invalidateQueries({ queryKey: messageKeys.one(channelId, messageId) })
   return !kept
 }

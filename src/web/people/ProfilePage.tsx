@@ -2,20 +2,19 @@
 // change that needs the current password. A password change ends every earlier session, this one
 // included: the answer carries the new session, which replaces the one kept here.
 import { useState, type FormEvent } from 'react'
-import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query'
-import { api, unwrap } from '../api/client.ts'
-import { signIn, type Session } from '../api/session.ts'
+import { useMutation, useQueryClient } from '@tanstack/react-query'
+import { signIn, useSignedInSession } from '../api/session.ts'
 import { MIN_PASSWORD, PasswordRule } from '../invite/PasswordRule.tsx'
 import { ErrorNote } from '../ui/ErrorNote.tsx'
+import { peopleKeys, updateMe, useMe } from './queries.ts'
 
 const SENTENCES = {
   VALIDATION_ERROR: 'The picture must be a web address starting with http:// or https://, and the name cannot be blank.',
 }
 
-type Change = { display_name?: string; avatar_url?: string | null; current_password?: string; new_password?: string }
-
-export function ProfilePage({ session }: { session: Session }) {
-  const me = useQuery({ queryKey: ['me'], queryFn: () => unwrap(api.GET('/api/v1/auth/me')), staleTime: Infinity })
+export function ProfilePage() {
+  const session = useSignedInSession()
+  const me = useMe()
   const human = me.data && me.data.type === 'HUMAN' ? me.data : null
   return (
     <section className="search-page profile-page" aria-labelledby="profile-title">
@@ -26,13 +25,14 @@ export function ProfilePage({ session }: { session: Session }) {
       <div className="search-body">
         {me.isPending && <p className="muted">Loading…</p>}
         <ErrorNote error={me.error} />
-        {human && <ProfileForms session={session} name={human.display_name} avatar={(human as { avatar_url?: string | null }).avatar_url ?? null} />}
+        {human && <ProfileForms name={human.display_name} avatar={(human as { avatar_url?: string | null }).avatar_url ?? null} />}
       </div>
     </section>
   )
 }
 
-function ProfileForms({ session, name: savedName, avatar: savedAvatar }: { session: Session; name: string; avatar: string | null }) {
+function ProfileForms({ name: savedName, avatar: savedAvatar }: { name: string; avatar: string | null }) {
+  const session = useSignedInSession()
   const queryClient = useQueryClient()
   const [name, setName] = useState(savedName)
   const [avatar, setAvatar] = useState(savedAvatar ?? '')
@@ -40,13 +40,13 @@ function ProfileForms({ session, name: savedName, avatar: savedAvatar }: { sessi
   const [next, setNext] = useState('')
   const [saved, setSaved] = useState<'profile' | 'password' | null>(null)
   const save = useMutation({
-    mutationFn: (change: Change) => unwrap(api.PATCH('/api/v1/auth/me', { body: change })),
+    mutationFn: updateMe,
     onSuccess: (me, change) => {
       // The new session first: every request after this one needs its token.
       const fresh = (me as { session?: { token: string; expires_at: string } }).session
       signIn({ ...session, display_name: me.display_name, ...(fresh ? { token: fresh.token, expires_at: fresh.expires_at } : {}) })
-      queryClient.setQueryData(['me'], me)
-      void queryClient.invalidateQueries({ queryKey: ['directory'] })
+      queryClient.setQueryData(peopleKeys.me, me)
+      void queryClient.invalidateQueries({ queryKey: peopleKeys.directory })
       setSaved(change.new_password ? 'password' : 'profile')
       if (change.new_password) {
         setCurrent('')

@@ -4,10 +4,10 @@
 // of these frames would have every open page download it whenever anyone connects.
 import type { QueryClient } from '@tanstack/react-query'
 import type { ControlFrame } from '../../sdk/frames.ts'
-import type { Person } from './queries.ts'
+import { peopleKeys, type Person } from './queries.ts'
 
 const change = (queryClient: QueryClient, id: string, update: (person: Person) => Person) =>
-  queryClient.setQueryData<Person[]>(['directory'], (people) => people?.map((p) => (p.id === id ? update(p) : p)))
+  queryClient.setQueryData<Person[]>(peopleKeys.directory, (people) => people?.map((p) => (p.id === id ? update(p) : p)))
 
 /** Applies a presence, agent_status or user_updated frame; false for any other frame. */
 export function applyPeopleFrame(queryClient: QueryClient, frame: ControlFrame): boolean {

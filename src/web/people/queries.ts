@@ -4,8 +4,21 @@ import { api, unwrap } from '../api/client.ts'
 
 export type Person = components['schemas']['DirectoryEntry']
 
+export const peopleKeys = {
+  directory: ['directory'] as const,
+  /** The signed-in account as the server knows it (GET /auth/me). */
+  me: ['me'] as const,
+}
+
 /** Everyone in the workspace (agents first), for the DM and member pickers. */
-export const useDirectory = () => useQuery({ queryKey: ['directory'], queryFn: () => unwrap(api.GET('/api/v1/directory')) })
+export const useDirectory = () => useQuery({ queryKey: peopleKeys.directory, queryFn: () => unwrap(api.GET('/api/v1/directory')) })
+
+/** Who is signed in: it does not change with events, so it is asked once. */
+export const useMe = () => useQuery({ queryKey: peopleKeys.me, queryFn: () => unwrap(api.GET('/api/v1/auth/me')), staleTime: Infinity })
+
+export type ProfileChange = { display_name?: string; avatar_url?: string | null; current_password?: string; new_password?: string }
+
+export const updateMe = (change: ProfileChange) => unwrap(api.PATCH('/api/v1/auth/me', { body: change }))
 
 /** How a person's role reads next to their name. */
 export function roleLabel(person: Pick<Person, 'type' | 'role' | 'is_owner' | 'status'>): string {

@@ -2,24 +2,16 @@
 // with the matched words highlighted; opening one jumps to the message in its conversation.
 import { useEffect, useMemo, useRef } from 'react'
 import { Link, useSearch } from 'wouter'
-import { useQuery } from '@tanstack/react-query'
-import { api, unwrap } from '../api/client.ts'
 import { useChannels, useDms } from '../channels/queries.ts'
 import { formatDay, formatTime } from '../messages/format.ts'
 import { AgentBadge } from '../ui/AgentBadge.tsx'
 import { ErrorNote } from '../ui/ErrorNote.tsx'
+import { SEARCH_LIMIT, useSearchResults } from './queries.ts'
 import { Snippet } from './Snippet.tsx'
-
-export const SEARCH_LIMIT = 50
 
 export function SearchPage() {
   const q = (new URLSearchParams(useSearch()).get('q') ?? '').trim()
-  const results = useQuery({
-    queryKey: ['search', q],
-    queryFn: () => unwrap(api.GET('/api/v1/messages/search', { params: { query: { q, limit: SEARCH_LIMIT } } })),
-    enabled: q !== '',
-    staleTime: 0,
-  })
+  const results = useSearchResults(q)
   const channels = useChannels()
   const dms = useDms()
   const names = useMemo(() => {

@@ -1,8 +1,7 @@
 // One agent: its profile (edit), API keys, webhooks, and deleting it.
 import { useState, type FormEvent } from 'react'
 import { Link, useLocation } from 'wouter'
-import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query'
-import { api, unwrap } from '../api/client.ts'
+import { useMutation, useQueryClient } from '@tanstack/react-query'
 import { ApiError } from '../api/errors.ts'
 import { AgentBadge } from '../ui/AgentBadge.tsx'
 import { ErrorNote } from '../ui/ErrorNote.tsx'
@@ -11,9 +10,7 @@ import { AgentWebhooks } from './AgentWebhooks.tsx'
 import { AgentNameField, ConfirmButton, SaveRow } from './Controls.tsx'
 import { formatDay } from './format.ts'
 import { LoadFailed, Loading } from './QueryState.tsx'
-
-const fetchAgent = (id: string) => unwrap(api.GET('/api/v1/agents/{id}', { params: { path: { id } } }))
-type Agent = Awaited<ReturnType<typeof fetchAgent>>
+import { deleteAgent, settingsKeys, updateAgent, useAgent, type Agent } from './queries.ts'
 
 function Profile({ agent }: { agent: Agent }) {
   const queryClient = useQueryClient()
@@ -28,10 +25,10 @@ function Profile({ agent }: { agent: Agent }) {
   }
   const dirty = Object.keys(changes).length > 0
   const save = useMutation({
-    mutationFn: () => unwrap(api.PATCH('/api/v1/agents/{id}', { params: { path: { id: agent.id } }, body: changes })),
+    mutationFn: () => updateAgent(agent.id, changes),
     onSuccess: (updated) => {
-      queryClient.setQueryData(['agent', agent.id], updated)
-      void queryClient.invalidateQueries({ queryKey: ['agents'] })
+      queryClient.setQueryData(settingsKeys.agent(agent.id), updated)
+      void queryClient.invalidateQueries({ queryKey: settingsKeys.agents })
       setSaved(true)
     },
   })
@@ -88,10 +85,10 @@ function DeleteAgent({ agent }: { agent: Agent }) {
   const queryClient = useQueryClient()
   const [, navigate] = useLocation()
   const remove = useMutation({
-    mutationFn: () => unwrap(api.DELETE('/api/v1/agents/{id}', { params: { path: { id: agent.id } } })),
+    mutationFn: () => deleteAgent(agent.id),
     onSuccess: () => {
-      queryClient.removeQueries({ queryKey: ['agent', agent.id] })
-      void queryClient.invalidateQueries({ queryKey: ['agents'] })
+      queryClient.removeQueries({ queryKey: settingsKeys.agent(agent.id) })
+      void queryClient.invalidateQueries({ queryKey: settingsKeys.agents })
       navigate('/agents')
     },
   })
@@ -121,7 +118,7 @@ function DeleteAgent({ agent }: { agent: Agent }) {
 }
 
 export function AgentDetail({ agentId }: { agentId: string }) {
-  const agent = useQuery({ queryKey: ['agent', agentId], queryFn: () => fetchAgent(agentId) })
+  const agent = useAgent(agentId)
   const back = (
     <Link href="/agents" className="back-link">
       <span aria-hidden="true">←</span> All agents

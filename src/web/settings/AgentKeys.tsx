@@ -1,30 +1,29 @@
 // One agent's API keys: masked list, create (the key shown once), revoke.
 import { useState, type FormEvent } from 'react'
-import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query'
-import { api, unwrap } from '../api/client.ts'
+import { useMutation, useQueryClient } from '@tanstack/react-query'
 import { ErrorNote } from '../ui/ErrorNote.tsx'
 import { SecretOnce } from '../ui/SecretOnce.tsx'
 import { formatDay } from './format.ts'
 import { ConfirmButton } from './Controls.tsx'
 import { Empty, LoadFailed, Loading } from './QueryState.tsx'
+import { createAgentKey, revokeAgentKey, settingsKeys, useAgentKeys } from './queries.ts'
 
 export function AgentKeys({ agentId, agentName }: { agentId: string; agentName: string }) {
   const queryClient = useQueryClient()
-  const path = { id: agentId }
-  const keys = useQuery({ queryKey: ['keys', agentId], queryFn: () => unwrap(api.GET('/api/v1/agents/{id}/keys', { params: { path } })) })
+  const keys = useAgentKeys(agentId)
   const [name, setName] = useState('')
   const [secret, setSecret] = useState<string | null>(null)
   const create = useMutation({
-    mutationFn: () => unwrap(api.POST('/api/v1/agents/{id}/keys', { params: { path }, body: { name: name.trim() } })),
+    mutationFn: () => createAgentKey(agentId, name.trim()),
     onSuccess: (created) => {
       setSecret(created.key)
       setName('')
-      void queryClient.invalidateQueries({ queryKey: ['keys', agentId] })
+      void queryClient.invalidateQueries({ queryKey: settingsKeys.keys(agentId) })
     },
   })
   const revoke = useMutation({
-    mutationFn: (keyId: string) => unwrap(api.DELETE('/api/v1/agents/{id}/keys/{key_id}', { params: { path: { id: agentId, key_id: keyId } } })),
-    onSuccess: () => queryClient.invalidateQueries({ queryKey: ['keys', agentId] }),
+    mutationFn: (keyId: string) => revokeAgentKey(agentId, keyId),
+    onSuccess: () => queryClient.invalidateQueries({ queryKey: settingsKeys.keys(agentId) }),
   })
   const submit = (event: FormEvent) => {
     event.preventDefault()

@@ -1,19 +1,16 @@
 // One agent's webhooks: add one (URL and events; the signing secret shown once), and for each:
 // its state (with why it is off), turn off/on, new signing secret, delivery history, delete.
 import { useState, type FormEvent } from 'react'
-import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query'
-import { api, unwrap } from '../api/client.ts'
+import { useMutation, useQueryClient } from '@tanstack/react-query'
 import { ErrorNote } from '../ui/ErrorNote.tsx'
 import { SecretOnce } from '../ui/SecretOnce.tsx'
-import { DeliveryHistory, type DeliveryStatus } from './DeliveryHistory.tsx'
+import { DeliveryHistory } from './DeliveryHistory.tsx'
 import { EndpointNotice, StatusPill } from './EndpointStatus.tsx'
 import { EventPicker } from './EventPicker.tsx'
 import { eventLabel, WEBHOOK_EVENTS, type WebhookEvent } from './format.ts'
 import { ConfirmButton } from './Controls.tsx'
 import { Empty, LoadFailed, Loading } from './QueryState.tsx'
-
-const fetchWebhooks = (agentId: string) => unwrap(api.GET('/api/v1/agents/{id}/webhooks', { params: { path: { id: agentId } } }))
-type Webhook = Awaited<ReturnType<typeof fetchWebhooks>>[number]
+import { createWebhook, deleteWebhook, fetchWebhookDeliveries, redeliverWebhook, rotateWebhookSecret, setWebhookActive, settingsKeys, useWebhooks, type Webhook } from './queries.ts'
 
 const URL_SENTENCES = {
   INVALID_URL: 'That address cannot receive webhooks: use a public http:// or https:// URL (private and local network addresses are refused).',
@@ -24,12 +21,12 @@ function NewWebhook({ agentId, onCreated }: { agentId: string; onCreated: (secre
   const [url, setUrl] = useState('')
   const [events, setEvents] = useState<WebhookEvent[]>(['message.created'])
   const create = useMutation({
-    mutationFn: () => unwrap(api.POST('/api/v1/agents/{id}/webhooks', { params: { path: { id: agentId } }, body: { url: url.trim(), events } })),
+    mutationFn: () => createWebhook(agentId, { url: url.trim(), events }),
     onSuccess: (created) => {
       setUrl('')
       setEvents(['message.created'])
       onCreated(created.secret)
-      void queryClient.invalidateQueries({ queryKey: ['webhooks', agentId] })
+      void queryClient.invalidateQueries({ queryKey: settingsKeys.webhooks(agentId) })
     },
   })
   const submit = (event: FormEvent) => {
@@ -58,17 +55,17 @@ function WebhookItem({ agentId, webhook, onSecret }: { agentId: string; webhook:
   const queryClient = useQueryClient()
   const [history, setHistory] = useState(false)
   const path = { id: agentId, webhook_id: webhook.id }
-  const refresh = () => queryClient.invalidateQueries({ queryKey: ['webhooks', agentId] })
+  const refresh = () => queryClient.invalidateQueries({ queryKey: settingsKeys.webhooks(agentId) })
   const toggle = useMutation({
-    mutationFn: (active: boolean) => unwrap(api.PATCH('/api/v1/agents/{id}/webhooks/{webhook_id}', { params: { path }, body: { active } })),
+    mutationFn: (active: boolean) => setWebhookActive(path, active),
     onSuccess: refresh,
   })
   const rotate = useMutation({
-    mutationFn: () => unwrap(api.POST('/api/v1/agents/{id}/webhooks/{webhook_id}/rotate-secret', { params: { path } })),
+    mutationFn: () => rotateWebhookSecret(path),
     onSuccess: (rotated) => onSecret(rotated.secret),
   })
   const remove = useMutation({
-    mutationFn: () => unwrap(api.DELETE('/api/v1/agents/{id}/webhooks/{webhook_id}', { params: { path } })),
+    mutationFn: () => deleteWebhook(path),
     onSuccess: refresh,
   })
   return (
@@ -109,11 +106,9 @@ function WebhookItem({ agentId, webhook, onSecret }: { agentId: string; webhook:
         <DeliveryHistory
           kind="webhook"
           active={webhook.active}
-          queryKey={['webhook-deliveries', webhook.id]}
-          fetchPage={(before, status?: DeliveryStatus) =>
-            unwrap(api.GET('/api/v1/agents/{id}/webhooks/{webhook_id}/deliveries', { params: { path, query: { ...(before ? { before } : {}), ...(status ? { status } : {}) } } }))
-          }
-          redeliver={(deliveryId) => unwrap(api.POST('/api/v1/agents/{id}/webhooks/{webhook_id}/deliveries/{delivery_id}/redeliver', { params: { path: { ...path, delivery_id: deliveryId } } }))}
+          queryKey={settingsKeys.webhookDeliveries(webhook.id)}
+          fetchPage={(before, status) => fetchWebhookDeliveries(path, before, status)}
+          redeliver={(deliveryId) => redeliverWebhook(path, deliveryId)}
         />
       )}
     </li>
@@ -121,7 +116,7 @@ function WebhookItem({ agentId, webhook, onSecret }: { agentId: string; webhook:
 }
 
 export function AgentWebhooks({ agentId, agentName }: { agentId: string; agentName: string }) {
-  const webhooks = useQuery({ queryKey: ['webhooks', agentId], queryFn: () => fetchWebhooks(agentId), refetchInterval: 15_000 })
+  const webhooks = useWebhooks(agentId)
   const [secret, setSecret] = useState<string | null>(null)
   return (
     <div className="stack">

@@ -1,14 +1,12 @@
 // The agents of the workspace: create one (then manage it on its own page), and the list.
 import { useState, type FormEvent } from 'react'
 import { Link, useLocation } from 'wouter'
-import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query'
-import { api, unwrap } from '../api/client.ts'
+import { useMutation, useQueryClient } from '@tanstack/react-query'
 import { AgentBadge } from '../ui/AgentBadge.tsx'
 import { ErrorNote } from '../ui/ErrorNote.tsx'
 import { AgentNameField } from './Controls.tsx'
 import { Empty, LoadFailed, Loading } from './QueryState.tsx'
-
-export const useAgents = () => useQuery({ queryKey: ['agents'], queryFn: () => unwrap(api.GET('/api/v1/agents')) })
+import { createAgent, settingsKeys, useAgents } from './queries.ts'
 
 function NewAgent() {
   const queryClient = useQueryClient()
@@ -18,18 +16,14 @@ function NewAgent() {
   const [description, setDescription] = useState('')
   const create = useMutation({
     mutationFn: () =>
-      unwrap(
-        api.POST('/api/v1/agents', {
-          body: {
-            name: name.trim(),
-            ...(displayName.trim() ? { display_name: displayName.trim() } : {}),
-            ...(description.trim() ? { description: description.trim() } : {}),
-          },
-        }),
-      ),
+      createAgent({
+        name: name.trim(),
+        ...(displayName.trim() ? { display_name: displayName.trim() } : {}),
+        ...(description.trim() ? { description: description.trim() } : {}),
+      }),
     onSuccess: (agent) => {
-      queryClient.setQueryData(['agent', agent.id], agent)
-      void queryClient.invalidateQueries({ queryKey: ['agents'] })
+      queryClient.setQueryData(settingsKeys.agent(agent.id), agent)
+      void queryClient.invalidateQueries({ queryKey: settingsKeys.agents })
       navigate(`/agents/${agent.id}`)
     },
   })

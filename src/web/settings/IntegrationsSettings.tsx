@@ -2,23 +2,32 @@
 // events, the agents it may act for; its API key and HMAC secret shown once), and for each: its
 // state, turn off/on, edit, new API key, new HMAC secret, delivery history, delete.
 import { useId, useState, type FormEvent } from 'react'
-import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query'
-import { api, unwrap } from '../api/client.ts'
+import { useMutation, useQueryClient } from '@tanstack/react-query'
 import { AgentBadge } from '../ui/AgentBadge.tsx'
 import { ErrorNote } from '../ui/ErrorNote.tsx'
 import { SecretOnce } from '../ui/SecretOnce.tsx'
-import { useAgents } from './AgentsSettings.tsx'
 import { DeliveryHistory } from './DeliveryHistory.tsx'
 import { EndpointNotice, StatusPill } from './EndpointStatus.tsx'
 import { EventPicker } from './EventPicker.tsx'
 import { DEFAULT_INTEGRATION_EVENTS, eventLabel, formatDay, INTEGRATION_EVENTS, platformLabel, PLATFORMS, type IntegrationEvent, type Platform } from './format.ts'
 import { ConfirmButton } from './Controls.tsx'
 import { Empty, LoadFailed, Loading } from './QueryState.tsx'
+import {
+  createIntegration,
+  deleteIntegration,
+  fetchIntegrationDeliveries,
+  redeliverIntegration,
+  rotateIntegrationKey,
+  rotateIntegrationSecret,
+  settingsKeys,
+  updateIntegration,
+  useAgents,
+  useIntegrations,
+  type Integration,
+} from './queries.ts'
 
-const fetchIntegrations = () => unwrap(api.GET('/api/v1/integrations'))
 /** The API types an integration's `events` as strings: the form keeps those it offers. */
 const knownEvents = new Set<string>(INTEGRATION_EVENTS)
-type Integration = Awaited<ReturnType<typeof fetchIntegrations>>[number]
 
 interface Shown {
   title: string
@@ -133,11 +142,7 @@ function NewIntegration({ onCreated }: { onCreated: (shown: Shown) => void }) {
   const [draft, setDraft] = useState<Draft>(empty)
   const create = useMutation({
     mutationFn: () =>
-      unwrap(
-        api.POST('/api/v1/integrations', {
-          body: { name: draft.name.trim(), platform: draft.platform, webhook_url: draft.webhookUrl.trim(), events: draft.events, agent_ids: draft.anyAgent ? [] : draft.agentIds },
-        }),
-      ),
+      createIntegration({ name: draft.name.trim(), platform: draft.platform, webhook_url: draft.webhookUrl.trim(), events: draft.events, agent_ids: draft.anyAgent ? [] : draft.agentIds }),
     onSuccess: (created) => {
       setDraft(empty)
       onCreated({
@@ -148,7 +153,7 @@ function NewIntegration({ onCreated }: { onCreated: (shown: Shown) => void }) {
         ],
         note: 'The platform posts messages with the API key and checks our deliveries with the HMAC secret.',
       })
-      void queryClient.invalidateQueries({ queryKey: ['integrations'] })
+      void queryClient.invalidateQueries({ queryKey: settingsKeys.integrations })
     },
   })
   const submit = (event: FormEvent) => {
@@ -181,14 +186,15 @@ function EditIntegration({ integration, onDone }: { integration: Integration; on
   })
   const save = useMutation({
     mutationFn: () =>
-      unwrap(
-        api.PATCH('/api/v1/integrations/{id}', {
-          params: { path: { id: integration.id } },
-          body: { name: draft.name.trim(), platform: draft.platform, webhook_url: draft.webhookUrl.trim(), events: draft.events, agent_ids: draft.anyAgent ? [] : draft.agentIds },
-        }),
-      ),
+      updateIntegration(integration.id, {
+        name: draft.name.trim(),
+        platform: draft.platform,
+        webhook_url: draft.webhookUrl.trim(),
+        events: draft.events,
+        agent_ids: draft.anyAgent ? [] : draft.agentIds,
+      }),
     onSuccess: () => {
-      void queryClient.invalidateQueries({ queryKey: ['integrations'] })
+      void queryClient.invalidateQueries({ queryKey: settingsKeys.integrations })
       onDone()
     },
   })
@@ -217,26 +223,25 @@ function IntegrationItem({ integration, onSecrets }: { integration: Integration;
   const agents = useAgents()
   const [history, setHistory] = useState(false)
   const [editing, setEditing] = useState(false)
-  const path = { id: integration.id }
-  const refresh = () => queryClient.invalidateQueries({ queryKey: ['integrations'] })
+  const refresh = () => queryClient.invalidateQueries({ queryKey: settingsKeys.integrations })
   const toggle = useMutation({
-    mutationFn: (active: boolean) => unwrap(api.PATCH('/api/v1/integrations/{id}', { params: { path }, body: { active } })),
+    mutationFn: (active: boolean) => updateIntegration(integration.id, { active }),
     onSuccess: refresh,
   })
   const rotateKey = useMutation({
-    mutationFn: () => unwrap(api.POST('/api/v1/integrations/{id}/rotate-key', { params: { path } })),
+    mutationFn: () => rotateIntegrationKey(integration.id),
     onSuccess: (rotated) => {
       void refresh()
       onSecrets({ title: `the new API key of ${integration.name}`, secrets: [{ label: 'API key', value: rotated.api_key }], note: 'The previous key no longer works.' })
     },
   })
   const rotateSecret = useMutation({
-    mutationFn: () => unwrap(api.POST('/api/v1/integrations/{id}/rotate-secret', { params: { path } })),
+    mutationFn: () => rotateIntegrationSecret(integration.id),
     onSuccess: (rotated) =>
       onSecrets({ title: `the new HMAC secret of ${integration.name}`, secrets: [{ label: 'HMAC secret', value: rotated.hmac_secret }], note: 'Every delivery from now on is signed with it.' }),
   })
   const remove = useMutation({
-    mutationFn: () => unwrap(api.DELETE('/api/v1/integrations/{id}', { params: { path } })),
+    mutationFn: () => deleteIntegration(integration.id),
     onSuccess: refresh,
   })
   const names = integration.agent_ids.map((id) => agents.data?.find((a) => a.id === id)?.display_name ?? 'a deleted agent')
@@ -305,9 +310,9 @@ function IntegrationItem({ integration, onSecrets }: { integration: Integration;
         <DeliveryHistory
           kind="integration"
           active={integration.active}
-          queryKey={['integration-deliveries', integration.id]}
-          fetchPage={(before, status) => unwrap(api.GET('/api/v1/integrations/{id}/deliveries', { params: { path, query: { ...(before ? { before } : {}), ...(status ? { status } : {}) } } }))}
-          redeliver={(deliveryId) => unwrap(api.POST('/api/v1/integrations/{id}/deliveries/{delivery_id}/redeliver', { params: { path: { id: integration.id, delivery_id: deliveryId } } }))}
+          queryKey={settingsKeys.integrationDeliveries(integration.id)}
+          fetchPage={(before, status) => fetchIntegrationDeliveries(integration.id, before, status)}
+          redeliver={(deliveryId) => redeliverIntegration(integration.id, deliveryId)}
         />
       )}
     </li>
@@ -315,7 +320,7 @@ function IntegrationItem({ integration, onSecrets }: { integration: Integration;
 }
 
 export function IntegrationsSettings() {
-  const integrations = useQuery({ queryKey: ['integrations'], queryFn: fetchIntegrations, refetchInterval: 15_000 })
+  const integrations = useIntegrations()
   const [shown, setShown] = useState<Shown | null>(null)
   return (
     <div className="settings-section">

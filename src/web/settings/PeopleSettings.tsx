@@ -1,15 +1,15 @@
 // People: invite a human with a role (the invite link shown to copy), the invites not accepted
 // yet (with a new link on request), sign-ups waiting for approval, and everyone with their role.
 import { useState, type FormEvent } from 'react'
-import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query'
-import { api, unwrap } from '../api/client.ts'
-import type { Session } from '../api/session.ts'
+import { useMutation, useQueryClient } from '@tanstack/react-query'
+import { useSignedInSession } from '../api/session.ts'
 import { ErrorNote } from '../ui/ErrorNote.tsx'
 import { OnlineDot } from '../ui/OnlineDot.tsx'
 import { SecretOnce } from '../ui/SecretOnce.tsx'
 import { formatDay, formatWhen, ROLE_LABELS } from './format.ts'
 import { ConfirmButton } from './Controls.tsx'
 import { Empty, LoadFailed, Loading } from './QueryState.tsx'
+import { approveRegistration, createInvite, refuseRegistration, settingsKeys, useInvites, usePeople, useRegistrations } from './queries.ts'
 
 type Role = 'member' | 'observer'
 
@@ -42,13 +42,13 @@ function InviteForm({ onInvited }: { onInvited: (invited: Invited) => void }) {
   const [displayName, setDisplayName] = useState('')
   const [role, setRole] = useState<Role>('member')
   const invite = useMutation({
-    mutationFn: () => unwrap(api.POST('/api/v1/invites', { body: { email: email.trim(), role, ...(displayName.trim() ? { display_name: displayName.trim() } : {}) } })),
+    mutationFn: () => createInvite({ email: email.trim(), role, ...(displayName.trim() ? { display_name: displayName.trim() } : {}) }),
     onSuccess: (created) => {
       setEmail('')
       setDisplayName('')
       setRole('member')
       onInvited(created)
-      void queryClient.invalidateQueries({ queryKey: ['invites'] })
+      void queryClient.invalidateQueries({ queryKey: settingsKeys.invites })
     },
   })
   const submit = (event: FormEvent) => {
@@ -90,12 +90,12 @@ function InviteForm({ onInvited }: { onInvited: (invited: Invited) => void }) {
 
 function PendingInvites({ onInvited }: { onInvited: (invited: Invited) => void }) {
   const queryClient = useQueryClient()
-  const invites = useQuery({ queryKey: ['invites'], queryFn: () => unwrap(api.GET('/api/v1/invites')) })
+  const invites = useInvites()
   const resend = useMutation({
-    mutationFn: (invite: { email: string; role: Role }) => unwrap(api.POST('/api/v1/invites', { body: { email: invite.email, role: invite.role } })),
+    mutationFn: (invite: { email: string; role: Role }) => createInvite({ email: invite.email, role: invite.role }),
     onSuccess: (created) => {
       onInvited(created)
-      void queryClient.invalidateQueries({ queryKey: ['invites'] })
+      void queryClient.invalidateQueries({ queryKey: settingsKeys.invites })
     },
   })
   return (
@@ -137,14 +137,14 @@ function PendingInvites({ onInvited }: { onInvited: (invited: Invited) => void }
 
 function AwaitingApproval() {
   const queryClient = useQueryClient()
-  const registrations = useQuery({ queryKey: ['registrations'], queryFn: () => unwrap(api.GET('/api/v1/registrations')) })
-  const settle = () => Promise.all([queryClient.invalidateQueries({ queryKey: ['registrations'] }), queryClient.invalidateQueries({ queryKey: ['people'] })])
+  const registrations = useRegistrations()
+  const settle = () => Promise.all([queryClient.invalidateQueries({ queryKey: settingsKeys.registrations }), queryClient.invalidateQueries({ queryKey: settingsKeys.people })])
   const approve = useMutation({
-    mutationFn: (id: string) => unwrap(api.POST('/api/v1/registrations/{id}/approve', { params: { path: { id } } })),
+    mutationFn: approveRegistration,
     onSuccess: settle,
   })
   const refuse = useMutation({
-    mutationFn: (id: string) => unwrap(api.DELETE('/api/v1/registrations/{id}', { params: { path: { id } } })),
+    mutationFn: refuseRegistration,
     onSuccess: settle,
   })
   return (
@@ -189,8 +189,9 @@ function AwaitingApproval() {
   )
 }
 
-function PeopleList({ session }: { session: Session }) {
-  const people = useQuery({ queryKey: ['people'], queryFn: () => unwrap(api.GET('/api/v1/users')) })
+function PeopleList() {
+  const session = useSignedInSession()
+  const people = usePeople()
   return (
     <section className="card stack" aria-labelledby="people-title">
       <h3 id="people-title">Everyone{people.data ? ` (${people.data.length})` : ''}</h3>
@@ -218,7 +219,7 @@ function PeopleList({ session }: { session: Session }) {
   )
 }
 
-export function PeopleSettings({ session }: { session: Session }) {
+export function PeopleSettings() {
   const [invited, setInvited] = useState<Invited | null>(null)
   return (
     <div className="settings-section">
@@ -230,7 +231,7 @@ export function PeopleSettings({ session }: { session: Session }) {
       <InviteForm onInvited={setInvited} />
       <PendingInvites onInvited={setInvited} />
       <AwaitingApproval />
-      <PeopleList session={session} />
+      <PeopleList />
     </div>
   )
 }

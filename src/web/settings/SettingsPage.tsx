@@ -3,7 +3,7 @@
 // at /settings (nested), so the paths below are relative to it.
 import type { ReactNode } from 'react'
 import { Link, Redirect, Route, Switch, useLocation } from 'wouter'
-import type { Session } from '../api/session.ts'
+import { useSignedInSession } from '../api/session.ts'
 import { AgentDetail } from './AgentDetail.tsx'
 import { AgentsSettings } from './AgentsSettings.tsx'
 import { IntegrationsSettings } from './IntegrationsSettings.tsx'
@@ -22,7 +22,8 @@ function Tab({ href, children }: { href: string; children: ReactNode }) {
   )
 }
 
-export function SettingsPage({ session }: { session: Session }) {
+export function SettingsPage() {
+  const session = useSignedInSession()
   if (!session.is_owner) return <OwnerOnly />
   return (
     <section className="settings" aria-labelledby="settings-title">
@@ -48,7 +49,7 @@ export function SettingsPage({ session }: { session: Session }) {
             <IntegrationsSettings />
           </Route>
           <Route path="/people">
-            <PeopleSettings session={session} />
+            <PeopleSettings />
           </Route>
           <Route path="/workspace">
             <WorkspaceSettings />

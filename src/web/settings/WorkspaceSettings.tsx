@@ -1,15 +1,13 @@
 // Workspace-wide settings: the API rate limit, who may sign up and the loop guard, plus the
 // instance's identity.
 import { useId, useState, type FormEvent } from 'react'
-import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query'
-import { api, unwrap } from '../api/client.ts'
+import { useMutation, useQueryClient } from '@tanstack/react-query'
 import { ErrorNote } from '../ui/ErrorNote.tsx'
 import { SaveRow } from './Controls.tsx'
 import { formatWhen } from './format.ts'
 import { LoadFailed, Loading } from './QueryState.tsx'
+import { settingsKeys, updateWorkspace, useWorkspace, type Workspace } from './queries.ts'
 
-const fetchWorkspace = () => unwrap(api.GET('/api/v1/workspace'))
-type Workspace = Awaited<ReturnType<typeof fetchWorkspace>>
 type Mode = Workspace['registration_mode']
 type WorkspacePatch = {
   rate_limit_per_minute?: number | null
@@ -28,8 +26,8 @@ const describeLimit = (perMinute: number) => (perMinute === 0 ? 'no limit' : `${
 function useSaveWorkspace() {
   const queryClient = useQueryClient()
   return useMutation({
-    mutationFn: (body: WorkspacePatch) => unwrap(api.PATCH('/api/v1/workspace', { body })),
-    onSuccess: (workspace) => queryClient.setQueryData(['workspace'], workspace),
+    mutationFn: (body: WorkspacePatch) => updateWorkspace(body),
+    onSuccess: (workspace) => queryClient.setQueryData(settingsKeys.workspace, workspace),
   })
 }
 
@@ -267,7 +265,7 @@ function LoopGuard({ workspace }: { workspace: Workspace }) {
 }
 
 export function WorkspaceSettings() {
-  const workspace = useQuery({ queryKey: ['workspace'], queryFn: fetchWorkspace })
+  const workspace = useWorkspace()
   return (
     <div className="settings-section">
       <div className="section-intro">

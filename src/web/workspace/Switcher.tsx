@@ -4,10 +4,9 @@
 import { useEffect, useMemo, useState, type KeyboardEvent } from 'react'
 import { useLocation } from 'wouter'
 import { useMutation, useQueryClient } from '@tanstack/react-query'
-import { api, unwrap } from '../api/client.ts'
-import type { Session } from '../api/session.ts'
+import { useSignedInSession } from '../api/session.ts'
 import { reconcileSoon } from '../channels/sidebar-state.ts'
-import { useChannels, useDms } from '../channels/queries.ts'
+import { openDm as startDm, useChannels, useDms } from '../channels/queries.ts'
 import { useDirectory } from '../people/queries.ts'
 import { Dialog } from '../ui/Dialog.tsx'
 import { ErrorNote } from '../ui/ErrorNote.tsx'
@@ -26,7 +25,7 @@ const MAX_RESULTS = 12
 export const OPEN_SWITCHER = 'ams:open-switcher'
 export const openSwitcher = () => window.dispatchEvent(new Event(OPEN_SWITCHER))
 
-export function Switcher({ session, onNavigate }: { session: Session; onNavigate: () => void }) {
+export function Switcher({ onNavigate }: { onNavigate: () => void }) {
   const [open, setOpen] = useState(false)
   useEffect(() => {
     const onKey = (event: globalThis.KeyboardEvent) => {
@@ -47,7 +46,6 @@ export function Switcher({ session, onNavigate }: { session: Session; onNavigate
   return (
     <Dialog title="Jump to a conversation" className="switcher" onClose={() => setOpen(false)}>
       <SwitcherBody
-        session={session}
         onDone={() => {
           setOpen(false)
           onNavigate()
@@ -57,7 +55,8 @@ export function Switcher({ session, onNavigate }: { session: Session; onNavigate
   )
 }
 
-function SwitcherBody({ session, onDone }: { session: Session; onDone: () => void }) {
+function SwitcherBody({ onDone }: { onDone: () => void }) {
+  const session = useSignedInSession()
   const channels = useChannels()
   const dms = useDms()
   const directory = useDirectory()
@@ -80,7 +79,7 @@ function SwitcherBody({ session, onDone }: { session: Session; onDone: () => voi
     return hits.sort((a, b) => Number(!a.label.toLowerCase().replace(/^#/, '').startsWith(needle)) - Number(!b.label.toLowerCase().replace(/^#/, '').startsWith(needle))).slice(0, MAX_RESULTS)
   }, [channels.data, dms.data, directory.data, filter, session.user_id])
   const openDm = useMutation({
-    mutationFn: (personId: string) => unwrap(api.POST('/api/v1/dm', { body: { participant_id: personId } })),
+    mutationFn: startDm,
     onSuccess: (dm) => {
       void reconcileSoon(queryClient, 0)
       navigate(`/c/${dm.id}`, { state: { focusComposer: true } })

@@ -2,9 +2,7 @@
 // narrow screen the sidebar is a drawer opened from the header.
 import { lazy, Suspense, useEffect, useRef, useState } from 'react'
 import { Redirect, Route, Switch, useRoute } from 'wouter'
-import { useQuery } from '@tanstack/react-query'
-import { api, unwrap } from '../api/client.ts'
-import { signOut, type Session } from '../api/session.ts'
+import { signOut, useSignedInSession } from '../api/session.ts'
 import { Sidebar } from '../channels/Sidebar.tsx'
 import { isAwaitingApproval, useChannels, useDms } from '../channels/queries.ts'
 import { AuthFrame } from '../ui/AuthFrame.tsx'
@@ -14,7 +12,9 @@ import { ProfilePage } from '../people/ProfilePage.tsx'
 import { unreadTotal, useAttentionInTab } from '../live/attention.ts'
 import { useMentionCount } from '../mentions/queries.ts'
 import { LiveProvider, useLiveStatus } from '../live/LiveContext.tsx'
+import { fetchLogHead } from '../live/queries.ts'
 import { MentionsPage } from '../mentions/MentionsPage.tsx'
+import { useMe } from '../people/queries.ts'
 import { NeedsDecisionPage } from '../approvals/NeedsDecisionPage.tsx'
 import { ChannelView } from '../messages/ChannelView.tsx'
 import { SearchPage } from '../search/SearchPage.tsx'
@@ -45,7 +45,8 @@ function Home() {
   )
 }
 
-function AwaitingApproval({ session }: { session: Session }) {
+function AwaitingApproval() {
+  const session = useSignedInSession()
   return (
     <AuthFrame title="Waiting for approval">
       <p role="status" data-testid="awaiting-approval">
@@ -68,11 +69,8 @@ function useLogHead(userId: string): string | null | undefined {
   const [head, setHead] = useState<{ userId: string; cursor: string | null }>()
   useEffect(() => {
     let current = true
-    void unwrap(api.GET('/api/v1/events', { params: { query: { since: 'now' } } }))
-      .then(
-        (page) => page.next_cursor,
-        () => null,
-      )
+    void fetchLogHead()
+      .catch(() => null)
       .then((cursor) => current && setHead({ userId, cursor }))
     return () => {
       current = false
@@ -81,17 +79,16 @@ function useLogHead(userId: string): string | null | undefined {
   return head?.userId === userId ? head.cursor : undefined
 }
 
-const meQuery = { queryKey: ['me'], queryFn: () => unwrap(api.GET('/api/v1/auth/me')), staleTime: Infinity }
-
-export function Workspace({ session }: { session: Session }) {
+export function Workspace() {
+  const session = useSignedInSession()
   // Who this is is asked meanwhile: it does not change with events.
-  useQuery(meQuery)
+  useMe()
   const head = useLogHead(session.user_id)
   if (head === undefined) return null
-  return <LoadedWorkspace session={session} head={head} />
+  return <LoadedWorkspace head={head} />
 }
 
-function LoadedWorkspace({ session, head }: { session: Session; head: string | null }) {
+function LoadedWorkspace({ head }: { head: string | null }) {
   const [, params] = useRoute('/c/:id')
   const [drawer, setDrawer] = useState(false)
   // The drawer (narrow screens) takes the focus when it opens and gives it back to its button when
@@ -106,15 +103,15 @@ function LoadedWorkspace({ session, head }: { session: Session; head: string | n
   const unread = unreadTotal(channels.data, dms.data, activeId)
   // The credential is checked over REST before the socket opens: a removed account or an
   // expired session goes back to the login page instead of failing a WebSocket handshake.
-  const me = useQuery(meQuery)
+  const me = useMe()
   // An account awaiting approval may only ask who it is: it waits, told so, with no socket
   // (which would be refused, again and again, as a lost connection).
   const awaiting = isAwaitingApproval(channels.error)
   const mentions = useMentionCount(channels.isSuccess).data?.mentions ?? 0
   useAttentionInTab(unread, mentions)
-  if (awaiting) return <AwaitingApproval session={session} />
+  if (awaiting) return <AwaitingApproval />
   return (
-    <LiveProvider session={session} head={head} enabled={me.isSuccess && !channels.isPending}>
+    <LiveProvider head={head} enabled={me.isSuccess && !channels.isPending}>
       <div
         className={drawer ? 'workspace drawer-open' : 'workspace'}
         onKeyDown={(e) => {
@@ -129,8 +126,8 @@ function LoadedWorkspace({ session, head }: { session: Session; head: string | n
           Skip to the conversation
         </a>
         <button type="button" className="drawer-backdrop" aria-label="Close conversations" tabIndex={-1} onClick={() => setDrawer(false)} />
-        <Sidebar session={session} activeId={activeId} onNavigate={() => setDrawer(false)} />
-        <Switcher session={session} onNavigate={() => setDrawer(false)} />
+        <Sidebar activeId={activeId} onNavigate={() => setDrawer(false)} />
+        <Switcher onNavigate={() => setDrawer(false)} />
         <main className="main" id="main-content" tabIndex={-1}>
           <button type="button" ref={toggle} className="drawer-toggle" aria-expanded={drawer} onClick={() => setDrawer(!drawer)}>
             <span aria-hidden="true">☰</span> Conversations
@@ -142,7 +139,7 @@ function LoadedWorkspace({ session, head }: { session: Session; head: string | n
           </button>
           <LiveBanner />
           <Switch>
-            <Route path="/c/:id">{(p) => <ChannelView key={p.id} channelId={p.id} session={session} />}</Route>
+            <Route path="/c/:id">{(p) => <ChannelView key={p.id} channelId={p.id} />}</Route>
             <Route path="/search">
               <SearchPage />
             </Route>
@@ -150,17 +147,17 @@ function LoadedWorkspace({ session, head }: { session: Session; head: string | n
               <BrowsePage onNavigate={() => setDrawer(false)} />
             </Route>
             <Route path="/profile">
-              <ProfilePage session={session} />
+              <ProfilePage />
             </Route>
             <Route path="/mentions">
-              <MentionsPage session={session} />
+              <MentionsPage />
             </Route>
             <Route path="/decisions">
               <NeedsDecisionPage />
             </Route>
             <Route path="/settings" nest>
               <Suspense fallback={<p className="muted pad">Loading…</p>}>
-                <SettingsPage session={session} />
+                <SettingsPage />
               </Suspense>
             </Route>
             <Route path="/">
