@@ -4,7 +4,7 @@
 // of these frames would have every open page download it whenever anyone connects.
 import type { QueryClient } from '@tanstack/react-query'
 import type { ControlFrame } from '../../sdk/frames.ts'
-import { peopleKeys, type Person } from './queries.ts'
+import { noteOwnPresence, peopleKeys, type Person } from './queries.ts'
 
 const change = (queryClient: QueryClient, id: string, update: (person: Person) => Person) =>
   queryClient.setQueryData<Person[]>(peopleKeys.directory, (people) => people?.map((p) => (p.id === id ? update(p) : p)))
@@ -31,5 +31,6 @@ export function applyPeopleFrame(queryClient: QueryClient, frame: ControlFrame):
  * the one who connected), so the tab sets its own dot from its socket's state.
  */
 export function ownPresence(queryClient: QueryClient, me: string, online: boolean): void {
+  noteOwnPresence(me, online)
   change(queryClient, me, (p) => (p.online === online ? p : { ...p, online }))
 }

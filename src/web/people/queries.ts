@@ -10,8 +10,22 @@ export const peopleKeys = {
   me: ['me'] as const,
 }
 
+/**
+ * This tab's own presence, as its socket says (directory-state.ts, ownPresence): the server's
+ * directory may have been read before that socket counted, and an answer arriving after the
+ * socket went live would otherwise show this person offline until the next change.
+ */
+let own: { id: string; online: boolean } | null = null
+export const noteOwnPresence = (id: string, online: boolean): void => void (own = { id, online })
+
+async function fetchDirectory(): Promise<Person[]> {
+  const people = await unwrap(api.GET('/api/v1/directory'))
+  const mine = own
+  return mine ? people.map((p) => (p.id === mine.id && p.online !== mine.online ? { ...p, online: mine.online } : p)) : people
+}
+
 /** Everyone in the workspace (agents first), for the DM and member pickers. */
-export const useDirectory = () => useQuery({ queryKey: peopleKeys.directory, queryFn: () => unwrap(api.GET('/api/v1/directory')) })
+export const useDirectory = () => useQuery({ queryKey: peopleKeys.directory, queryFn: fetchDirectory })
 
 /** Who is signed in: it does not change with events, so it is asked once. */
 export const useMe = () => useQuery({ queryKey: peopleKeys.me, queryFn: () => unwrap(api.GET('/api/v1/auth/me')), staleTime: Infinity })
