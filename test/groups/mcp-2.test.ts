@@ -1,0 +1,3 @@
+import { runGroup } from './groups.ts'
+
+runGroup(import.meta.url)
