@@ -1,7 +1,8 @@
 // ESLint holds what the code must follow (../STYLE.md "Holding the layers", docs/architecture.md):
 // type-aware rules of typescript-eslint (no floating promises, no unused code), and the layers:
 // only repositories and the db layer import the Prisma client or pg, and the domain modules do
-// not reach into the real-time layer or the workers. `npm run lint` runs it; CI too (.ci/run).
+// not reach into the real-time layer or the workers, nor, outside routes, into Fastify. `npm run
+// lint` runs it; CI too (.ci/run).
 import js from '@eslint/js'
 import reactHooks from 'eslint-plugin-react-hooks'
 import globals from 'globals'
@@ -20,6 +21,12 @@ const databaseImports = {
 
 /** Another module's repository: go through that module's service instead. */
 const otherRepo = (group) => ({ group, message: "A module's repository belongs to its own service: call the other module's service." })
+
+/** The Fastify instance stays in routes and plugins; a module's services take a ServiceContext (src/modules/context.ts). */
+const fastifyImports = {
+  group: ['fastify', 'fastify/*', 'fastify-plugin'],
+  message: "Only a module's routes.ts uses Fastify; services and repositories take a ServiceContext (src/modules/context.ts).",
+}
 
 const layerImports = {
   patterns: [
@@ -108,6 +115,11 @@ export default tseslint.config(
     rules: { '@typescript-eslint/no-restricted-imports': ['error', layerImports] },
   },
   {
+    files: ['src/modules/**/*.ts'],
+    ignores: [...DATABASE_LAYER, 'src/modules/**/routes.ts'],
+    rules: { '@typescript-eslint/no-restricted-imports': ['error', { ...layerImports, patterns: [...layerImports.patterns, fastifyImports] }] },
+  },
+  {
     // The real-time layer delivers events; the workers deliver them elsewhere. Neither depends on
     // the other (what both need, such as PublishedMarks, lives in src/events).
     files: ['src/realtime/**/*.ts'],
@@ -128,7 +140,7 @@ export default tseslint.config(
   },
   {
     files: ['src/modules/**/repo.ts', 'src/modules/**/*-repo.ts'],
-    rules: { '@typescript-eslint/no-restricted-imports': ['error', { patterns: layerImports.patterns.slice(-2) }] },
+    rules: { '@typescript-eslint/no-restricted-imports': ['error', { patterns: [...layerImports.patterns.slice(-2), fastifyImports] }] },
   },
   {
     // Outside the modules, only a layer's own repo.ts talks to the database; modules' repos are

@@ -20,6 +20,8 @@ import rateLimitPlugin from './plugins/rate-limit.ts'
 import redisPlugin from './plugins/redis.ts'
 import shutdownPlugin, { drain as connectionDrain } from './plugins/shutdown.ts'
 import webPlugin from './plugins/web.ts'
+import inboxBell from './plugins/inbox-bell.ts'
+import type { ServiceContext } from './modules/context.ts'
 import healthRoutes from './modules/health/routes.ts'
 import bootstrapRoutes from './modules/bootstrap/routes.ts'
 import accountRoutes from './modules/accounts/routes.ts'
@@ -38,7 +40,6 @@ import eventRoutes from './realtime/event-log/routes.ts'
 import webhookRoutes from './modules/webhooks/routes.ts'
 import integrationRoutes from './modules/integrations/routes.ts'
 import mentionRoutes from './modules/mentions/routes.ts'
-import inboxBell from './modules/inbox/bell.ts'
 import inboxRoutes from './modules/inbox/routes.ts'
 import realtime from './realtime/plugin.ts'
 import httpEvents from './realtime/http-events.ts'
@@ -63,6 +64,8 @@ declare module 'fastify' {
     config: AppConfig
     /** Whether background loops run in this instance (see BuildOptions). */
     background: boolean
+    /** What the domain modules' services are called with (src/modules/context.ts). */
+    ctx: ServiceContext
   }
 }
 
@@ -119,6 +122,7 @@ export async function buildApp(config: AppConfig, options: BuildOptions = {}): P
   // Event streams and long polls (the hub is looked up per request); they end when a stop begins.
   await app.register(httpEvents)
   await app.register(inboxBell)
+  app.decorate('ctx', serviceContext(app))
 
   await app.register(healthRoutes)
   await app.register(
@@ -151,4 +155,35 @@ export async function buildApp(config: AppConfig, options: BuildOptions = {}): P
   // Last, so that its wait for open connections comes after every other plugin's preClose.
   await app.register(connectionDrain)
   return app
+}
+
+/**
+ * The services' context, from the plugins registered so far. The real-time layer and the workers
+ * register after the modules (they subscribe to the modules' events), so their parts are looked
+ * up when called; an app built without them gets the no-ops the services used to check for.
+ */
+function serviceContext(app: FastifyInstance): ServiceContext {
+  const realtime = () => (app.hasDecorator('realtime') ? app.realtime : null)
+  return {
+    db: app.db,
+    config: app.config,
+    events: app.events,
+    log: app.log,
+    redis: app.redis,
+    redisPrefix: app.redisPrefix,
+    presence: { online: async (ids) => (await realtime()?.presence.online(ids)) ?? new Set() },
+    signals: {
+      typing: (principal, channelId) => realtime()?.signals.typing(principal, channelId),
+      publish: (signal) => realtime()?.signals.publish(signal),
+    },
+    listeners: { isMemberOf: (memberId, channelId) => realtime()?.hub.isMemberOf(memberId, channelId) ?? false },
+    inboxBell: app.inboxBell,
+    loginLimit: app.loginLimit,
+    forgetAgentKeys: (agentId) => app.forgetAgentKeys(agentId),
+    tokens: {
+      sign: (userId, sessionVersion) => app.signUserToken(userId, sessionVersion),
+      decode: (token) => app.jwt.decode<{ exp: number }>(token),
+    },
+    kickDeliveries: () => void app.deliveries?.scheduler.kick(),
+  }
 }

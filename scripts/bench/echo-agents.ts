@@ -106,7 +106,7 @@ try {
     }
     const setGuard = async (patch: Record<string, number | boolean>) => {
       await app.inject({ method: 'PATCH', url: '/api/v1/workspace', headers: { authorization: `Bearer ${token}` }, payload: patch })
-      forgetWorkspaceSettings(app)
+      forgetWorkspaceSettings(app.ctx)
     }
     const newConversation = async () => {
       // A fresh conversation per phase: a channel the owner adds both agents to (so a human can speak in it).

@@ -94,7 +94,7 @@ export function modernMcp({ app, inbox, watchers, live }: ModernDeps): ModernMcp
   async function readableSubscriptions(body: ListenBody, caller: McpCaller): Promise<{ body: ListenBody; channels: string[] }> {
     const requested = body.params.notifications.resourceSubscriptions
     if (!Array.isArray(requested) || !requested.length) return { body, channels: [] }
-    const readable = new Set((await channels.listChannels(app, caller.principal)).map((c) => `${CHANNEL_URI_PREFIX}${c.id}`))
+    const readable = new Set((await channels.listChannels(app.ctx, caller.principal)).map((c) => `${CHANNEL_URI_PREFIX}${c.id}`))
     const allowed = requested.filter((uri): uri is string => typeof uri === 'string' && readable.has(uri))
     const channelIds = allowed.map((uri) => uri.slice(CHANNEL_URI_PREFIX.length))
     return { body: { ...body, params: { ...body.params, notifications: { ...body.params.notifications, resourceSubscriptions: allowed } } }, channels: channelIds }

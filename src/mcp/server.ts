@@ -89,8 +89,8 @@ function decodeCursor(cursor: string | undefined): number {
 
 /** A channel as a model reads it: name, description, then its recent messages, oldest first. */
 async function renderChannel(app: FastifyInstance, caller: McpCaller, channelId: string, after?: string): Promise<string> {
-  const channel = await channels.getChannel(app, caller.principal, channelId)
-  const result = await messages.listMessages(app, caller.principal, channelId, { limit: RESOURCE_HISTORY, after })
+  const channel = await channels.getChannel(app.ctx, caller.principal, channelId)
+  const result = await messages.listMessages(app.ctx, caller.principal, channelId, { limit: RESOURCE_HISTORY, after })
   const ordered = after ? [...result.messages].reverse() : result.messages
   const keep = fitting(ordered, (m) => Math.min(m.text.length, MAX_MESSAGE_CHARS) + 200)
   const kept = ordered.slice(0, keep).map(bounded)
@@ -130,7 +130,7 @@ export function createMcpServer({ app, inbox, caller, subscriptions }: ServerDep
   server.setRequestHandler('resources/list', async (request) => {
     const offset = decodeCursor(request.params?.cursor)
     try {
-      const all = await channels.listChannels(app, caller.principal)
+      const all = await channels.listChannels(app.ctx, caller.principal)
       const page = all.slice(offset, offset + RESOURCE_PAGE_SIZE)
       const next = offset + page.length < all.length ? encodeCursor(offset + page.length) : undefined
       return {
@@ -174,7 +174,7 @@ export function createMcpServer({ app, inbox, caller, subscriptions }: ServerDep
       const { uri } = request.params
       try {
         const channelId = channelIdOf(uri)
-        await channels.getChannel(app, caller.principal, channelId) // 404 unless readable
+        await channels.getChannel(app.ctx, caller.principal, channelId) // 404 unless readable
         subscriptions.add(channelId)
         return {}
       } catch (error) {

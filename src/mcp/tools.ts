@@ -63,7 +63,7 @@ export async function resolveChannel(app: FastifyInstance, principal: MemberPrin
   const trimmed = ref.trim()
   if (UUID_RE.test(trimmed)) return trimmed.toLowerCase()
   const name = trimmed.replace(/^#/, '').toLowerCase()
-  const matches = (await channels.listChannels(app, principal)).filter((c) => c.name.toLowerCase() === name)
+  const matches = (await channels.listChannels(app.ctx, principal)).filter((c) => c.name.toLowerCase() === name)
   if (!matches.length) throw new AppError('NOT_FOUND', `no channel named '${trimmed}' among the channels you can read (list_channels shows them)`)
   const regular = matches.filter((c) => c.type === 'channel')
   if (matches.length > 1 && regular.length !== 1) throw badRequest(`more than one channel is named '${trimmed}'; give its id`)
@@ -98,7 +98,7 @@ const listChannelsTool = defineTool({
   output: Type.Object({ channels: Type.Array(ChannelListItem), total: Total, next_offset: NextOffset }, { additionalProperties: false }),
   annotations: { readOnlyHint: true, openWorldHint: false },
   async run(ctx, args) {
-    const all = await channels.listChannels(ctx.app, ctx.principal)
+    const all = await channels.listChannels(ctx.app.ctx, ctx.principal)
     const { items, next_offset } = page(all, args.offset, args.limit)
     const lines = items.map((c) => `- ${c.type === 'dm' ? `DM with ${c.name}` : `#${c.name}`} (id ${c.id})${c.description ? `: ${c.description}` : ''}`)
     const more = next_offset !== null ? `\n(${all.length - next_offset} more: call again with offset=${next_offset})` : ''
@@ -137,7 +137,7 @@ const readMessagesTool = defineTool({
   annotations: { readOnlyHint: true, openWorldHint: false },
   async run(ctx, args) {
     const channelId = await resolveChannel(ctx.app, ctx.principal, args.channel)
-    const result = await messages.listMessages(ctx.app, ctx.principal, channelId, { limit: args.limit, before: args.before, after: args.after })
+    const result = await messages.listMessages(ctx.app.ctx, ctx.principal, channelId, { limit: args.limit, before: args.before, after: args.after })
     // REST lists newest first; going back keep the newest, going forward the oldest.
     const forward = Boolean(args.after)
     const ordered = forward ? [...result.messages].reverse() : result.messages
@@ -210,9 +210,9 @@ const postMessageTool = defineTool({
   annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false },
   async run(ctx, args) {
     const channelId = await resolveChannel(ctx.app, ctx.principal, args.channel)
-    messages.validateText(ctx.app, args.text, Boolean(args.file))
+    messages.validateText(ctx.app.ctx, args.text, Boolean(args.file))
     const file = args.file ? await storeFile(ctx.app, args.file) : undefined
-    const result = await messages.createMessage(ctx.app, ctx.principal, channelId, {
+    const result = await messages.createMessage(ctx.app.ctx, ctx.principal, channelId, {
       text: args.text,
       file,
       idempotencyKey: args.idempotency_key,
@@ -252,7 +252,7 @@ const startStreamTool = defineTool({
   annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false },
   async run(ctx, args) {
     const channelId = await resolveChannel(ctx.app, ctx.principal, args.channel)
-    const message = bounded(await streams.startStream(ctx.app, ctx.principal, channelId, { text: args.text, threadId: args.thread_id, inReplyToEvent: args.in_reply_to_event }))
+    const message = bounded(await streams.startStream(ctx.app.ctx, ctx.principal, channelId, { text: args.text, threadId: args.thread_id, inReplyToEvent: args.in_reply_to_event }))
     return { text: `Streaming: ${messageLine(message)}\nAppend with append_stream (message_id ${message.id}); end with finish_stream.`, structured: { message } }
   },
 })
@@ -266,7 +266,7 @@ const appendStreamTool = defineTool({
   annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false },
   async run(ctx, args) {
     const channelId = await resolveChannel(ctx.app, ctx.principal, args.channel)
-    const done = await streams.appendToStream(ctx.app, ctx.principal, channelId, args.message_id, [args.text])
+    const done = await streams.appendToStream(ctx.app.ctx, ctx.principal, channelId, args.message_id, [args.text])
     return { text: `Appended (#${done.seq}; ${done.length} characters so far).`, structured: done }
   },
 })
@@ -290,8 +290,8 @@ const finishStreamTool = defineTool({
   async run(ctx, args) {
     const channelId = await resolveChannel(ctx.app, ctx.principal, args.channel)
     const ended = args.cancel
-      ? await streams.cancelStream(ctx.app, ctx.principal, channelId, args.message_id)
-      : await streams.finishStream(ctx.app, ctx.principal, channelId, args.message_id, args.text)
+      ? await streams.cancelStream(ctx.app.ctx, ctx.principal, channelId, args.message_id)
+      : await streams.finishStream(ctx.app.ctx, ctx.principal, channelId, args.message_id, args.text)
     const message = bounded(ended)
     return { text: `${args.cancel ? 'Cancelled' : 'Finished'}: ${messageLine(message)}`, structured: { message } }
   },
@@ -319,15 +319,15 @@ const setStatusTool = defineTool({
     const channelId = await resolveChannel(ctx.app, ctx.principal, args.channel)
     if (args.clear) {
       if (args.thread_id === undefined) throw badRequest("clear is for a thread status; a stream's status is cleared when you finish it")
-      await threadStatus.clearThreadStatus(ctx.app, ctx.principal, channelId, args.thread_id)
-      return { text: 'Status cleared.', structured: await threadStatus.threadStatuses(ctx.app, ctx.principal, channelId, args.thread_id) }
+      await threadStatus.clearThreadStatus(ctx.app.ctx, ctx.principal, channelId, args.thread_id)
+      return { text: 'Status cleared.', structured: await threadStatus.threadStatuses(ctx.app.ctx, ctx.principal, channelId, args.thread_id) }
     }
     if (args.title === undefined) throw badRequest("missing argument 'title'")
     const status = { title: args.title, steps: args.steps ?? [] }
     const steps = status.steps.map((s) => `${s.state === 'complete' ? '✓' : s.state === 'error' ? '✗' : s.state === 'in_progress' ? '…' : '·'} ${s.title}`).join('; ')
     const line = `Status: ${args.title}${steps ? ` (${steps})` : ''}`
-    if (args.thread_id !== undefined) return { text: line, structured: await threadStatus.setThreadStatus(ctx.app, ctx.principal, channelId, args.thread_id, status) }
-    return { text: line, structured: await streams.setStatus(ctx.app, ctx.principal, channelId, args.message_id!, status) }
+    if (args.thread_id !== undefined) return { text: line, structured: await threadStatus.setThreadStatus(ctx.app.ctx, ctx.principal, channelId, args.thread_id, status) }
+    return { text: line, structured: await streams.setStatus(ctx.app.ctx, ctx.principal, channelId, args.message_id!, status) }
   },
 })
 // ---- end streaming messages ----
@@ -361,8 +361,8 @@ const readThreadTool = defineTool({
   annotations: { readOnlyHint: true, openWorldHint: false },
   async run(ctx, args) {
     const channelId = await resolveChannel(ctx.app, ctx.principal, args.channel)
-    const result = await messages.listReplies(ctx.app, ctx.principal, channelId, args.message_id, { limit: args.limit, before: args.before, after: args.after })
-    const root = bounded(await messages.getMessage(ctx.app, ctx.principal, channelId, args.message_id))
+    const result = await messages.listReplies(ctx.app.ctx, ctx.principal, channelId, args.message_id, { limit: args.limit, before: args.before, after: args.after })
+    const root = bounded(await messages.getMessage(ctx.app.ctx, ctx.principal, channelId, args.message_id))
     const forward = Boolean(args.after)
     const ordered = forward ? [...result.messages].reverse() : result.messages
     const keep = fitting(ordered, (m) => Math.min(m.text.length, MAX_MESSAGE_CHARS) + 200)
@@ -392,7 +392,7 @@ const editMessageTool = defineTool({
   annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: true, openWorldHint: false },
   async run(ctx, args) {
     const channelId = await resolveChannel(ctx.app, ctx.principal, args.channel)
-    const message = bounded(await messages.editMessage(ctx.app, ctx.principal, channelId, args.message_id, args.text))
+    const message = bounded(await messages.editMessage(ctx.app.ctx, ctx.principal, channelId, args.message_id, args.text))
     return { text: `Edited: ${messageLine(message)}`, structured: { message } }
   },
 })
@@ -406,7 +406,7 @@ const deleteMessageTool = defineTool({
   annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: true, openWorldHint: false },
   async run(ctx, args) {
     const channelId = await resolveChannel(ctx.app, ctx.principal, args.channel)
-    await messages.deleteMessage(ctx.app, ctx.principal, channelId, args.message_id)
+    await messages.deleteMessage(ctx.app.ctx, ctx.principal, channelId, args.message_id)
     return { text: `Deleted message ${args.message_id}.`, structured: { deleted: true as const, channel_id: channelId, message_id: args.message_id } }
   },
 })
@@ -421,7 +421,7 @@ const markReadTool = defineTool({
   annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: true, openWorldHint: false },
   async run(ctx, args) {
     const channelId = await resolveChannel(ctx.app, ctx.principal, args.channel)
-    const state = await channels.markRead(ctx.app, ctx.principal, channelId, args.message_id)
+    const state = await channels.markRead(ctx.app.ctx, ctx.principal, channelId, args.message_id)
     return { text: `Read up to ${state.last_read_message_id} in ${channelId}; ${state.unread_count} unread after it.`, structured: { ...state } }
   },
 })
@@ -450,7 +450,7 @@ const searchMessagesTool = defineTool({
   annotations: { readOnlyHint: true, openWorldHint: false },
   async run(ctx, args) {
     const channelId = args.channel ? await resolveChannel(ctx.app, ctx.principal, args.channel) : undefined
-    const found = await messages.search(ctx.app, ctx.principal, { q: args.query, channel_id: channelId, limit: args.limit })
+    const found = await messages.search(ctx.app.ctx, ctx.principal, { q: args.query, channel_id: channelId, limit: args.limit })
     const keep = fitting(found.results, (r) => Math.min(r.text.length, MAX_MESSAGE_CHARS) + 300)
     const results = found.results.slice(0, keep).map((r) => ({ message: bounded(r.message), rank: r.rank, snippet: r.snippet }))
     const lines = results.map((r) => `- in ${r.message.channel_id}: ${messageLine(r.message)}`)
@@ -472,11 +472,11 @@ const openDmTool = defineTool({
   async run(ctx, args) {
     let participantId = args.participant.trim()
     if (!UUID_RE.test(participantId)) {
-      const agent = (await listAgents(ctx.app)).find((a) => a.name.toLowerCase() === participantId.toLowerCase())
+      const agent = (await listAgents(ctx.app.ctx)).find((a) => a.name.toLowerCase() === participantId.toLowerCase())
       if (!agent) throw new AppError('NOT_FOUND', `no agent named '${participantId}' (give a user or agent id, or an agent name from list_agents)`)
       participantId = agent.id
     }
-    const result = await openDm(ctx.app, ctx.principal, participantId.toLowerCase())
+    const result = await openDm(ctx.app.ctx, ctx.principal, participantId.toLowerCase())
     const dm = result.body as DmDto
     const verb = result.statusCode === 201 ? 'Opened a new' : 'Found your'
     return { text: `${verb} DM with ${dm.participant.name} (${dm.participant.type}): channel id ${dm.id}.`, structured: { dm, created: result.statusCode === 201 } }
@@ -492,7 +492,7 @@ const listMembersTool = defineTool({
   annotations: { readOnlyHint: true, openWorldHint: false },
   async run(ctx, args) {
     const channelId = await resolveChannel(ctx.app, ctx.principal, args.channel)
-    const all = await channels.listMembers(ctx.app, ctx.principal, channelId)
+    const all = await channels.listMembers(ctx.app.ctx, ctx.principal, channelId)
     const { items, next_offset } = page(all, args.offset, args.limit)
     const lines = items.map((m) => `- ${m.name} (${m.type}, id ${m.id})`)
     const more = next_offset !== null ? `\n(${all.length - next_offset} more: call again with offset=${next_offset})` : ''
@@ -508,7 +508,7 @@ const listAgentsTool = defineTool({
   output: Type.Object({ agents: Type.Array(AgentSummary), total: Total, next_offset: NextOffset }, { additionalProperties: false }),
   annotations: { readOnlyHint: true, openWorldHint: false },
   async run(ctx, args) {
-    const all = (await listAgents(ctx.app)).map((a) => ({ id: a.id, name: a.name, display_name: a.display_name, description: a.description, is_primary: a.is_primary }))
+    const all = (await listAgents(ctx.app.ctx)).map((a) => ({ id: a.id, name: a.name, display_name: a.display_name, description: a.description, is_primary: a.is_primary }))
     const { items, next_offset } = page(all, args.offset, args.limit)
     const lines = items.map((a) => `- ${a.display_name} (${a.name}, id ${a.id})${a.is_primary ? ' [primary]' : ''}${a.description ? `: ${a.description.slice(0, 300)}` : ''}`)
     const more = next_offset !== null ? `\n(${all.length - next_offset} more: call again with offset=${next_offset})` : ''
@@ -545,7 +545,7 @@ const waitForEventsTool = defineTool({
       }
     }
     for (;;) {
-      const waiter = ctx.inbox.arm(principal.id, new Set(await channelIdsOf(app, principal.id)))
+      const waiter = ctx.inbox.arm(principal.id, new Set(await channelIdsOf(app.ctx, principal.id)))
       try {
         const page = await readEventLog(app, principal, since, args.limit, filter)
         if (page.events.length || page.resync_required) return eventsResult(page.events, page.next_cursor, page.has_more, page.resync_required)
@@ -625,7 +625,7 @@ const checkInboxTool = defineTool({
   output: Type.Object({ counts: InboxCountsSchema }, { additionalProperties: false }),
   annotations: { readOnlyHint: true, openWorldHint: false },
   async run(ctx) {
-    const counts = await inboxCounts(ctx.app, ctx.principal)
+    const counts = await inboxCounts(ctx.app.ctx, ctx.principal)
     return { text: countsLine(counts), structured: { counts } }
   },
 })
@@ -639,7 +639,7 @@ const readInboxTool = defineTool({
   output: InboxPageSchema,
   annotations: { readOnlyHint: true, openWorldHint: false },
   async run(ctx, args) {
-    return inboxResult(await readInbox(ctx.app, ctx.principal, { limit: args.limit, ...(args.after ? { after: args.after.toLowerCase() } : {}) }))
+    return inboxResult(await readInbox(ctx.app.ctx, ctx.principal, { limit: args.limit, ...(args.after ? { after: args.after.toLowerCase() } : {}) }))
   },
 })
 
@@ -657,7 +657,7 @@ const waitForInboxTool = defineTool({
   output: InboxPageSchema,
   annotations: { readOnlyHint: true, openWorldHint: false },
   async run(ctx, args) {
-    const page = await waitForInbox(ctx.app, ctx.principal, { limit: args.limit }, args.timeout_seconds * 1000, AbortSignal.any(ctx.signals))
+    const page = await waitForInbox(ctx.app.ctx, ctx.principal, { limit: args.limit }, args.timeout_seconds * 1000, AbortSignal.any(ctx.signals))
     if (!page.items.length && !(await ctx.stillValid())) throw new AppError('UNAUTHORIZED', 'your credential was revoked or has expired')
     return inboxResult(page, page.items.length ? '' : 'Nothing arrived. ')
   },
@@ -679,7 +679,7 @@ const ackInboxTool = defineTool({
   annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: true, openWorldHint: false },
   async run(ctx, args) {
     if ((args.up_to === undefined) === (args.ids === undefined)) throw badRequest('give either up_to or ids (one of the two)')
-    const result = await acknowledgeInbox(ctx.app, ctx.principal, args.up_to !== undefined ? { up_to: args.up_to.toLowerCase() } : { ids: args.ids!.map((id) => id.toLowerCase()) })
+    const result = await acknowledgeInbox(ctx.app.ctx, ctx.principal, args.up_to !== undefined ? { up_to: args.up_to.toLowerCase() } : { ids: args.ids!.map((id) => id.toLowerCase()) })
     return { text: `Acknowledged ${result.acknowledged} item(s). ${countsLine(result.counts)}`, structured: result }
   },
 })
@@ -702,7 +702,7 @@ const reactTool = defineTool({
   annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: true, openWorldHint: false },
   async run(ctx, args) {
     const channelId = await resolveChannel(ctx.app, ctx.principal, args.channel)
-    const result = await setReaction(ctx.app, ctx.principal, channelId, args.message_id, args.emoji, !args.remove)
+    const result = await setReaction(ctx.app.ctx, ctx.principal, channelId, args.message_id, args.emoji, !args.remove)
     const summary = result.reactions.map((r) => `${r.emoji} ${r.count}${r.reacted ? ' (you)' : ''}`).join(', ') || 'none'
     return { text: `${args.remove ? 'Took back' : 'Reacted'} ${args.emoji} on message ${args.message_id}. Reactions now: ${summary}.`, structured: result }
   },
@@ -735,11 +735,11 @@ async function waitForApproval(ctx: ToolContext, channelId: string, messageId: s
   for (;;) {
     const waiter = ctx.inbox.arm(ctx.principal.id, new Set([channelId]))
     try {
-      const approval = await getApproval(ctx.app, ctx.principal, channelId, messageId)
+      const approval = await getApproval(ctx.app.ctx, ctx.principal, channelId, messageId)
       if (approval.status !== 'pending' || Date.now() >= deadline) return approval
       await waiter.until(deadline - Date.now(), ctx.signals)
       if (!(await ctx.stillValid())) throw new AppError('UNAUTHORIZED', 'your credential was revoked or has expired')
-      if (ctx.signals.some((s) => s.aborted)) return await getApproval(ctx.app, ctx.principal, channelId, messageId)
+      if (ctx.signals.some((s) => s.aborted)) return await getApproval(ctx.app.ctx, ctx.principal, channelId, messageId)
     } finally {
       ctx.inbox.disarm(waiter)
     }
@@ -778,7 +778,7 @@ const requestApprovalTool = defineTool({
     if (!messageId) {
       if (args.action === undefined || args.summary === undefined) throw badRequest('give action and summary to ask, or message_id to wait for an earlier request')
       const text = args.text ?? args.summary
-      const result = await messages.createMessage(ctx.app, ctx.principal, channelId, {
+      const result = await messages.createMessage(ctx.app.ctx, ctx.principal, channelId, {
         text,
         idempotencyKey: args.idempotency_key,
         threadId: args.thread_id,
@@ -808,7 +808,7 @@ const getApprovalTool = defineTool({
   annotations: { readOnlyHint: true, openWorldHint: false },
   async run(ctx, args) {
     const channelId = await resolveChannel(ctx.app, ctx.principal, args.channel)
-    return approvalResult(await getApproval(ctx.app, ctx.principal, channelId, args.message_id.toLowerCase()))
+    return approvalResult(await getApproval(ctx.app.ctx, ctx.principal, channelId, args.message_id.toLowerCase()))
   },
 })
 

@@ -59,7 +59,7 @@ export class ChannelWatchers {
       const uri = `${CHANNEL_URI_PREFIX}${channelId}`
       const { principal } = watcher.caller
       // Membership is checked for every notification, not only at subscribe time.
-      readableChannel(this.app, principal, channelId)
+      readableChannel(this.app.ctx, principal, channelId)
         .then(
           () => watcher.notify(uri),
           () => {

@@ -60,7 +60,7 @@ async function rateLimitPlugin(app: FastifyInstance): Promise<void> {
   const limiter = app.rateLimit()
   app.addHook('onRequest', async (request: FastifyRequest, reply: FastifyReply) => {
     if (exempt(request.url)) return
-    const limit = await rateLimitPerMinute(app)
+    const limit = await rateLimitPerMinute(app.ctx)
     if (limit <= 0) return
     const principal = await app.principalOf(request)
     if (principal && isOwner(principal) && request.method === 'PATCH' && request.routeOptions.url === SETTINGS_ROUTE) return

@@ -63,7 +63,7 @@ export function inboundFrames(app: FastifyInstance): (conn: Connection, data: Ra
       // The frame's id is its idempotency key (24 h, per sender): a client that resends a frame
       // after a reconnect gets the original message back instead of a second one.
       const idempotencyKey = echo.id === null ? undefined : `ws:${echo.id}`
-      const result = await createMessage(app, conn.principal, frame.channel_id, {
+      const result = await createMessage(app.ctx, conn.principal, frame.channel_id, {
         text: frame.text,
         idempotencyKey,
         inReplyToEvent: frame.in_reply_to_event,
@@ -88,18 +88,18 @@ export function inboundFrames(app: FastifyInstance): (conn: Connection, data: Ra
       const messageId = frame.message_id ?? ''
       switch (frame.type) {
         case 'stream_start': {
-          const message = await streams.startStream(app, p, frame.channel_id, { text: frame.text, threadId: frame.thread_id, inReplyToEvent: frame.in_reply_to_event })
+          const message = await streams.startStream(app.ctx, p, frame.channel_id, { text: frame.text, threadId: frame.thread_id, inReplyToEvent: frame.in_reply_to_event })
           return sendJson(conn, { type: 'ack', ...echo, message })
         }
         case 'stream_append': {
           if ((frame.append === undefined) === (frame.appends === undefined)) return sendError(conn, echo, 'VALIDATION_ERROR', 'invalid stream_append: give append or appends, not both')
-          const done = await streams.appendToStream(app, p, frame.channel_id, messageId, frame.appends ?? [frame.append!])
+          const done = await streams.appendToStream(app.ctx, p, frame.channel_id, messageId, frame.appends ?? [frame.append!])
           return sendJson(conn, { type: 'stream_ack', ...echo, ...done })
         }
         case 'stream_finish':
-          return sendJson(conn, { type: 'ack', ...echo, message: await streams.finishStream(app, p, frame.channel_id, messageId, frame.text) })
+          return sendJson(conn, { type: 'ack', ...echo, message: await streams.finishStream(app.ctx, p, frame.channel_id, messageId, frame.text) })
         default:
-          return sendJson(conn, { type: 'ack', ...echo, message: await streams.cancelStream(app, p, frame.channel_id, messageId) })
+          return sendJson(conn, { type: 'ack', ...echo, message: await streams.cancelStream(app.ctx, p, frame.channel_id, messageId) })
       }
     } catch (error) {
       if (error instanceof AppError) return sendError(conn, echo, error.code, error.message, error.headers?.['retry-after'])

@@ -59,9 +59,9 @@ export class ApprovalExpiry {
     let next: Date | null = null
     this.running = (async () => {
       try {
-        const expired = await expireDue(this.app)
+        const expired = await expireDue(this.app.ctx)
         if (expired) this.log.info({ expired }, 'approval requests expired')
-        next = await nextExpiry(this.app)
+        next = await nextExpiry(this.app.ctx)
       } catch (err) {
         this.log.warn({ err }, 'approval expiry sweep failed')
       }

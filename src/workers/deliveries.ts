@@ -210,7 +210,7 @@ export class DeliveryEngine {
     const membersOf = (channelId: string): Promise<Set<string>> => {
       let m = members.get(channelId)
       if (!m) {
-        m = memberIds(this.app, channelId).then((ids) => new Set(ids))
+        m = memberIds(this.app.ctx, channelId).then((ids) => new Set(ids))
         members.set(channelId, m)
       }
       return m

@@ -56,7 +56,7 @@ async function workersPlugin(app: FastifyInstance): Promise<void> {
   const idempotencySweeper = new IdempotencySweeper(app.db.pool, app.log)
   const approvalExpiry = new ApprovalExpiry(app, app.log)
   // Thread statuses (no stream) left unchanged expire on the same clock as idle streams.
-  const streamSweeper = new StreamSweeper(async () => (await sweepStreams(app)) + (await expireThreadStatuses(app, Date.now())), app.log)
+  const streamSweeper = new StreamSweeper(async () => (await sweepStreams(app.ctx)) + (await expireThreadStatuses(app.ctx, Date.now())), app.log)
 
   const running = engine
   let timer: NodeJS.Timeout | null = null

@@ -86,7 +86,7 @@ t.test('a row that fails inside a shared statement fails alone; the rest of the 
   const clash = uuidv7()
   const rows = Array.from({ length: 12 }, (_, i) => row(`r${i}`, i === 8 || i === 9 ? clash : undefined))
   const statements = spyStatements(c.app.db.pool)
-  const outcomes = await Promise.allSettled(rows.map((r) => insertMessage(c.app, r)))
+  const outcomes = await Promise.allSettled(rows.map((r) => insertMessage(c.app.ctx, r)))
 
   t.ok((statements.get('post-messages-batch') ?? 0) > 1, 'the rows went out in shared statements')
   const failed = outcomes.flatMap((o, i) => (o.status === 'rejected' ? [i] : []))

@@ -236,13 +236,13 @@ t.test('postMessage service (WebSocket / integrations) applies the same rules', 
   const ch = await createChannel(c.api, c.tok.a1, 'svc')
   await addMember(c.api, c.tok.a1, ch.id, c.ws.observer.id)
   const agent = { kind: 'agent' as const, id: c.ws.agents[0]!.id, name: 'agent-1', displayName: 'agent-1', keyId: '' }
-  const m = await postMessage(c.app, agent, ch.id, { text: 'via service' })
+  const m = await postMessage(c.app.ctx, agent, ch.id, { text: 'via service' })
   t.equal(m.author_id, agent.id)
   const list = await c.api({ method: 'GET', url: `/api/v1/channels/${ch.id}/messages`, headers: bearer(c.tok.a1) })
   t.same(list.json().messages[0], m)
   const stranger = { ...agent, id: c.ws.agents[1]!.id, name: 'agent-2', displayName: 'agent-2' }
-  await t.rejects(postMessage(c.app, stranger, ch.id, { text: 'x' }), { code: 'NOT_FOUND' })
+  await t.rejects(postMessage(c.app.ctx, stranger, ch.id, { text: 'x' }), { code: 'NOT_FOUND' })
   const observer = { kind: 'human' as const, id: c.ws.observer.id, email: 'observer@example.com', displayName: 'observer', role: 'observer' as const, isOwner: false }
-  await t.rejects(postMessage(c.app, observer, ch.id, { text: 'x' }), { code: 'FORBIDDEN' })
-  await t.rejects(postMessage(c.app, agent, ch.id, { text: ' ' }), { code: 'VALIDATION_ERROR' })
+  await t.rejects(postMessage(c.app.ctx, observer, ch.id, { text: 'x' }), { code: 'FORBIDDEN' })
+  await t.rejects(postMessage(c.app.ctx, agent, ch.id, { text: ' ' }), { code: 'VALIDATION_ERROR' })
 })

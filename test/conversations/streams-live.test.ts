@@ -48,7 +48,7 @@ t.test('an append grows the live text: readers see it at once, the row within a 
 
   // Many appends, one flush: the row takes the last state.
   for (const part of ['!', ' How', ' are', ' you?']) await append(c, key, ch.id, m.id, part)
-  await flushTexts(c.app)
+  await flushTexts(c.app.ctx)
   t.same(await row(c, m.id), { text: 'Hello, world! How are you?', seq: 5 })
 })
 
@@ -72,7 +72,7 @@ t.test('the sweep ends an idle stream with its live text, even before a flush', 
   const key = ws.agents[0]!.key
   const m = await start(c, key, ch.id, 'a')
   await append(c, key, ch.id, m.id, 'b')
-  t.equal(await sweepStreams(c.app, Date.now() + 10 * 60_000), 1)
+  t.equal(await sweepStreams(c.app.ctx, Date.now() + 10 * 60_000), 1)
   t.match(await read(c, ws, ch.id, m.id), { stream_state: 'interrupted', text: 'ab' })
   t.equal((await append(c, key, ch.id, m.id, 'c')).json().code, 'STREAM_ENDED')
 })
@@ -105,8 +105,8 @@ t.test('with Redis, two instances share the live text: appends through both are 
   t.equal((await read(first, ws, ch.id, m.id)).text, '012345678910')
 
   // Both flush: the row takes the newest state once, whatever the order.
-  await flushTexts(second.app)
-  await flushTexts(first.app)
+  await flushTexts(second.app.ctx)
+  await flushTexts(first.app.ctx)
   t.same(await row(first, m.id), { text: '012345678910', seq: 10 })
 
   const refused = await append(second, ws.agents[1]!.key, ch.id, m.id, 'x')

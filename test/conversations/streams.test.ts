@@ -255,9 +255,9 @@ t.test('Stop: any human who can read; logged once; unanswered for 30 s the sweep
   c.events.length = 1
 
   // Appends keep the stream from going idle, but not from the Stop's deadline.
-  t.equal(await sweepStreams(c.app, Date.now() + 29_000), 0, 'within 30 s: still streaming')
+  t.equal(await sweepStreams(c.app.ctx, Date.now() + 29_000), 0, 'within 30 s: still streaming')
   await append(c, c.tok.a1, ch.id, m.id, { append: '…' })
-  t.equal(await sweepStreams(c.app, Date.now() + 31_000), 1)
+  t.equal(await sweepStreams(c.app.ctx, Date.now() + 31_000), 1)
   const ended = await getMessage(c, c.tok.member, ch.id, m.id)
   t.match(ended, { stream_state: 'interrupted', text: 'long answer…' })
   t.same(
@@ -272,14 +272,14 @@ t.test('idle streams become interrupted (STREAM_IDLE_SECONDS), those of a dead i
   const ch = await channel(c, 'idle')
   const quiet = await started(c, c.tok.a1, ch.id, { text: 'quiet' })
   const busy = await started(c, c.tok.a2, ch.id, { text: 'busy' })
-  t.equal(await sweepStreams(c.app, Date.now() + 59_000), 0)
+  t.equal(await sweepStreams(c.app.ctx, Date.now() + 59_000), 0)
 
   // A second instance on the same database; the first one goes away with its streams open.
   const other = await build(t, { databaseUrl: c.config.databaseUrl, env: { STREAM_IDLE_SECONDS: '60' } })
   const later = Date.now() + 61_000
   await c.app.db.pool.query('UPDATE message_streams SET last_append_at = $2 WHERE message_id = $1', [busy.id, new Date(later - 1_000)])
   await c.app.close()
-  const [a, b] = await Promise.all([sweepStreams(other.app, later), sweepStreams(other.app, later)])
+  const [a, b] = await Promise.all([sweepStreams(other.app.ctx, later), sweepStreams(other.app.ctx, later)])
   t.equal(a + b, 1, 'the idle one ended once')
   const read = async (id: string) => (await other.api({ method: 'GET', url: url(ch.id, id), headers: bearer(c.tok.member) })).json()
   t.match(await read(quiet.id), { stream_state: 'interrupted', text: 'quiet' })
@@ -358,7 +358,7 @@ t.test('search indexes the final text only: a streaming message is not found, it
   t.same(await search('pangolin'), [], 'not what the final text replaced')
   t.same(await search('narwhal'), [cancelled.id], 'a cancelled stream: what was written')
   t.same(await search('okapi'), [], 'still streaming')
-  t.equal(await sweepStreams(c.app, Date.now() + 10 * 60_000), 1)
+  t.equal(await sweepStreams(c.app.ctx, Date.now() + 10 * 60_000), 1)
   t.same(await search('axolotl okapi'), [interrupted.id], 'an interrupted stream: what was written')
 })
 

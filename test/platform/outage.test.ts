@@ -82,13 +82,13 @@ t.test('with a rate limit on, PostgreSQL stopped: the limit falls back to the co
   const calls = requests(api, ws, channelId)
   await proxy.cut()
   // The settings as no request has read them yet: the rate-limit hook must read them now, and fails.
-  forgetWorkspaceSettings(app)
+  forgetWorkspaceSettings(app.ctx)
   for (const [name, call] of Object.entries(calls)) {
     const res = await call()
     t.equal(res.statusCode, 503, `${name}: 503, not ${res.statusCode}`)
     t.equal(res.json().code, 'SERVICE_UNAVAILABLE', name)
   }
-  t.equal(await rateLimitPerMinute(app), 1000, 'the configured limit while the row cannot be read')
+  t.equal(await rateLimitPerMinute(app.ctx), 1000, 'the configured limit while the row cannot be read')
   await proxy.restore()
   await expectRecovery(t, calls)
 })

@@ -289,8 +289,8 @@ t.test('a status on a thread without a stream: pushed to watchers, read by a lat
   // Left unchanged for STREAM_IDLE_SECONDS: the sweep clears it.
   await put(c.tok.a1, status)
   human.frames.length = 0
-  t.equal(await expireThreadStatuses(c.app, Date.now() + 60_000), 0, 'not yet')
-  t.equal(await expireThreadStatuses(c.app, Date.now() + c.config.streamIdleSeconds * 1000 + 1000), 1)
+  t.equal(await expireThreadStatuses(c.app.ctx, Date.now() + 60_000), 0, 'not yet')
+  t.equal(await expireThreadStatuses(c.app.ctx, Date.now() + c.config.streamIdleSeconds * 1000 + 1000), 1)
   t.same(await human.type('thread_status', (f) => f.status === null), cleared, 'cleared when idle')
   t.same((await read()).statuses, [])
 })

@@ -72,5 +72,5 @@ export async function seedWorkspace(app: FastifyInstance, agentCount = 2): Promi
  */
 export async function disableLoopGuard(app: FastifyInstance): Promise<void> {
   await app.db.prisma.instance.updateMany({ data: { loopGuardEnabled: false } })
-  forgetWorkspaceSettings(app)
+  forgetWorkspaceSettings(app.ctx)
 }

@@ -41,7 +41,7 @@ export default async function accountsRoutes(fastify: FastifyInstance): Promise<
     },
     async (request, reply) => {
       assertValidRequest(request)
-      return reply.code(201).send(await register(fastify, request.body, request.ip))
+      return reply.code(201).send(await register(fastify.ctx, request.body, request.ip))
     },
   )
 
@@ -58,7 +58,7 @@ export default async function accountsRoutes(fastify: FastifyInstance): Promise<
         response: { 200: RegistrationInfoSchema },
       },
     },
-    async () => registrationInfo(fastify),
+    async () => registrationInfo(fastify.ctx),
   )
 
   app.post(
@@ -76,7 +76,7 @@ export default async function accountsRoutes(fastify: FastifyInstance): Promise<
         response: { 200: SessionSchema, ...errors(400, 401, 503) },
       },
     },
-    async (request) => login(fastify, request.body, request.ip),
+    async (request) => login(fastify.ctx, request.body, request.ip),
   )
 
   app.get(
@@ -90,7 +90,7 @@ export default async function accountsRoutes(fastify: FastifyInstance): Promise<
         response: { 200: RegistrationListSchema },
       },
     },
-    async () => listRegistrations(fastify),
+    async () => listRegistrations(fastify.ctx),
   )
 
   app.post(
@@ -106,7 +106,7 @@ export default async function accountsRoutes(fastify: FastifyInstance): Promise<
         response: { 200: RegisteredUserSchema, ...errors(400, 404) },
       },
     },
-    async (request) => approveRegistration(fastify, request.params.id),
+    async (request) => approveRegistration(fastify.ctx, request.params.id),
   )
 
   app.delete(
@@ -123,7 +123,7 @@ export default async function accountsRoutes(fastify: FastifyInstance): Promise<
       },
     },
     async (request, reply) => {
-      await rejectRegistration(fastify, request.params.id)
+      await rejectRegistration(fastify.ctx, request.params.id)
       return reply.code(204).send(null)
     },
   )
@@ -141,7 +141,7 @@ export default async function accountsRoutes(fastify: FastifyInstance): Promise<
         response: { 200: PeopleListSchema },
       },
     },
-    async () => listPeople(fastify),
+    async () => listPeople(fastify.ctx),
   )
 
   app.get(
@@ -175,7 +175,7 @@ export default async function accountsRoutes(fastify: FastifyInstance): Promise<
     },
     async (request) => {
       assertValidRequest(request)
-      return updateMe(fastify, request.principal as HumanPrincipal, request.body, request.ip)
+      return updateMe(fastify.ctx, request.principal as HumanPrincipal, request.body, request.ip)
     },
   )
 }

@@ -1,7 +1,6 @@
 // Rules shared by the identity modules (bootstrap, accounts, invites, agents): the TypeBox
 // fragments that carry them into OpenAPI, and the mapping of a failed schema check to the
 // specific error codes the spec names (weak password, invalid e-mail, invalid role).
-import type { FastifyRequest } from 'fastify'
 import { Type, type Static, type TSchema } from 'typebox'
 import { AppError } from '../../lib/errors.ts'
 import { MIN_PASSWORD_LENGTH } from '../../lib/password.ts'
@@ -84,8 +83,8 @@ interface ValidationItem {
  * Routes of these modules use `attachValidation`; this turns a schema failure into the specific
  * code the spec asks for, or lets the generic VALIDATION_ERROR answer through.
  */
-export function assertValidRequest(request: FastifyRequest): void {
-  const error = request.validationError as (Error & { validation?: ValidationItem[]; validationContext?: string }) | undefined
+export function assertValidRequest(request: { validationError?: Error & { validation?: ValidationItem[]; validationContext?: string } }): void {
+  const error = request.validationError
   if (!error) return
   const first = error.validation?.[0]
   const path = first?.instancePath ?? ''

@@ -1,7 +1,7 @@
 // Human accounts: register (open once the workspace exists), login (never reveals whether an
 // e-mail is known: unknown, not-yet-activated and wrong-password cases give the same answer after
 // the same bcrypt work), and "who am I".
-import type { FastifyInstance } from 'fastify'
+import type { ServiceContext } from '../context.ts'
 import type { Db, Prisma } from '../../db/client.ts'
 import { AppError, forbidden, notFound, unauthorized } from '../../lib/errors.ts'
 import { uuidv7 } from '../../lib/ids.ts'
@@ -25,10 +25,10 @@ export const emailTaken = (): AppError => new AppError('EMAIL_TAKEN', 'an accoun
  * `open` (active at once), `approval` (the default: the account may only call GET /auth/me until
  * the owner approves it), `closed` (403 REGISTRATION_CLOSED).
  */
-export async function register(app: FastifyInstance, body: RegisterBody, clientAddress?: string): Promise<RegisteredUser> {
+export async function register(ctx: ServiceContext, body: RegisterBody, clientAddress?: string): Promise<RegisteredUser> {
   assertPassword(body.password)
   const email = normalizeEmail(body.email)
-  const prisma = app.db.prisma
+  const prisma = ctx.db.prisma
   const instance = await workspaceInstance(prisma)
   if (!instance) {
     throw forbidden('registration opens once the workspace is bootstrapped (POST /api/v1/bootstrap)')
@@ -64,8 +64,8 @@ const toRegisteredUser = (user: { id: string; email: string; displayName: string
 })
 
 /** What a sign-up page shows before anyone logs in: whether it can register, and how. */
-export async function registrationInfo(app: FastifyInstance): Promise<RegistrationInfo> {
-  const instance = await workspaceInstance(app.db.prisma)
+export async function registrationInfo(ctx: ServiceContext): Promise<RegistrationInfo> {
+  const instance = await workspaceInstance(ctx.db.prisma)
   return { bootstrapped: Boolean(instance), registration_mode: instance ? (instance.registrationMode as RegistrationInfo['registration_mode']) : 'closed' }
 }
 
@@ -73,8 +73,8 @@ export async function registrationInfo(app: FastifyInstance): Promise<Registrati
  * The people of the workspace: every human with an active account, with their role. Any member
  * (human or agent) may read it, to find someone to add to a channel or to write to.
  */
-export async function listPeople(app: FastifyInstance): Promise<Person[]> {
-  return (await listActiveUsers(app.db.prisma)).map((user) => ({
+export async function listPeople(ctx: ServiceContext): Promise<Person[]> {
+  return (await listActiveUsers(ctx.db.prisma)).map((user) => ({
     id: user.id,
     email: user.email,
     display_name: user.displayName,
@@ -86,25 +86,25 @@ export async function listPeople(app: FastifyInstance): Promise<Person[]> {
 }
 
 /** Self-registered accounts awaiting the owner's approval. */
-export async function listRegistrations(app: FastifyInstance): Promise<RegistrationList> {
-  return { registrations: (await listAwaitingApproval(app.db.prisma)).map(toRegisteredUser) }
+export async function listRegistrations(ctx: ServiceContext): Promise<RegistrationList> {
+  return { registrations: (await listAwaitingApproval(ctx.db.prisma)).map(toRegisteredUser) }
 }
 
 /** The owner approves an account: it becomes an ordinary member from its next request on. */
-export async function approveRegistration(app: FastifyInstance, id: string): Promise<RegisteredUser> {
-  const user = await approveUser(app.db.prisma, id)
+export async function approveRegistration(ctx: ServiceContext, id: string): Promise<RegisteredUser> {
+  const user = await approveUser(ctx.db.prisma, id)
   if (!user) throw notFound('registration awaiting approval')
   return toRegisteredUser(user)
 }
 
 /** The owner refuses an account: it is deleted (its e-mail may register again). */
-export async function rejectRegistration(app: FastifyInstance, id: string): Promise<void> {
-  if (!(await deleteAwaitingUser(app.db.prisma, id))) throw notFound('registration awaiting approval')
+export async function rejectRegistration(ctx: ServiceContext, id: string): Promise<void> {
+  if (!(await deleteAwaitingUser(ctx.db.prisma, id))) throw notFound('registration awaiting approval')
 }
 
-export function sessionFor(app: FastifyInstance, user: { id: string; email: string; displayName: string; role: 'admin' | 'member' | 'observer'; isOwner: boolean; sessionVersion: number }): Session {
-  const token = app.signUserToken(user.id, user.sessionVersion)
-  const { exp } = app.jwt.decode<{ exp: number }>(token) ?? { exp: Math.floor(Date.now() / 1000) + 86_400 }
+export function sessionFor(ctx: ServiceContext, user: { id: string; email: string; displayName: string; role: 'admin' | 'member' | 'observer'; isOwner: boolean; sessionVersion: number }): Session {
+  const token = ctx.tokens.sign(user.id, user.sessionVersion)
+  const { exp } = ctx.tokens.decode(token) ?? { exp: Math.floor(Date.now() / 1000) + 86_400 }
   return {
     token,
     user_id: user.id,
@@ -121,24 +121,24 @@ export function sessionFor(app: FastifyInstance, user: { id: string; email: stri
  * work (src/plugins/login-limit.ts); bcrypt itself has a bounded queue, fair per address and
  * per account, which sheds the heaviest caller first (503 with Retry-After).
  */
-export async function login(app: FastifyInstance, body: LoginBody, clientAddress: string): Promise<Session> {
+export async function login(ctx: ServiceContext, body: LoginBody, clientAddress: string): Promise<Session> {
   const email = normalizeEmail(body.email)
-  await app.loginLimit.assertAllowed(email, clientAddress)
+  await ctx.loginLimit.assertAllowed(email, clientAddress)
   // The check's place in the fair bcrypt queue: a flood on this account or from this address waits
   // behind other people's logins (src/lib/fair-queue.ts).
   const owner = { address: clientAddress, account: email }
-  const user = await findUserByEmail(app.db.prisma, email)
+  const user = await findUserByEmail(ctx.db.prisma, email)
   if (!user || !user.passwordHash || user.status !== 'active') {
     await verifyAgainstDummy(body.password, owner)
-    await app.loginLimit.recordFailure(email, clientAddress)
+    await ctx.loginLimit.recordFailure(email, clientAddress)
     throw unauthorized(LOGIN_FAILED)
   }
   if (!(await verifyPassword(body.password, user.passwordHash, owner))) {
-    await app.loginLimit.recordFailure(email, clientAddress)
+    await ctx.loginLimit.recordFailure(email, clientAddress)
     throw unauthorized(LOGIN_FAILED)
   }
-  await app.loginLimit.clear(email)
-  return sessionFor(app, user)
+  await ctx.loginLimit.clear(email)
+  return sessionFor(ctx, user)
 }
 
 export function describeCaller(principal: Principal): Me {
@@ -168,7 +168,7 @@ const wrongPassword = (): AppError => new AppError('WRONG_PASSWORD', 'the curren
  * the answer carries a new token for the caller (docs/decisions.md, "People"). A new name or
  * avatar is pushed to every connected client as a `user_updated` frame.
  */
-export async function updateMe(app: FastifyInstance, principal: HumanPrincipal, body: UpdateMeBody, clientAddress: string): Promise<UpdatedMe> {
+export async function updateMe(ctx: ServiceContext, principal: HumanPrincipal, body: UpdateMeBody, clientAddress: string): Promise<UpdatedMe> {
   if ((body.new_password === undefined) !== (body.current_password === undefined)) {
     throw new AppError('VALIDATION_ERROR', "'new_password' and 'current_password' go together: a password change takes the current one")
   }
@@ -177,9 +177,9 @@ export async function updateMe(app: FastifyInstance, principal: HumanPrincipal, 
   if (body.avatar_url !== undefined) data.avatarUrl = body.avatar_url
   if (body.new_password !== undefined) {
     assertPassword(body.new_password)
-    data.passwordHash = await checkedNewPassword(app, principal, body.current_password!, body.new_password, clientAddress)
+    data.passwordHash = await checkedNewPassword(ctx, principal, body.current_password!, body.new_password, clientAddress)
   }
-  const user = await updateProfile(app.db.prisma, principal.id, data)
+  const user = await updateProfile(ctx.db.prisma, principal.id, data)
   const me: UpdatedMe = {
     type: 'HUMAN',
     id: user.id,
@@ -190,24 +190,24 @@ export async function updateMe(app: FastifyInstance, principal: HumanPrincipal, 
     is_owner: user.isOwner,
   }
   if (data.passwordHash) {
-    const session = sessionFor(app, user)
+    const session = sessionFor(ctx, user)
     me.session = { token: session.token, expires_at: session.expires_at }
   }
   if (user.displayName !== principal.displayName || user.avatarUrl !== (principal.avatarUrl ?? null)) {
-    app.realtime.signals.publish({ channelIds: 'workspace', except: null, frame: { type: 'user_updated', user_id: user.id, display_name: user.displayName, avatar_url: user.avatarUrl } })
+    ctx.signals.publish({ channelIds: 'workspace', except: null, frame: { type: 'user_updated', user_id: user.id, display_name: user.displayName, avatar_url: user.avatarUrl } })
   }
   return me
 }
 
 /** The bcrypt hash of the new password, once the current one is verified (else WRONG_PASSWORD). */
-async function checkedNewPassword(app: FastifyInstance, principal: HumanPrincipal, current: string, next: string, clientAddress: string): Promise<string> {
-  await app.loginLimit.assertAllowed(principal.email, clientAddress)
-  const user = await findUserById(app.db.prisma, principal.id)
+async function checkedNewPassword(ctx: ServiceContext, principal: HumanPrincipal, current: string, next: string, clientAddress: string): Promise<string> {
+  await ctx.loginLimit.assertAllowed(principal.email, clientAddress)
+  const user = await findUserById(ctx.db.prisma, principal.id)
   if (!user?.passwordHash || !(await verifyPassword(current, user.passwordHash))) {
-    await app.loginLimit.recordFailure(principal.email, clientAddress)
+    await ctx.loginLimit.recordFailure(principal.email, clientAddress)
     throw wrongPassword()
   }
-  await app.loginLimit.clear(principal.email)
+  await ctx.loginLimit.clear(principal.email)
   return hashPassword(next)
 }
 

@@ -25,7 +25,7 @@ export default async function agentsRoutes(fastify: FastifyInstance): Promise<vo
         response: { 201: AgentSchema, ...errors(400, 409) },
       },
     },
-    async (request, reply) => reply.code(201).send(await agents.createAgent(fastify, request.principal as MemberPrincipal, request.body)),
+    async (request, reply) => reply.code(201).send(await agents.createAgent(fastify.ctx, request.principal as MemberPrincipal, request.body)),
   )
 
   app.get(
@@ -39,7 +39,7 @@ export default async function agentsRoutes(fastify: FastifyInstance): Promise<vo
         response: { 200: AgentListSchema },
       },
     },
-    async () => agents.listAgents(fastify),
+    async () => agents.listAgents(fastify.ctx),
   )
 
   app.get(
@@ -54,7 +54,7 @@ export default async function agentsRoutes(fastify: FastifyInstance): Promise<vo
         response: { 200: AgentSchema, ...errors(403, 404) },
       },
     },
-    async (request) => agents.getSelf(fastify, request.principal),
+    async (request) => agents.getSelf(fastify.ctx, request.principal),
   )
 
   app.get(
@@ -69,7 +69,7 @@ export default async function agentsRoutes(fastify: FastifyInstance): Promise<vo
         response: { 200: AgentSchema, ...errors(400, 404) },
       },
     },
-    async (request) => agents.getAgent(fastify, request.params.id),
+    async (request) => agents.getAgent(fastify.ctx, request.params.id),
   )
 
   app.patch(
@@ -86,7 +86,7 @@ export default async function agentsRoutes(fastify: FastifyInstance): Promise<vo
         response: { 200: AgentSchema, ...errors(400, 403, 404, 409) },
       },
     },
-    async (request) => agents.updateAgent(fastify, request.principal, request.params.id, request.body),
+    async (request) => agents.updateAgent(fastify.ctx, request.principal, request.params.id, request.body),
   )
 
   app.delete(
@@ -103,7 +103,7 @@ export default async function agentsRoutes(fastify: FastifyInstance): Promise<vo
       },
     },
     async (request, reply) => {
-      await agents.deleteAgent(fastify, request.params.id)
+      await agents.deleteAgent(fastify.ctx, request.params.id)
       return reply.code(204).send(null)
     },
   )
@@ -122,7 +122,7 @@ export default async function agentsRoutes(fastify: FastifyInstance): Promise<vo
         response: { 201: CreatedKeySchema, ...errors(400, 404) },
       },
     },
-    async (request, reply) => reply.code(201).send(await agents.createKey(fastify, request.params.id, request.body.name)),
+    async (request, reply) => reply.code(201).send(await agents.createKey(fastify.ctx, request.params.id, request.body.name)),
   )
 
   app.get(
@@ -138,7 +138,7 @@ export default async function agentsRoutes(fastify: FastifyInstance): Promise<vo
         response: { 200: KeyListSchema, ...errors(400, 403, 404) },
       },
     },
-    async (request) => agents.listKeys(fastify, request.principal, request.params.id),
+    async (request) => agents.listKeys(fastify.ctx, request.principal, request.params.id),
   )
 
   app.delete(
@@ -155,7 +155,7 @@ export default async function agentsRoutes(fastify: FastifyInstance): Promise<vo
       },
     },
     async (request, reply) => {
-      await agents.revokeKey(fastify, request.params.id, request.params.key_id)
+      await agents.revokeKey(fastify.ctx, request.params.id, request.params.key_id)
       return reply.code(204).send(null)
     },
   )

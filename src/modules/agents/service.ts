@@ -1,7 +1,7 @@
 // Agents and their API keys. The workspace owner creates, renames and deletes agents and
 // creates or revokes keys; an agent may edit its own profile (not its name) and list its own
 // keys; every authenticated caller may list and read agents.
-import type { FastifyInstance } from 'fastify'
+import type { ServiceContext } from '../context.ts'
 import type pg from 'pg'
 import type { Db, Prisma } from '../../db/client.ts'
 import type { Agent, ApiKey } from '../../generated/prisma/client.ts'
@@ -33,8 +33,8 @@ export function toAgentDto(agent: Agent, online = false): AgentDto {
 }
 
 /** Agents as DTOs with whether each is connected now (src/realtime/presence.ts). */
-async function withPresence(app: FastifyInstance, rows: Agent[]): Promise<AgentDto[]> {
-  const online = await app.realtime.presence.online(rows.map((a) => a.id))
+async function withPresence(ctx: ServiceContext, rows: Agent[]): Promise<AgentDto[]> {
+  const online = await ctx.presence.online(rows.map((a) => a.id))
   return rows.map((a) => toAgentDto(a, online.has(a.id)))
 }
 
@@ -57,10 +57,10 @@ export function newApiKey(agentId: string, name: string): { key: string; row: Pr
   return { key, row: { id: uuidv7(), agentId, name, keyHash: sha256Hex(key), maskedKey: maskSecret(key, API_KEY_PREFIX) } }
 }
 
-export async function createAgent(app: FastifyInstance, owner: MemberPrincipal, input: CreateAgentInput): Promise<AgentDto> {
+export async function createAgent(ctx: ServiceContext, owner: MemberPrincipal, input: CreateAgentInput): Promise<AgentDto> {
   assertMetadata(input.metadata)
   try {
-    return await app.events.transaction(async (tx) => {
+    return await ctx.events.transaction(async (tx) => {
       await repo.lockAgentNames(tx)
       if ((await repo.findAgentsNamed(tx, [input.name])).length) throw nameTaken(input.name)
       const agent = await repo.createAgent(tx, {
@@ -80,23 +80,23 @@ export async function createAgent(app: FastifyInstance, owner: MemberPrincipal, 
   }
 }
 
-export async function listAgents(app: FastifyInstance): Promise<AgentDto[]> {
-  return withPresence(app, await repo.listAgents(app.db.prisma))
+export async function listAgents(ctx: ServiceContext): Promise<AgentDto[]> {
+  return withPresence(ctx, await repo.listAgents(ctx.db.prisma))
 }
 
-export async function getAgent(app: FastifyInstance, id: string): Promise<AgentDto> {
-  const agent = await repo.findAgent(app.db.prisma, id)
+export async function getAgent(ctx: ServiceContext, id: string): Promise<AgentDto> {
+  const agent = await repo.findAgent(ctx.db.prisma, id)
   if (!agent) throw notFound('agent')
-  return (await withPresence(app, [agent]))[0]!
+  return (await withPresence(ctx, [agent]))[0]!
 }
 
-export async function getSelf(app: FastifyInstance, principal: Principal): Promise<AgentDto> {
+export async function getSelf(ctx: ServiceContext, principal: Principal): Promise<AgentDto> {
   if (principal.kind !== 'agent') throw forbidden('this endpoint describes the calling agent; use an agent API key (humans: GET /api/v1/auth/me)')
-  return getAgent(app, principal.id)
+  return getAgent(ctx, principal.id)
 }
 
-export async function updateAgent(app: FastifyInstance, principal: Principal, id: string, patch: UpdateAgentInput): Promise<AgentDto> {
-  const existing = await repo.findAgent(app.db.prisma, id)
+export async function updateAgent(ctx: ServiceContext, principal: Principal, id: string, patch: UpdateAgentInput): Promise<AgentDto> {
+  const existing = await repo.findAgent(ctx.db.prisma, id)
   if (!existing) throw notFound('agent')
   assertMetadata(patch.metadata)
   const self = principal.kind === 'agent' && principal.id === id
@@ -112,7 +112,7 @@ export async function updateAgent(app: FastifyInstance, principal: Principal, id
   if (patch.metadata !== undefined) data.metadata = patch.metadata as Record<string, unknown> | null
   let updated: AgentDto
   try {
-    updated = await app.events.transaction(async (tx) => {
+    updated = await ctx.events.transaction(async (tx) => {
       if (patch.name !== undefined && patch.name !== existing.name) {
         await repo.lockAgentNames(tx)
         if ((await repo.findAgentsNamed(tx, [patch.name], id)).length) throw nameTaken(patch.name)
@@ -124,7 +124,7 @@ export async function updateAgent(app: FastifyInstance, principal: Principal, id
     throw error
   }
   // Cached keys carry the names: its next request, on any instance, must carry the new ones.
-  if (patch.name !== undefined || patch.display_name !== undefined) await app.forgetAgentKeys(id)
+  if (patch.name !== undefined || patch.display_name !== undefined) await ctx.forgetAgentKeys(id)
   return updated
 }
 
@@ -133,11 +133,11 @@ export async function updateAgent(app: FastifyInstance, principal: Principal, id
  * links, and takes it out of every channel (a member.left event per channel). Its messages stay,
  * under the name it had. The primary agent cannot be deleted.
  */
-export async function deleteAgent(app: FastifyInstance, id: string): Promise<void> {
-  const agent = await repo.findAgent(app.db.prisma, id)
+export async function deleteAgent(ctx: ServiceContext, id: string): Promise<void> {
+  const agent = await repo.findAgent(ctx.db.prisma, id)
   if (!agent) throw notFound('agent')
   if (agent.isPrimary) throw forbidden('the primary agent cannot be deleted')
-  await app.events.transaction(async (tx, emit) => {
+  await ctx.events.transaction(async (tx, emit) => {
     const channelIds = await repo.membershipChannelIds(tx, id)
     await repo.deleteMemberships(tx, id)
     await repo.deleteAgent(tx, id)
@@ -145,28 +145,28 @@ export async function deleteAgent(app: FastifyInstance, id: string): Promise<voi
       emit('member.left', channelId, { channel_id: channelId, member_id: id, member_type: 'AGENT' }, [id])
     }
   })
-  await app.forgetAgentKeys(id)
+  await ctx.forgetAgentKeys(id)
 }
 
-export async function createKey(app: FastifyInstance, agentId: string, name: string): Promise<CreatedKey> {
-  if (!(await repo.findAgent(app.db.prisma, agentId))) throw notFound('agent')
+export async function createKey(ctx: ServiceContext, agentId: string, name: string): Promise<CreatedKey> {
+  if (!(await repo.findAgent(ctx.db.prisma, agentId))) throw notFound('agent')
   const { key, row } = newApiKey(agentId, name.trim())
-  const created = await repo.createApiKey(app.db.prisma, row)
+  const created = await repo.createApiKey(ctx.db.prisma, row)
   return { id: created.id, name: created.name, key, masked_key: created.maskedKey, created_at: created.createdAt.toISOString() }
 }
 
-export async function listKeys(app: FastifyInstance, principal: Principal, agentId: string): Promise<MaskedKey[]> {
-  if (!(await repo.findAgent(app.db.prisma, agentId))) throw notFound('agent')
+export async function listKeys(ctx: ServiceContext, principal: Principal, agentId: string): Promise<MaskedKey[]> {
+  if (!(await repo.findAgent(ctx.db.prisma, agentId))) throw notFound('agent')
   const self = principal.kind === 'agent' && principal.id === agentId
   if (!isOwner(principal) && !self) throw forbidden("only the workspace owner or the agent itself may list an agent's keys")
-  return (await repo.listApiKeys(app.db.prisma, agentId)).map(toMaskedKey)
+  return (await repo.listApiKeys(ctx.db.prisma, agentId)).map(toMaskedKey)
 }
 
-export async function revokeKey(app: FastifyInstance, agentId: string, keyId: string): Promise<void> {
-  const key = await repo.findApiKey(app.db.prisma, agentId, keyId)
+export async function revokeKey(ctx: ServiceContext, agentId: string, keyId: string): Promise<void> {
+  const key = await repo.findApiKey(ctx.db.prisma, agentId, keyId)
   if (!key) throw notFound('API key')
-  await repo.revokeApiKey(app.db.prisma, keyId)
-  await app.forgetAgentKeys(agentId)
+  await repo.revokeApiKey(ctx.db.prisma, keyId)
+  await ctx.forgetAgentKeys(agentId)
 }
 
 // For bootstrap and the auth plugin.

@@ -39,7 +39,7 @@ export default async function approvalRoutes(fastify: FastifyInstance): Promise<
         response: { 200: ApprovalSchema, ...errors(400, 404) },
       },
     },
-    async (request) => approvals.getApproval(fastify, member(request), request.params.id, request.params.message_id),
+    async (request) => approvals.getApproval(fastify.ctx, member(request), request.params.id, request.params.message_id),
   )
 
   app.post(
@@ -61,7 +61,7 @@ export default async function approvalRoutes(fastify: FastifyInstance): Promise<
         },
       },
     },
-    async (request, reply) => settled(reply, () => approvals.decide(fastify, member(request), request.params.id, request.params.message_id, request.body)),
+    async (request, reply) => settled(reply, () => approvals.decide(fastify.ctx, member(request), request.params.id, request.params.message_id, request.body)),
   )
 
   app.post(
@@ -77,7 +77,7 @@ export default async function approvalRoutes(fastify: FastifyInstance): Promise<
         response: { 200: ApprovalSchema, ...errors(400, 403, 404), 409: AlreadyDecidedSchema },
       },
     },
-    async (request, reply) => settled(reply, () => approvals.cancel(fastify, member(request), request.params.id, request.params.message_id)),
+    async (request, reply) => settled(reply, () => approvals.cancel(fastify.ctx, member(request), request.params.id, request.params.message_id)),
   )
 
   app.get(
@@ -93,6 +93,6 @@ export default async function approvalRoutes(fastify: FastifyInstance): Promise<
         response: { 200: Type.Object({ approvals: Type.Array(ApprovalSchema) }, { additionalProperties: false }), ...errors(400) },
       },
     },
-    async (request) => approvals.pendingForCaller(fastify, member(request), request.query.limit ?? 50),
+    async (request) => approvals.pendingForCaller(fastify.ctx, member(request), request.query.limit ?? 50),
   )
 }

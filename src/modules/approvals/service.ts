@@ -4,7 +4,7 @@
 // cancel while pending, and the sweep (src/workers/approval-expiry.ts) applies `on_expiry`.
 // Every outcome is an event addressed to the requesting agent (approval.decided, .cancelled,
 // .expired): its inbox, WebSocket, SSE, webhooks and integrations.
-import type { FastifyInstance } from 'fastify'
+import type { ServiceContext } from '../context.ts'
 import type { Emit } from '../../events/bus.ts'
 import { AppError, badRequest, forbidden, notFound } from '../../lib/errors.ts'
 import type { MemberPrincipal } from '../identity/principal.ts'
@@ -25,7 +25,7 @@ function assertArguments(args: unknown, field: string): Record<string, unknown> 
  * The pending request a new message carries, checked: agents only (403), arguments a JSON object
  * within the limit, listed approvers users of the workspace (400). `deny` is always offered.
  */
-export async function prepareRequest(app: FastifyInstance, author: MemberPrincipal, ids: { messageId: string; channelId: string; createdAt: Date }, request: ApprovalRequest): Promise<ApprovalRecord> {
+export async function prepareRequest(ctx: ServiceContext, author: MemberPrincipal, ids: { messageId: string; channelId: string; createdAt: Date }, request: ApprovalRequest): Promise<ApprovalRecord> {
   if (author.kind !== 'agent') throw forbidden('only agents ask for approval')
   const args = assertArguments(request.arguments ?? {}, 'approval.arguments')
   const offered = new Set<ApprovalChoice>(request.choices ?? ['approve', 'deny'])
@@ -34,7 +34,7 @@ export async function prepareRequest(app: FastifyInstance, author: MemberPrincip
   const approvers = request.approvers ?? 'members'
   if (Array.isArray(approvers)) {
     const lowered = approvers.map((id) => id.toLowerCase())
-    const found = new Set(await repo.existingUsers(app.db.pool, lowered))
+    const found = new Set(await repo.existingUsers(ctx.db.pool, lowered))
     const unknown = lowered.filter((id) => !found.has(id))
     if (unknown.length) throw badRequest(`'approval.approvers' must list users of the workspace (humans); not one: ${unknown.join(', ')}`)
   }
@@ -75,15 +75,15 @@ function mayDecide(principal: MemberPrincipal, approval: ApprovalRecord, member:
   return Array.isArray(approvers) && approvers.includes(principal.id)
 }
 
-async function approvalFor(app: FastifyInstance, principal: MemberPrincipal, channelId: string, messageId: string) {
-  const access = await readableChannel(app, principal, channelId)
-  const approval = await repo.findApproval(app.db.pool, channelId, messageId)
+async function approvalFor(ctx: ServiceContext, principal: MemberPrincipal, channelId: string, messageId: string) {
+  const access = await readableChannel(ctx, principal, channelId)
+  const approval = await repo.findApproval(ctx.db.pool, channelId, messageId)
   if (!approval) throw notFound('approval request')
   return { access, approval }
 }
 
-export async function getApproval(app: FastifyInstance, principal: MemberPrincipal, channelId: string, messageId: string): Promise<ApprovalDto> {
-  return toApprovalDto((await approvalFor(app, principal, channelId, messageId)).approval)
+export async function getApproval(ctx: ServiceContext, principal: MemberPrincipal, channelId: string, messageId: string): Promise<ApprovalDto> {
+  return toApprovalDto((await approvalFor(ctx, principal, channelId, messageId)).approval)
 }
 
 /** The request was decided, cancelled or expired before this call: the outcome that stands. */
@@ -132,8 +132,8 @@ function outcomeOf(approval: ApprovalRecord, input: DecideInput): { status: 'app
  * Then one UPDATE … WHERE status = 'pending': the first decision wins; a later one, or one after
  * a cancellation or the expiry, throws AlreadyDecided with the outcome that stands.
  */
-export async function decide(app: FastifyInstance, principal: MemberPrincipal, channelId: string, messageId: string, input: DecideInput): Promise<ApprovalDto> {
-  const { access, approval } = await approvalFor(app, principal, channelId, messageId)
+export async function decide(ctx: ServiceContext, principal: MemberPrincipal, channelId: string, messageId: string, input: DecideInput): Promise<ApprovalDto> {
+  const { access, approval } = await approvalFor(ctx, principal, channelId, messageId)
   assertMayDecide(principal, approval, access.member)
   const outcome = outcomeOf(approval, input)
   if (approval.status !== 'pending') throw new AlreadyDecided(toApprovalDto(approval))
@@ -142,7 +142,7 @@ export async function decide(app: FastifyInstance, principal: MemberPrincipal, c
   const digest = approvalDigest(approval.action, approval.arguments)
   if (digest !== approval.digest) throw new AppError('CONFLICT', 'this request was altered after it was posted; it cannot be decided')
   if (input.digest !== undefined && input.digest !== digest) throw new AppError('CONFLICT', 'the request differs from the one you were shown (digest mismatch); read it again')
-  const decided = await app.events.transaction(async (tx, emit) => {
+  const decided = await ctx.events.transaction(async (tx, emit) => {
     const row = await repo.settle(tx, messageId, approval, {
       status: outcome.status,
       decision: input.decision,
@@ -156,32 +156,32 @@ export async function decide(app: FastifyInstance, principal: MemberPrincipal, c
   })
   if (decided) return toApprovalDto(decided)
   // Lost the race (or it expired this instant): the outcome that stands.
-  const standing = await repo.findApproval(app.db.pool, channelId, messageId)
+  const standing = await repo.findApproval(ctx.db.pool, channelId, messageId)
   if (!standing) throw notFound('approval request')
   if (standing.status === 'pending') throw new AppError('CONFLICT', 'this request was altered after it was posted; it cannot be decided')
   throw new AlreadyDecided(toApprovalDto(standing))
 }
 
 /** The requesting agent withdraws its pending request (403 for anyone else; 409 once it is settled). */
-export async function cancel(app: FastifyInstance, principal: MemberPrincipal, channelId: string, messageId: string): Promise<ApprovalDto> {
-  const { approval } = await approvalFor(app, principal, channelId, messageId)
+export async function cancel(ctx: ServiceContext, principal: MemberPrincipal, channelId: string, messageId: string): Promise<ApprovalDto> {
+  const { approval } = await approvalFor(ctx, principal, channelId, messageId)
   if (approval.requesterId !== principal.id) throw forbidden('only the agent that asked may cancel the request')
   if (approval.status !== 'pending') throw new AlreadyDecided(toApprovalDto(approval))
-  const cancelled = await app.events.transaction(async (tx, emit) => {
+  const cancelled = await ctx.events.transaction(async (tx, emit) => {
     const row = await repo.settle(tx, messageId, approval, { status: 'cancelled', decision: null, decidedBy: principal.id, decidedByName: principal.displayName, comment: null, finalArguments: null })
     if (row) emitOutcome(emit, row, principal.id)
     return row
   })
   if (cancelled) return toApprovalDto(cancelled)
-  const standing = await repo.findApproval(app.db.pool, channelId, messageId)
+  const standing = await repo.findApproval(ctx.db.pool, channelId, messageId)
   if (!standing) throw notFound('approval request')
   throw new AlreadyDecided(toApprovalDto(standing))
 }
 
 /** "Needs your decision": pending requests the caller may decide, soonest expiry first (agents: none). */
-export async function pendingForCaller(app: FastifyInstance, principal: MemberPrincipal, limit: number): Promise<{ approvals: ApprovalDto[] }> {
+export async function pendingForCaller(ctx: ServiceContext, principal: MemberPrincipal, limit: number): Promise<{ approvals: ApprovalDto[] }> {
   if (principal.kind !== 'human' || principal.role === 'observer') return { approvals: [] }
-  const rows = await repo.pendingFor(app.db.pool, principal.id, principal.isOwner, limit)
+  const rows = await repo.pendingFor(ctx.db.pool, principal.id, principal.isOwner, limit)
   return { approvals: rows.map(toApprovalDto) }
 }
 
@@ -190,10 +190,10 @@ export async function pendingForCaller(app: FastifyInstance, principal: MemberPr
 const EXPIRE_BATCH = 100
 
 /** Expires every due request (each with its event); answers how many. */
-export async function expireDue(app: FastifyInstance): Promise<number> {
+export async function expireDue(ctx: ServiceContext): Promise<number> {
   let total = 0
   for (;;) {
-    const expired = await app.events.transaction(async (tx, emit) => {
+    const expired = await ctx.events.transaction(async (tx, emit) => {
       const rows = await repo.expireDue(tx, EXPIRE_BATCH)
       for (const row of rows) emitOutcome(emit, row, null)
       return rows.length
@@ -203,7 +203,7 @@ export async function expireDue(app: FastifyInstance): Promise<number> {
   }
 }
 
-export const nextExpiry = (app: FastifyInstance): Promise<Date | null> => repo.nextExpiry(app.db.pool)
+export const nextExpiry = (ctx: ServiceContext): Promise<Date | null> => repo.nextExpiry(ctx.db.pool)
 
 /** Whether a message's approval refuses an edit of its text: while pending, what is approved must not change. */
 export const refusesEdit = (approval: { status: string } | null | undefined): boolean => approval?.status === 'pending'

@@ -30,7 +30,7 @@ export default async function bootstrapRoutes(fastify: FastifyInstance): Promise
     },
     async (request, reply) => {
       assertValidRequest(request)
-      return reply.code(201).send(await bootstrap(fastify, request.body, request.ip))
+      return reply.code(201).send(await bootstrap(fastify.ctx, request.body, request.ip))
     },
   )
 }

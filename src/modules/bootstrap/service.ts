@@ -2,7 +2,7 @@
 // primary agent and key, further agents and keys, invited humans and their invites, the default
 // channel and its members) or stores nothing. A transaction-scoped advisory lock serialises
 // concurrent calls, so exactly one of them finds zero users and succeeds; the others get 409.
-import type { FastifyInstance } from 'fastify'
+import type { ServiceContext } from '../context.ts'
 import type { Prisma } from '../../db/client.ts'
 import { channelCreated, memberJoined } from '../../events/builders.ts'
 import { AppError } from '../../lib/errors.ts'
@@ -54,15 +54,15 @@ function agentRow(profile: AgentProfile, ownerId: string, isPrimary: boolean) {
   }
 }
 
-export async function bootstrap(app: FastifyInstance, body: BootstrapBody, clientAddress?: string): Promise<BootstrapResult> {
+export async function bootstrap(ctx: ServiceContext, body: BootstrapBody, clientAddress?: string): Promise<BootstrapResult> {
   checkInput(body)
   // Cheap early answer for the common repeat call, before the bcrypt work; the answer that
   // counts is the one under the lock below.
-  if ((await userCount(app.db.prisma)) > 0) throw alreadyBootstrapped()
+  if ((await userCount(ctx.db.prisma)) > 0) throw alreadyBootstrapped()
   const passwordHash = await hashPassword(body.primary_agent.password, { address: clientAddress, account: body.primary_agent.email.trim().toLowerCase() })
 
   try {
-    return await app.events.transaction(async (tx, emit) => {
+    return await ctx.events.transaction(async (tx, emit) => {
       await lockWorkspaceIn(tx)
       if ((await userCount(tx)) > 0) throw alreadyBootstrapped()
       const profiles = [body.primary_agent.agent_profile, ...(body.agents ?? [])]
@@ -136,14 +136,14 @@ export async function bootstrap(app: FastifyInstance, body: BootstrapBody, clien
         emit('member.joined', channel.id, memberJoined(channel, { id: m.memberId, type: m.memberType, name: m.name }))
       }
 
-      const token = app.signUserToken(owner.id)
+      const token = ctx.tokens.sign(owner.id)
       const humanItems = humans.map((h, i) => ({
         user_id: h.id,
         email: h.email,
         display_name: h.displayName,
         role: h.role,
         invite_token: invites[i]!.token,
-        invite_url: inviteUrl(app, invites[i]!.token),
+        invite_url: inviteUrl(ctx, invites[i]!.token),
         expires_at: (invites[i]!.row.expiresAt as Date).toISOString(),
       }))
       const primaryKey = keys[0]!

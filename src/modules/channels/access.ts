@@ -1,28 +1,28 @@
 // The access model (docs/access.md), enforced here and only here. Who may see a channel, post
 // in it, manage it and its members. A channel the caller may not see is reported exactly like
 // one that does not exist (404); 403 is for a visible channel whose action is not allowed.
-import type { FastifyInstance } from 'fastify'
+import type { ServiceContext } from '../context.ts'
 import { forbidden, notFound } from '../../lib/errors.ts'
 import { isHumanAdmin, isObserver, isOwner, type MemberPrincipal } from '../identity/principal.ts'
 import * as repo from './repo.ts'
 import type { ChannelRow } from './repo.ts'
 
 /** Whether `memberId` (a user or an agent) belongs to the channel. */
-export function isMember(app: FastifyInstance, channelId: string, memberId: string): Promise<boolean> {
-  return repo.isMember(app.db.pool, channelId, memberId)
+export function isMember(ctx: ServiceContext, channelId: string, memberId: string): Promise<boolean> {
+  return repo.isMember(ctx.db.pool, channelId, memberId)
 }
 
 /** Ids of the channel's members (users and agents). */
-export function memberIds(app: FastifyInstance, channelId: string): Promise<string[]> {
-  return repo.memberIds(app.db.pool, channelId)
+export function memberIds(ctx: ServiceContext, channelId: string): Promise<string[]> {
+  return repo.memberIds(ctx.db.pool, channelId)
 }
 
 /**
  * Ids of the channels `memberId` belongs to. The workspace owner's read access to every channel
  * is not membership: realtime delivery follows membership only.
  */
-export function channelIdsOf(app: FastifyInstance, memberId: string): Promise<string[]> {
-  return repo.channelIdsOf(app.db.pool, memberId)
+export function channelIdsOf(ctx: ServiceContext, memberId: string): Promise<string[]> {
+  return repo.channelIdsOf(ctx.db.pool, memberId)
 }
 
 /**
@@ -30,8 +30,8 @@ export function channelIdsOf(app: FastifyInstance, memberId: string): Promise<st
  * own, and for the workspace owner every regular channel, since it reads them all
  * (docs/decisions.md, "Live sidebar"). `readsAllRegular` says the second applies.
  */
-export function liveChannelsOf(app: FastifyInstance, memberId: string): Promise<{ channelIds: string[]; readsAllRegular: boolean }> {
-  return repo.liveChannelsOf(app.db.pool, memberId)
+export function liveChannelsOf(ctx: ServiceContext, memberId: string): Promise<{ channelIds: string[]; readsAllRegular: boolean }> {
+  return repo.liveChannelsOf(ctx.db.pool, memberId)
 }
 
 export interface ChannelAccess {
@@ -55,8 +55,8 @@ export function canJoin(principal: MemberPrincipal, channel: ChannelRow, member:
 }
 
 /** The channel if the caller may read it; otherwise 404, as for an unknown id. */
-export async function readableChannel(app: FastifyInstance, principal: MemberPrincipal, channelId: string): Promise<ChannelAccess> {
-  const found = await repo.findChannelFor(app.db.pool, channelId, principal.id)
+export async function readableChannel(ctx: ServiceContext, principal: MemberPrincipal, channelId: string): Promise<ChannelAccess> {
+  const found = await repo.findChannelFor(ctx.db.pool, channelId, principal.id)
   if (!found || !canRead(principal, found.channel, found.member)) throw notFound('channel')
   return found
 }
@@ -76,35 +76,35 @@ export function joinsOnPost(principal: MemberPrincipal, access: ChannelAccess): 
 }
 
 /** Admins: human users with role admin (the workspace owner) and the primary agent. */
-export async function isAdmin(app: FastifyInstance, principal: MemberPrincipal): Promise<boolean> {
+export async function isAdmin(ctx: ServiceContext, principal: MemberPrincipal): Promise<boolean> {
   if (principal.kind === 'human') return isHumanAdmin(principal)
-  return repo.isPrimaryAgent(app.db.prisma, principal.id)
+  return repo.isPrimaryAgent(ctx.db.prisma, principal.id)
 }
 
 /** Renaming or deleting a channel: its creator or an admin; never a DM. */
-export async function assertCanManage(app: FastifyInstance, principal: MemberPrincipal, access: ChannelAccess): Promise<void> {
+export async function assertCanManage(ctx: ServiceContext, principal: MemberPrincipal, access: ChannelAccess): Promise<void> {
   if (access.channel.type === 'dm') throw forbidden('a DM cannot be changed or deleted')
   if (isObserver(principal)) throw forbidden('observers cannot change channels')
   if (access.channel.createdById === principal.id) return
-  if (await isAdmin(app, principal)) return
+  if (await isAdmin(ctx, principal)) return
   throw forbidden('only the channel creator or an admin may do this')
 }
 
 /** Adding a member: any member who may post, or an admin; a DM keeps its two participants. */
-export async function assertCanAddMember(app: FastifyInstance, principal: MemberPrincipal, access: ChannelAccess): Promise<void> {
+export async function assertCanAddMember(ctx: ServiceContext, principal: MemberPrincipal, access: ChannelAccess): Promise<void> {
   if (access.channel.type === 'dm') throw forbidden('a DM has exactly its two participants')
   if (isObserver(principal)) throw forbidden('observers cannot add members')
   if (access.member) return
-  if (await isAdmin(app, principal)) return
+  if (await isAdmin(ctx, principal)) return
   throw forbidden('join the channel to add members')
 }
 
 /** Removing a member: anyone may leave; removing someone else takes the creator or an admin. */
-export async function assertCanRemoveMember(app: FastifyInstance, principal: MemberPrincipal, access: ChannelAccess, memberId: string): Promise<void> {
+export async function assertCanRemoveMember(ctx: ServiceContext, principal: MemberPrincipal, access: ChannelAccess, memberId: string): Promise<void> {
   if (access.channel.type === 'dm') throw forbidden('a DM has exactly its two participants')
   if (memberId === principal.id) return
   if (isObserver(principal)) throw forbidden('observers cannot remove members')
   if (access.channel.createdById === principal.id) return
-  if (await isAdmin(app, principal)) return
+  if (await isAdmin(ctx, principal)) return
   throw forbidden('only the channel creator or an admin may remove other members')
 }

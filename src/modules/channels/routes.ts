@@ -45,7 +45,7 @@ export default async function channelsRoutes(fastify: FastifyInstance): Promise<
       },
     },
     async (request, reply) => {
-      const result = await channels.createChannel(fastify, member(request), request.body, idempotencyKeyOf(request))
+      const result = await channels.createChannel(fastify.ctx, member(request), request.body, idempotencyKeyOf(request))
       return reply.code(result.statusCode as 201).send(result.body as ChannelDto)
     },
   )
@@ -66,7 +66,7 @@ export default async function channelsRoutes(fastify: FastifyInstance): Promise<
       // The JSON text PostgreSQL built to the schema (repo.sidebarJson): with its content type
       // set, Fastify sends a string as it is. The schema still documents the response (OpenAPI,
       // SDK), and the tests check every response against it.
-      const body = await channels.listChannelsJson(fastify, member(request))
+      const body = await channels.listChannelsJson(fastify.ctx, member(request))
       return reply.type('application/json; charset=utf-8').send(body as unknown as ChannelListItemDto[])
     },
   )
@@ -86,7 +86,7 @@ export default async function channelsRoutes(fastify: FastifyInstance): Promise<
         response: { 200: ReadStateSchema, ...errors(400, 403, 404) },
       },
     },
-    async (request) => channels.markRead(fastify, member(request), request.params.id, request.body.message_id),
+    async (request) => channels.markRead(fastify.ctx, member(request), request.params.id, request.body.message_id),
   )
 
   app.get(
@@ -102,7 +102,7 @@ export default async function channelsRoutes(fastify: FastifyInstance): Promise<
         response: { 200: ChannelSchema, ...errors(400, 404) },
       },
     },
-    async (request) => channels.getChannel(fastify, member(request), request.params.id),
+    async (request) => channels.getChannel(fastify.ctx, member(request), request.params.id),
   )
 
   app.patch(
@@ -119,7 +119,7 @@ export default async function channelsRoutes(fastify: FastifyInstance): Promise<
         response: { 200: ChannelSchema, ...errors(400, 403, 404, 409) },
       },
     },
-    async (request) => channels.updateChannel(fastify, member(request), request.params.id, request.body),
+    async (request) => channels.updateChannel(fastify.ctx, member(request), request.params.id, request.body),
   )
 
   app.delete(
@@ -136,7 +136,7 @@ export default async function channelsRoutes(fastify: FastifyInstance): Promise<
       },
     },
     async (request, reply) => {
-      await channels.deleteChannel(fastify, member(request), request.params.id)
+      await channels.deleteChannel(fastify.ctx, member(request), request.params.id)
       return reply.code(204).send(null)
     },
   )
@@ -153,7 +153,7 @@ export default async function channelsRoutes(fastify: FastifyInstance): Promise<
         response: { 200: MemberListSchema, ...errors(400, 404) },
       },
     },
-    async (request) => channels.listMembers(fastify, member(request), request.params.id),
+    async (request) => channels.listMembers(fastify.ctx, member(request), request.params.id),
   )
 
   app.post(
@@ -171,7 +171,7 @@ export default async function channelsRoutes(fastify: FastifyInstance): Promise<
         response: { 201: AddedMemberSchema, ...errors(400, 403, 404, 409) },
       },
     },
-    async (request, reply) => reply.code(201).send(await channels.addMember(fastify, member(request), request.params.id, request.body.user_id)),
+    async (request, reply) => reply.code(201).send(await channels.addMember(fastify.ctx, member(request), request.params.id, request.body.user_id)),
   )
 
   app.get(
@@ -188,7 +188,7 @@ export default async function channelsRoutes(fastify: FastifyInstance): Promise<
         response: { 200: PublicChannelListSchema, ...errors(400) },
       },
     },
-    async (request) => channels.browseChannels(fastify, member(request), request.query.q),
+    async (request) => channels.browseChannels(fastify.ctx, member(request), request.query.q),
   )
 
   app.post(
@@ -205,7 +205,7 @@ export default async function channelsRoutes(fastify: FastifyInstance): Promise<
         response: { 201: AddedMemberSchema, ...errors(400, 404, 409) },
       },
     },
-    async (request, reply) => reply.code(201).send(await channels.joinChannel(fastify, member(request), request.params.id)),
+    async (request, reply) => reply.code(201).send(await channels.joinChannel(fastify.ctx, member(request), request.params.id)),
   )
 
   app.delete(
@@ -223,7 +223,7 @@ export default async function channelsRoutes(fastify: FastifyInstance): Promise<
       },
     },
     async (request, reply) => {
-      await channels.removeMember(fastify, member(request), request.params.id, request.params.user_id)
+      await channels.removeMember(fastify.ctx, member(request), request.params.id, request.params.user_id)
       return reply.code(204).send(null)
     },
   )

@@ -1,6 +1,6 @@
 // Channels and their members. Every rule about who may do what is in ./access.ts; this file
 // applies them and records the changes with their domain events (channel.*, member.*).
-import type { FastifyInstance } from 'fastify'
+import type { ServiceContext } from '../context.ts'
 import { channelCreated, eventChannel, memberJoined } from '../../events/builders.ts'
 import type { Tx } from '../../events/bus.ts'
 import { AppError, forbidden, notFound } from '../../lib/errors.ts'
@@ -18,8 +18,8 @@ import type { AddedMemberDto, ChannelDto, ChannelListItemDto, CreateChannelInput
 const nameTaken = (name: string): AppError => new AppError('NAME_TAKEN', `a channel named '${name}' already exists`)
 const actorType = (p: MemberPrincipal): 'AGENT' | 'HUMAN' => (p.kind === 'agent' ? 'AGENT' : 'HUMAN')
 
-export async function toChannelDto(app: FastifyInstance, c: ChannelRow, isMember: boolean): Promise<ChannelDto> {
-  const members = await repo.listMembers(app.db.prisma, c.id)
+export async function toChannelDto(ctx: ServiceContext, c: ChannelRow, isMember: boolean): Promise<ChannelDto> {
+  const members = await repo.listMembers(ctx.db.prisma, c.id)
   return {
     id: c.id,
     name: c.name,
@@ -36,16 +36,16 @@ export async function toChannelDto(app: FastifyInstance, c: ChannelRow, isMember
   }
 }
 
-export async function createChannel(app: FastifyInstance, principal: MemberPrincipal, input: CreateChannelInput, idempotencyKey?: string): Promise<StoredResponse> {
+export async function createChannel(ctx: ServiceContext, principal: MemberPrincipal, input: CreateChannelInput, idempotencyKey?: string): Promise<StoredResponse> {
   if (isObserver(principal)) throw forbidden('observers cannot create channels')
   const name = input.name.trim()
   return withIdempotency(
-    app.db.pool,
+    ctx.db.pool,
     principal.id,
     idempotencyKey,
     () => requestHash('POST /channels', input),
     async (idempotent) => {
-      const dto = await app.events.transaction(async (tx, emit) => {
+      const dto = await ctx.events.transaction(async (tx, emit) => {
         await repo.lockChannelNames(tx)
         if (await repo.findChannelNamed(tx, name)) throw nameTaken(name)
         const channel = await repo.createChannel(tx, {
@@ -82,36 +82,36 @@ export async function createChannel(app: FastifyInstance, principal: MemberPrinc
 }
 
 /** The caller's channels and DMs, as the JSON text of ChannelListSchema; for the workspace owner also every regular channel. */
-export function listChannelsJson(app: FastifyInstance, principal: MemberPrincipal): Promise<string> {
-  return repo.sidebarJson(app.db.pool, principal.id, isOwner(principal))
+export function listChannelsJson(ctx: ServiceContext, principal: MemberPrincipal): Promise<string> {
+  return repo.sidebarJson(ctx.db.pool, principal.id, isOwner(principal))
 }
 
 /** The caller's channels and DMs; for the workspace owner also every regular channel. */
-export async function listChannels(app: FastifyInstance, principal: MemberPrincipal): Promise<ChannelListItemDto[]> {
-  return JSON.parse(await listChannelsJson(app, principal)) as ChannelListItemDto[]
+export async function listChannels(ctx: ServiceContext, principal: MemberPrincipal): Promise<ChannelListItemDto[]> {
+  return JSON.parse(await listChannelsJson(ctx, principal)) as ChannelListItemDto[]
 }
 
 /** Moves the caller's read marker (members only: the owner reading a channel it has not joined gets 403). */
-export async function markRead(app: FastifyInstance, principal: MemberPrincipal, channelId: string, messageId: string): Promise<ReadStateDto> {
-  const access = await readableChannel(app, principal, channelId)
+export async function markRead(ctx: ServiceContext, principal: MemberPrincipal, channelId: string, messageId: string): Promise<ReadStateDto> {
+  const access = await readableChannel(ctx, principal, channelId)
   if (!access.member) throw forbidden('only members keep a read marker; join the channel first')
-  const marked = await repo.markRead(app.db.pool, channelId, principal.id, messageId)
+  const marked = await repo.markRead(ctx.db.pool, channelId, principal.id, messageId)
   if (!marked) throw notFound('message')
-  await acknowledgeRead(app, principal, channelId, marked)
-  const state = (await repo.readStates(app.db.pool, principal.id, [channelId])).get(channelId)
+  await acknowledgeRead(ctx, principal, channelId, marked)
+  const state = (await repo.readStates(ctx.db.pool, principal.id, [channelId])).get(channelId)
   return { channel_id: channelId, last_read_message_id: marked, unread_count: state?.unreadCount ?? 0 }
 }
 
-export async function getChannel(app: FastifyInstance, principal: MemberPrincipal, channelId: string): Promise<ChannelDto> {
-  const access = await readableChannel(app, principal, channelId)
-  return toChannelDto(app, access.channel, access.member)
+export async function getChannel(ctx: ServiceContext, principal: MemberPrincipal, channelId: string): Promise<ChannelDto> {
+  const access = await readableChannel(ctx, principal, channelId)
+  return toChannelDto(ctx, access.channel, access.member)
 }
 
-export async function updateChannel(app: FastifyInstance, principal: MemberPrincipal, channelId: string, input: UpdateChannelInput): Promise<ChannelDto> {
-  const access = await readableChannel(app, principal, channelId)
-  await assertCanManage(app, principal, access)
+export async function updateChannel(ctx: ServiceContext, principal: MemberPrincipal, channelId: string, input: UpdateChannelInput): Promise<ChannelDto> {
+  const access = await readableChannel(ctx, principal, channelId)
+  await assertCanManage(ctx, principal, access)
   const name = input.name?.trim()
-  const updated = await app.events.transaction(async (tx, emit) => {
+  const updated = await ctx.events.transaction(async (tx, emit) => {
     if (name !== undefined) {
       await repo.lockChannelNames(tx)
       if (await repo.findChannelNamed(tx, name, channelId)) throw nameTaken(name)
@@ -122,14 +122,14 @@ export async function updateChannel(app: FastifyInstance, principal: MemberPrinc
     emit('channel.updated', channelId, { channel: eventChannel(channel) })
     return channel
   })
-  return toChannelDto(app, updated, access.member)
+  return toChannelDto(ctx, updated, access.member)
 }
 
 /** Deletes the channel, its memberships, its messages and their files. */
-export async function deleteChannel(app: FastifyInstance, principal: MemberPrincipal, channelId: string): Promise<void> {
-  const access = await readableChannel(app, principal, channelId)
-  await assertCanManage(app, principal, access)
-  const files = await app.events.transaction(async (tx, emit) => {
+export async function deleteChannel(ctx: ServiceContext, principal: MemberPrincipal, channelId: string): Promise<void> {
+  const access = await readableChannel(ctx, principal, channelId)
+  await assertCanManage(ctx, principal, access)
+  const files = await ctx.events.transaction(async (tx, emit) => {
     const members = await repo.listMembers(tx, channelId)
     const storageNames = await repo.attachmentFilesOf(tx, channelId)
     await repo.deleteChannel(tx, channelId)
@@ -141,14 +141,14 @@ export async function deleteChannel(app: FastifyInstance, principal: MemberPrinc
     )
     return storageNames
   })
-  await removeFiles(app.config.uploadDir, files).catch((err: unknown) => app.log.warn({ err, channelId }, 'could not remove files of a deleted channel'))
+  await removeFiles(ctx.config.uploadDir, files).catch((err: unknown) => ctx.log.warn({ err, channelId }, 'could not remove files of a deleted channel'))
 }
 
-export async function listMembers(app: FastifyInstance, principal: MemberPrincipal, channelId: string): Promise<MemberDto[]> {
-  await readableChannel(app, principal, channelId)
-  const members = await repo.listMembers(app.db.prisma, channelId)
+export async function listMembers(ctx: ServiceContext, principal: MemberPrincipal, channelId: string): Promise<MemberDto[]> {
+  await readableChannel(ctx, principal, channelId)
+  const members = await repo.listMembers(ctx.db.prisma, channelId)
   const actors = await repo.findActors(
-    app.db.prisma,
+    ctx.db.prisma,
     members.map((m) => m.memberId),
   )
   return members.map((m) => ({
@@ -160,13 +160,13 @@ export async function listMembers(app: FastifyInstance, principal: MemberPrincip
   }))
 }
 
-export async function addMember(app: FastifyInstance, principal: MemberPrincipal, channelId: string, memberId: string): Promise<AddedMemberDto> {
-  const access = await readableChannel(app, principal, channelId)
-  await assertCanAddMember(app, principal, access)
-  const actor = (await repo.findActors(app.db.prisma, [memberId])).get(memberId)
+export async function addMember(ctx: ServiceContext, principal: MemberPrincipal, channelId: string, memberId: string): Promise<AddedMemberDto> {
+  const access = await readableChannel(ctx, principal, channelId)
+  await assertCanAddMember(ctx, principal, access)
+  const actor = (await repo.findActors(ctx.db.prisma, [memberId])).get(memberId)
   if (!actor) throw notFound('user or agent')
   try {
-    return await app.events.transaction(async (tx, emit) => {
+    return await ctx.events.transaction(async (tx, emit) => {
       if (await repo.findMember(tx, channelId, memberId)) throw alreadyMember()
       const row = await repo.addMember(tx, channelId, memberId, actor.type)
       emit('member.joined', channelId, memberJoined(access.channel, actor))
@@ -181,19 +181,19 @@ export async function addMember(app: FastifyInstance, principal: MemberPrincipal
 }
 
 /** The channel browser: public channels, with whether the caller is in each. */
-export async function browseChannels(app: FastifyInstance, principal: MemberPrincipal, query: string | undefined): Promise<PublicChannelDto[]> {
-  const rows = await repo.listPublicChannels(app.db.pool, principal.id, query?.trim() || undefined)
+export async function browseChannels(ctx: ServiceContext, principal: MemberPrincipal, query: string | undefined): Promise<PublicChannelDto[]> {
+  const rows = await repo.listPublicChannels(ctx.db.pool, principal.id, query?.trim() || undefined)
   return rows.map((r) => ({ ...r, created_at: r.created_at.toISOString() }))
 }
 
 /** Joins a public channel (or one the caller reads already); private channels answer 404. */
-export async function joinChannel(app: FastifyInstance, principal: MemberPrincipal, channelId: string): Promise<AddedMemberDto> {
-  const found = await repo.findChannelFor(app.db.pool, channelId, principal.id)
+export async function joinChannel(ctx: ServiceContext, principal: MemberPrincipal, channelId: string): Promise<AddedMemberDto> {
+  const found = await repo.findChannelFor(ctx.db.pool, channelId, principal.id)
   if (!found || !canJoin(principal, found.channel, found.member)) throw notFound('channel')
   if (found.member) throw alreadyMember()
   const me = { id: principal.id, type: actorType(principal), name: principal.displayName }
   try {
-    return await app.events.transaction(async (tx, emit) => {
+    return await ctx.events.transaction(async (tx, emit) => {
       const row = await repo.addMember(tx, channelId, me.id, me.type)
       emit('member.joined', channelId, memberJoined(found.channel, me))
       return { channel_id: channelId, id: me.id, user_id: me.id, type: me.type, name: me.name, joined_at: row.joinedAt.toISOString() }
@@ -207,10 +207,10 @@ export async function joinChannel(app: FastifyInstance, principal: MemberPrincip
 }
 
 /** Makes the workspace owner a member before its first post in a channel (member.joined). */
-export async function joinOnPost(app: FastifyInstance, principal: MemberPrincipal, channel: ChannelRow): Promise<void> {
+export async function joinOnPost(ctx: ServiceContext, principal: MemberPrincipal, channel: ChannelRow): Promise<void> {
   const channelId = channel.id
   try {
-    await app.events.transaction(async (tx, emit) => {
+    await ctx.events.transaction(async (tx, emit) => {
       if (await repo.findMember(tx, channelId, principal.id)) return
       await repo.addMember(tx, channelId, principal.id, actorType(principal))
       emit('member.joined', channelId, memberJoined(channel, { id: principal.id, type: actorType(principal), name: principal.displayName }))
@@ -226,36 +226,36 @@ export async function joinOnPost(app: FastifyInstance, principal: MemberPrincipa
 const alreadyMember = (): AppError => new AppError('ALREADY_MEMBER', 'already a member of this channel')
 
 /** Removes a member (or the caller leaves); access ends with the commit. */
-export async function removeMember(app: FastifyInstance, principal: MemberPrincipal, channelId: string, memberId: string): Promise<void> {
-  const access = await readableChannel(app, principal, channelId)
-  const row = await repo.findMember(app.db.prisma, channelId, memberId)
+export async function removeMember(ctx: ServiceContext, principal: MemberPrincipal, channelId: string, memberId: string): Promise<void> {
+  const access = await readableChannel(ctx, principal, channelId)
+  const row = await repo.findMember(ctx.db.prisma, channelId, memberId)
   if (!row) throw notFound('member')
-  await assertCanRemoveMember(app, principal, access, memberId)
-  await app.events.transaction(async (tx, emit) => {
+  await assertCanRemoveMember(ctx, principal, access, memberId)
+  await ctx.events.transaction(async (tx, emit) => {
     const { count } = await repo.removeMember(tx, channelId, memberId)
     if (count === 0) throw notFound('member')
     emit('member.left', channelId, { channel_id: channelId, member_id: memberId, member_type: row.memberType }, [memberId])
   })
   // Its streams here take no more appends (they end by the idle sweep, or by their agent).
-  await leftChannel(app, channelId, memberId)
+  await leftChannel(ctx, channelId, memberId)
 }
 
 // For the DM module (a DM is a channel): users and agents by id, read states, and members added
 // in the caller's transaction.
 
 /** Users and agents by id (a member id may name either). */
-export function findActors(app: FastifyInstance, ids: string[]): Promise<Map<string, repo.Actor>> {
-  return repo.findActors(app.db.prisma, ids)
+export function findActors(ctx: ServiceContext, ids: string[]): Promise<Map<string, repo.Actor>> {
+  return repo.findActors(ctx.db.prisma, ids)
 }
 
 /** When each channel's newest message was posted (absent: none). */
-export function lastMessageTimes(app: FastifyInstance, channelIds: string[]): Promise<Map<string, Date>> {
-  return repo.lastMessageTimes(app.db.pool, channelIds)
+export function lastMessageTimes(ctx: ServiceContext, channelIds: string[]): Promise<Map<string, Date>> {
+  return repo.lastMessageTimes(ctx.db.pool, channelIds)
 }
 
 /** The caller's unread count and last read message in each of these channels. */
-export function readStates(app: FastifyInstance, memberId: string, channelIds: string[]): Promise<Map<string, repo.ReadState>> {
-  return repo.readStates(app.db.pool, memberId, channelIds)
+export function readStates(ctx: ServiceContext, memberId: string, channelIds: string[]): Promise<Map<string, repo.ReadState>> {
+  return repo.readStates(ctx.db.pool, memberId, channelIds)
 }
 
 /** Adds members inside the caller's transaction (no events: the caller emits them). */

@@ -22,6 +22,6 @@ export default async function directoryRoutes(fastify: FastifyInstance): Promise
         response: { 200: DirectorySchema },
       },
     },
-    async () => listDirectory(fastify),
+    async () => listDirectory(fastify.ctx),
   )
 }

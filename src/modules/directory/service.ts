@@ -1,7 +1,7 @@
 // The directory every caller picks people from (a DM, a channel member): agents and humans with
 // what a person needs to tell them apart. Humans show no e-mail: the directory is readable by
 // every member and agent, and an address is not needed to pick someone.
-import type { FastifyInstance } from 'fastify'
+import type { ServiceContext } from '../context.ts'
 import * as repo from './repo.ts'
 import type { DirectoryEntry } from './schemas.ts'
 
@@ -12,9 +12,9 @@ const byName = (a: DirectoryEntry, b: DirectoryEntry): number => {
   return a.id < b.id ? -1 : a.id > b.id ? 1 : 0
 }
 
-export async function listDirectory(app: FastifyInstance): Promise<DirectoryEntry[]> {
-  const [agents, humans] = await Promise.all([repo.listAgents(app.db.prisma), repo.listHumans(app.db.prisma)])
-  const online = await app.realtime.presence.online([...agents.map((a) => a.id), ...humans.map((h) => h.id)])
+export async function listDirectory(ctx: ServiceContext): Promise<DirectoryEntry[]> {
+  const [agents, humans] = await Promise.all([repo.listAgents(ctx.db.prisma), repo.listHumans(ctx.db.prisma)])
+  const online = await ctx.presence.online([...agents.map((a) => a.id), ...humans.map((h) => h.id)])
   const now = Date.now()
   const agentEntries = agents.map((a): DirectoryEntry => ({
     id: a.id,

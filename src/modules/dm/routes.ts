@@ -27,7 +27,7 @@ export default async function dmRoutes(fastify: FastifyInstance): Promise<void> 
       },
     },
     async (request, reply) => {
-      const result = await dm.openDm(fastify, request.principal as MemberPrincipal, request.body.participant_id, idempotencyKeyOf(request))
+      const result = await dm.openDm(fastify.ctx, request.principal as MemberPrincipal, request.body.participant_id, idempotencyKeyOf(request))
       return reply.code(result.statusCode as 201).send(result.body as DmDto)
     },
   )
@@ -43,6 +43,6 @@ export default async function dmRoutes(fastify: FastifyInstance): Promise<void> 
         response: { 200: DmListSchema },
       },
     },
-    async (request) => dm.listDms(fastify, request.principal as MemberPrincipal),
+    async (request) => dm.listDms(fastify.ctx, request.principal as MemberPrincipal),
   )
 }

@@ -1,6 +1,6 @@
 // Direct messages between two users or agents. Messages go through the message endpoints; the
 // access model treats a DM as a channel whose only readers are its two participants.
-import type { FastifyInstance } from 'fastify'
+import type { ServiceContext } from '../context.ts'
 import { channelCreated, memberJoined } from '../../events/builders.ts'
 import { AppError, forbidden, notFound } from '../../lib/errors.ts'
 import { uuidv7 } from '../../lib/ids.ts'
@@ -11,16 +11,16 @@ import * as repo from './repo.ts'
 import type { DmDto, DmListItemDto } from './schemas.ts'
 
 /** Returns the pair's DM (200) or creates it (201); exactly one per pair even under races. */
-export async function openDm(app: FastifyInstance, principal: MemberPrincipal, participantId: string, idempotencyKey?: string): Promise<StoredResponse> {
+export async function openDm(ctx: ServiceContext, principal: MemberPrincipal, participantId: string, idempotencyKey?: string): Promise<StoredResponse> {
   if (participantId === principal.id) throw new AppError('SELF_DM', 'a DM needs another participant than yourself')
   if (isObserver(principal)) throw forbidden('observers cannot start DMs')
   return withIdempotency(
-    app.db.pool,
+    ctx.db.pool,
     principal.id,
     idempotencyKey,
     () => requestHash('POST /dm', participantId),
     async (idempotent) => {
-      const actors = await findActors(app, [participantId, principal.id])
+      const actors = await findActors(ctx, [participantId, principal.id])
       const peer = actors.get(participantId)
       if (!peer) throw notFound('user or agent')
       const me = { id: principal.id, type: principal.kind === 'agent' ? ('AGENT' as const) : ('HUMAN' as const), name: principal.displayName }
@@ -33,7 +33,7 @@ export async function openDm(app: FastifyInstance, principal: MemberPrincipal, p
         participant: { id: peer.id, name: peer.name, type: peer.type },
         created_at: createdAt.toISOString(),
       })
-      return app.events.transaction(async (tx, emit) => {
+      return ctx.events.transaction(async (tx, emit) => {
         const created = await repo.insertDm(tx, { id: uuidv7(), dmKey, createdById: principal.id })
         let result: StoredResponse
         if (created) {
@@ -56,12 +56,12 @@ export async function openDm(app: FastifyInstance, principal: MemberPrincipal, p
   )
 }
 
-export async function listDms(app: FastifyInstance, principal: MemberPrincipal): Promise<DmListItemDto[]> {
-  const dms = await repo.listDmsOf(app.db.prisma, principal.id)
+export async function listDms(ctx: ServiceContext, principal: MemberPrincipal): Promise<DmListItemDto[]> {
+  const dms = await repo.listDmsOf(ctx.db.prisma, principal.id)
   const ids = dms.map((d) => d.id)
-  const [reads, lastTimes] = await Promise.all([readStates(app, principal.id, ids), lastMessageTimes(app, ids)])
+  const [reads, lastTimes] = await Promise.all([readStates(ctx, principal.id, ids), lastMessageTimes(ctx, ids)])
   const peerIds = dms.map((d) => d.members.find((m) => m.memberId !== principal.id)?.memberId).filter((id): id is string => Boolean(id))
-  const actors = await findActors(app, [...new Set(peerIds)])
+  const actors = await findActors(ctx, [...new Set(peerIds)])
   return dms.map((d) => {
     const peer = d.members.find((m) => m.memberId !== principal.id)
     const actor = peer ? actors.get(peer.memberId) : undefined

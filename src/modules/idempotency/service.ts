@@ -3,7 +3,7 @@
 // the original answer) or finds nothing and the create runs again: never two creates for a key.
 // Keys are per caller and kept 24 hours; only successful creates are remembered.
 import { createHash } from 'node:crypto'
-import type { FastifyRequest } from 'fastify'
+import type { IncomingHttpHeaders } from 'node:http'
 import type pg from 'pg'
 import type { Tx } from '../../events/bus.ts'
 import { AppError, badRequest } from '../../lib/errors.ts'
@@ -26,7 +26,7 @@ export interface IdempotentCreate {
 }
 
 /** The request's Idempotency-Key (printable ASCII, 1 to 255 characters), or undefined. */
-export function idempotencyKeyOf(request: FastifyRequest): string | undefined {
+export function idempotencyKeyOf(request: { headers: IncomingHttpHeaders }): string | undefined {
   const raw = request.headers[IDEMPOTENCY_HEADER]
   if (raw === undefined) return undefined
   const value = Array.isArray(raw) ? raw[0] : raw

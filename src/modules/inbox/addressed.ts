@@ -7,7 +7,7 @@
 // - a reaction: the author of the message reacted to (`reaction`), unless they reacted themselves.
 // A member addressed for several reasons is listed once, with the first of mention, dm,
 // thread_reply. Access is not decided here: delivery still checks membership.
-import type { FastifyInstance } from 'fastify'
+import type { ServiceContext } from '../context.ts'
 import type { Addressed, AddressKind } from '../../events/types.ts'
 import * as repo from './repo.ts'
 
@@ -30,14 +30,14 @@ export function addressedMap(author: string, reasons: [AddressKind, readonly str
 }
 
 /** Whom a new message is addressed to: mentioned (notified) members, the DM's peer, the thread's participants. */
-export async function addressedPost(app: FastifyInstance, post: { channelId: string; authorId: string; threadId: string | null; notify: readonly string[] }): Promise<Addressed | undefined> {
+export async function addressedPost(ctx: ServiceContext, post: { channelId: string; authorId: string; threadId: string | null; notify: readonly string[] }): Promise<Addressed | undefined> {
   const cached = dmCache.get(post.channelId)
   let dmMembers: string[] | null
   let threadAuthors: string[] = []
   if (cached !== undefined && !post.threadId) {
     dmMembers = cached
   } else {
-    const found = await repo.conversationOf(app.db.pool, post.channelId, post.threadId)
+    const found = await repo.conversationOf(ctx.db.pool, post.channelId, post.threadId)
     dmMembers = found.dmMembers
     threadAuthors = found.threadAuthors
     if (dmCache.size >= DM_CACHE_MAX) dmCache.clear()
@@ -55,10 +55,10 @@ export async function addressedPost(app: FastifyInstance, post: { channelId: str
  * (a stream's end): the conversation is read now, the map is made later without a query.
  */
 export async function addressedPostResolver(
-  app: FastifyInstance,
+  ctx: ServiceContext,
   post: { channelId: string; authorId: string; threadId: string | null },
 ): Promise<(notify: readonly string[]) => Addressed | undefined> {
-  const found = await repo.conversationOf(app.db.pool, post.channelId, post.threadId)
+  const found = await repo.conversationOf(ctx.db.pool, post.channelId, post.threadId)
   return (notify) =>
     addressedMap(post.authorId, [
       ['mention', notify],

@@ -29,10 +29,10 @@ export default async function inboxRoutes(fastify: FastifyInstance): Promise<voi
       const principal = request.principal as MemberPrincipal
       const { limit, after, wait } = request.query
       const options = { limit: limit ?? INBOX_PAGE_DEFAULT, ...(after ? { after: after.toLowerCase() } : {}) }
-      if (!wait) return readInbox(fastify, principal, options)
+      if (!wait) return readInbox(fastify.ctx, principal, options)
       const gone = new AbortController()
       reply.raw.once('close', () => gone.abort())
-      return waitForInbox(fastify, principal, options, wait * 1000, gone.signal)
+      return waitForInbox(fastify.ctx, principal, options, wait * 1000, gone.signal)
     },
   )
 
@@ -50,6 +50,6 @@ export default async function inboxRoutes(fastify: FastifyInstance): Promise<voi
         response: { 200: AckResultSchema, ...errors(400, 503) },
       },
     },
-    async (request) => acknowledgeInbox(fastify, request.principal as MemberPrincipal, request.body),
+    async (request) => acknowledgeInbox(fastify.ctx, request.principal as MemberPrincipal, request.body),
   )
 }

@@ -2,7 +2,7 @@
 // acknowledged, counts first; waiting for it (coalesced: one answer carries everything that
 // accumulated); acknowledging it. Items are written by the delivery planner (src/workers), for
 // members of the event's channel; reads show only those of channels the caller belongs to now.
-import type { FastifyInstance } from 'fastify'
+import type { ServiceContext } from '../context.ts'
 import { AppError } from '../../lib/errors.ts'
 import type { MemberPrincipal } from '../identity/principal.ts'
 import { ADDRESS_KINDS } from '../../events/types.ts'
@@ -12,8 +12,8 @@ import { COUNT_CHANNELS_MAX, type AckBody, type AckResult, type InboxCounts, typ
 /** After a ring, wait this long before reading, so that a burst comes back as one answer. */
 const COALESCE_MS = 100
 
-export async function inboxCounts(app: FastifyInstance, member: MemberPrincipal): Promise<InboxCounts> {
-  const rows = await repo.countUnacknowledged(app.db.pool, member.id)
+export async function inboxCounts(ctx: ServiceContext, member: MemberPrincipal): Promise<InboxCounts> {
+  const rows = await repo.countUnacknowledged(ctx.db.pool, member.id)
   const byKind = Object.fromEntries(ADDRESS_KINDS.map((k) => [k, 0])) as InboxCounts['by_kind']
   const byChannel = new Map<string, InboxCounts['by_channel'][number]>()
   let total = 0
@@ -44,8 +44,8 @@ function toItem(row: repo.InboxRow): InboxItem {
 }
 
 /** One page of unacknowledged items after `after`, with the counts. */
-export async function readInbox(app: FastifyInstance, member: MemberPrincipal, options: { after?: string; limit: number }): Promise<InboxPage> {
-  const [counts, rows] = await Promise.all([inboxCounts(app, member), repo.unacknowledged(app.db.pool, member.id, options.after ?? null, options.limit)])
+export async function readInbox(ctx: ServiceContext, member: MemberPrincipal, options: { after?: string; limit: number }): Promise<InboxPage> {
+  const [counts, rows] = await Promise.all([inboxCounts(ctx, member), repo.unacknowledged(ctx.db.pool, member.id, options.after ?? null, options.limit)])
   const items = rows.slice(0, options.limit).map(toItem)
   return { counts, items, next_cursor: items.at(-1)?.id ?? null, has_more: rows.length > options.limit }
 }
@@ -56,31 +56,31 @@ export async function readInbox(app: FastifyInstance, member: MemberPrincipal, o
  * before the first read, so an item committed in between still wakes it. At the deadline, or when
  * the client leaves, the answer is the inbox as it is then.
  */
-export async function waitForInbox(app: FastifyInstance, member: MemberPrincipal, options: { after?: string; limit: number }, waitMs: number, signal: AbortSignal): Promise<InboxPage> {
+export async function waitForInbox(ctx: ServiceContext, member: MemberPrincipal, options: { after?: string; limit: number }, waitMs: number, signal: AbortSignal): Promise<InboxPage> {
   const deadline = Date.now() + waitMs
-  const ear = app.inboxBell.arm(member.id)
+  const ear = ctx.inboxBell.arm(member.id)
   try {
-    let page = await readInbox(app, member, options)
+    let page = await readInbox(ctx, member, options)
     while (!page.items.length) {
       const left = deadline - Date.now()
       if (left <= 0 || signal.aborted) break
       const rang = await ear.until(left, signal)
       if (rang) await new Promise((resolve) => setTimeout(resolve, COALESCE_MS))
-      page = await readInbox(app, member, options)
+      page = await readInbox(ctx, member, options)
       if (!rang) break
     }
     return page
   } finally {
-    app.inboxBell.disarm(ear)
+    ctx.inboxBell.disarm(ear)
   }
 }
 
-export async function acknowledgeInbox(app: FastifyInstance, member: MemberPrincipal, body: AckBody): Promise<AckResult> {
+export async function acknowledgeInbox(ctx: ServiceContext, member: MemberPrincipal, body: AckBody): Promise<AckResult> {
   const which = 'up_to' in body ? { upTo: body.up_to } : { ids: body.ids }
   // (The schema already refuses a body with both or neither; this keeps a direct caller honest.)
   if ('up_to' in body && 'ids' in body) throw new AppError('VALIDATION_ERROR', 'give either up_to or ids, not both')
-  const acknowledged = await repo.acknowledge(app.db.pool, member.id, which)
-  return { counts: await inboxCounts(app, member), acknowledged }
+  const acknowledged = await repo.acknowledge(ctx.db.pool, member.id, which)
+  return { counts: await inboxCounts(ctx, member), acknowledged }
 }
 
 /**
@@ -88,7 +88,7 @@ export async function acknowledgeInbox(app: FastifyInstance, member: MemberPrinc
  * inbox, so the web UI's mentions badge is the server's count. An agent acknowledges its inbox
  * itself (its read marker and its inbox stay independent, as its inbox contract says).
  */
-export async function acknowledgeRead(app: FastifyInstance, member: MemberPrincipal, channelId: string, messageId: string): Promise<void> {
+export async function acknowledgeRead(ctx: ServiceContext, member: MemberPrincipal, channelId: string, messageId: string): Promise<void> {
   if (member.kind !== 'human') return
-  await repo.acknowledgeRead(app.db.pool, member.id, channelId, messageId)
+  await repo.acknowledgeRead(ctx.db.pool, member.id, channelId, messageId)
 }

@@ -42,7 +42,7 @@ export default async function integrationsRoutes(fastify: FastifyInstance): Prom
         response: { 201: CreatedIntegrationSchema, ...errors(400) },
       },
     },
-    async (request, reply) => reply.code(201).send(await integrations.createIntegration(fastify, request.body)),
+    async (request, reply) => reply.code(201).send(await integrations.createIntegration(fastify.ctx, request.body)),
   )
 
   app.get(
@@ -57,7 +57,7 @@ export default async function integrationsRoutes(fastify: FastifyInstance): Prom
         response: { 200: IntegrationListSchema },
       },
     },
-    async () => integrations.listIntegrations(fastify),
+    async () => integrations.listIntegrations(fastify.ctx),
   )
 
   app.get(
@@ -72,7 +72,7 @@ export default async function integrationsRoutes(fastify: FastifyInstance): Prom
         response: { 200: IntegrationSchema, ...errors(400, 404) },
       },
     },
-    async (request) => integrations.getIntegration(fastify, request.params.id),
+    async (request) => integrations.getIntegration(fastify.ctx, request.params.id),
   )
 
   app.patch(
@@ -89,7 +89,7 @@ export default async function integrationsRoutes(fastify: FastifyInstance): Prom
         response: { 200: IntegrationSchema, ...errors(400, 404) },
       },
     },
-    async (request) => integrations.updateIntegration(fastify, request.params.id, request.body),
+    async (request) => integrations.updateIntegration(fastify.ctx, request.params.id, request.body),
   )
 
   app.delete(
@@ -106,7 +106,7 @@ export default async function integrationsRoutes(fastify: FastifyInstance): Prom
       },
     },
     async (request, reply) => {
-      await integrations.deleteIntegration(fastify, request.params.id)
+      await integrations.deleteIntegration(fastify.ctx, request.params.id)
       return reply.code(204).send(null)
     },
   )
@@ -124,7 +124,7 @@ export default async function integrationsRoutes(fastify: FastifyInstance): Prom
         response: { 200: RotatedKeySchema, ...errors(400, 404) },
       },
     },
-    async (request) => integrations.rotateKey(fastify, request.params.id),
+    async (request) => integrations.rotateKey(fastify.ctx, request.params.id),
   )
 
   app.post(
@@ -139,7 +139,7 @@ export default async function integrationsRoutes(fastify: FastifyInstance): Prom
         response: { 200: RotatedHmacSecretSchema, ...errors(400, 404) },
       },
     },
-    async (request) => integrations.rotateSecret(fastify, request.params.id),
+    async (request) => integrations.rotateSecret(fastify.ctx, request.params.id),
   )
 
   app.get(
@@ -155,7 +155,7 @@ export default async function integrationsRoutes(fastify: FastifyInstance): Prom
         response: { 200: DeliveryPageSchema, ...errors(400, 404) },
       },
     },
-    async (request) => integrations.listDeliveries(fastify, request.params.id, { ...request.query, limit: request.query.limit ?? DELIVERY_PAGE_DEFAULT }),
+    async (request) => integrations.listDeliveries(fastify.ctx, request.params.id, { ...request.query, limit: request.query.limit ?? DELIVERY_PAGE_DEFAULT }),
   )
 
   app.post(
@@ -171,7 +171,7 @@ export default async function integrationsRoutes(fastify: FastifyInstance): Prom
         response: { 202: DeliverySchema, ...errors(400, 404, 409) },
       },
     },
-    async (request, reply) => reply.code(202).send(await integrations.redeliver(fastify, request.params.id, request.params.delivery_id)),
+    async (request, reply) => reply.code(202).send(await integrations.redeliver(fastify.ctx, request.params.id, request.params.delivery_id)),
   )
 
   app.post(
@@ -190,6 +190,6 @@ export default async function integrationsRoutes(fastify: FastifyInstance): Prom
         response: { 201: MessageSchema, ...errors(400, 403, 404, 409), 429: LoopOrRateLimited },
       },
     },
-    async (request, reply) => reply.code(201).send(await integrations.inbound(fastify, request.principal, request.params.id, request.body, idempotencyKeyOf(request))),
+    async (request, reply) => reply.code(201).send(await integrations.inbound(fastify.ctx, request.principal, request.params.id, request.body, idempotencyKeyOf(request))),
   )
 }

@@ -2,7 +2,7 @@
 // HMAC secret once; each can be rotated on its own. The inbound endpoint lets an integration post
 // as one of the agents it may act for (any agent when its `agent_ids` is empty), through the same
 // service as REST (same validation, access rules and events).
-import type { FastifyInstance } from 'fastify'
+import type { ServiceContext } from '../context.ts'
 import type { PrismaClient } from '../../db/client.ts'
 import { AppError, forbidden, notFound } from '../../lib/errors.ts'
 import { uuidv7 } from '../../lib/ids.ts'
@@ -44,25 +44,25 @@ function newKey(): { key: string; keyHash: string; maskedKey: string } {
   return { key, keyHash: sha256Hex(key), maskedKey: maskSecret(key, INTEGRATION_KEY_PREFIX) }
 }
 
-async function assertAgentsExist(app: FastifyInstance, ids: string[]): Promise<void> {
-  const unknown = await repo.unknownAgents(app.db.prisma, ids)
+async function assertAgentsExist(ctx: ServiceContext, ids: string[]): Promise<void> {
+  const unknown = await repo.unknownAgents(ctx.db.prisma, ids)
   if (unknown.length) throw new AppError('VALIDATION_ERROR', `agent_ids: no agent with id ${unknown.join(', ')}`)
 }
 
-async function found(app: FastifyInstance, id: string): Promise<repo.IntegrationWithAgents> {
-  const integration = await repo.findIntegration(app.db.prisma, id)
+async function found(ctx: ServiceContext, id: string): Promise<repo.IntegrationWithAgents> {
+  const integration = await repo.findIntegration(ctx.db.prisma, id)
   if (!integration) throw notFound('integration')
   return integration
 }
 
-export async function createIntegration(app: FastifyInstance, input: CreateIntegrationInput): Promise<CreatedIntegration> {
-  const webhookUrl = await validateTargetUrl(app, input.webhook_url)
+export async function createIntegration(ctx: ServiceContext, input: CreateIntegrationInput): Promise<CreatedIntegration> {
+  const webhookUrl = await validateTargetUrl(ctx, input.webhook_url)
   const agentIds = [...new Set([...(input.agent_ids ?? []), ...(input.agent_id ? [input.agent_id] : [])])]
-  await assertAgentsExist(app, agentIds)
+  await assertAgentsExist(ctx, agentIds)
   const { key, keyHash, maskedKey } = newKey()
   const hmacSecret = input.hmac_secret ?? newSecret(WEBHOOK_SECRET_PREFIX)
   const integration = await repo.createIntegration(
-    app.db.prisma,
+    ctx.db.prisma,
     {
       id: uuidv7(),
       name: input.name.trim(),
@@ -81,25 +81,25 @@ export async function createIntegration(app: FastifyInstance, input: CreateInteg
   return { ...toIntegrationDto(integration), api_key: key, hmac_secret: hmacSecret }
 }
 
-export async function listIntegrations(app: FastifyInstance): Promise<IntegrationDto[]> {
-  return (await repo.listIntegrations(app.db.prisma)).map(toIntegrationDto)
+export async function listIntegrations(ctx: ServiceContext): Promise<IntegrationDto[]> {
+  return (await repo.listIntegrations(ctx.db.prisma)).map(toIntegrationDto)
 }
 
-export async function getIntegration(app: FastifyInstance, id: string): Promise<IntegrationDto> {
-  return toIntegrationDto(await found(app, id))
+export async function getIntegration(ctx: ServiceContext, id: string): Promise<IntegrationDto> {
+  return toIntegrationDto(await found(ctx, id))
 }
 
-export async function updateIntegration(app: FastifyInstance, id: string, patch: UpdateIntegrationInput): Promise<IntegrationDto> {
-  const existing = await found(app, id)
+export async function updateIntegration(ctx: ServiceContext, id: string, patch: UpdateIntegrationInput): Promise<IntegrationDto> {
+  const existing = await found(ctx, id)
   const data: Parameters<typeof repo.updateIntegration>[2] = {}
   if (patch.name !== undefined) data.name = patch.name.trim()
   if (patch.platform !== undefined) data.platform = patch.platform
-  if (patch.webhook_url !== undefined) data.webhookUrl = await validateTargetUrl(app, patch.webhook_url)
+  if (patch.webhook_url !== undefined) data.webhookUrl = await validateTargetUrl(ctx, patch.webhook_url)
   if (patch.events !== undefined) data.events = [...new Set(patch.events)]
   if (patch.include_own_messages !== undefined) data.includeOwnMessages = patch.include_own_messages
   if (patch.only !== undefined) data.only = patch.only
   if (patch.agent_ids !== undefined) {
-    await assertAgentsExist(app, patch.agent_ids)
+    await assertAgentsExist(ctx, patch.agent_ids)
     data.allAgents = patch.agent_ids.length === 0
   }
   if (patch.active === true && !existing.active) {
@@ -107,36 +107,36 @@ export async function updateIntegration(app: FastifyInstance, id: string, patch:
   } else if (patch.active === false && existing.active) {
     Object.assign(data, { active: false, disabledAt: new Date(), disabledReason: 'disabled by the workspace owner' })
   }
-  return toIntegrationDto(await repo.updateIntegration(app.db.prisma, id, data, patch.agent_ids))
+  return toIntegrationDto(await repo.updateIntegration(ctx.db.prisma, id, data, patch.agent_ids))
 }
 
-export async function deleteIntegration(app: FastifyInstance, id: string): Promise<void> {
-  if (!(await repo.deleteIntegration(app.db.prisma, id))) throw notFound('integration')
+export async function deleteIntegration(ctx: ServiceContext, id: string): Promise<void> {
+  if (!(await repo.deleteIntegration(ctx.db.prisma, id))) throw notFound('integration')
 }
 
-export async function rotateKey(app: FastifyInstance, id: string): Promise<{ id: string; api_key: string; masked_key: string }> {
-  await found(app, id)
+export async function rotateKey(ctx: ServiceContext, id: string): Promise<{ id: string; api_key: string; masked_key: string }> {
+  await found(ctx, id)
   const { key, keyHash, maskedKey } = newKey()
-  await repo.updateIntegration(app.db.prisma, id, { keyHash, maskedKey })
+  await repo.updateIntegration(ctx.db.prisma, id, { keyHash, maskedKey })
   return { id, api_key: key, masked_key: maskedKey }
 }
 
-export async function rotateSecret(app: FastifyInstance, id: string): Promise<{ id: string; hmac_secret: string }> {
-  await found(app, id)
+export async function rotateSecret(ctx: ServiceContext, id: string): Promise<{ id: string; hmac_secret: string }> {
+  await found(ctx, id)
   const hmacSecret = newSecret(WEBHOOK_SECRET_PREFIX)
-  await repo.updateIntegration(app.db.prisma, id, { hmacSecret })
+  await repo.updateIntegration(ctx.db.prisma, id, { hmacSecret })
   return { id, hmac_secret: hmacSecret }
 }
 
-export async function listDeliveries(app: FastifyInstance, id: string, query: DeliveryListQueryInput): Promise<DeliveryPage> {
-  await found(app, id)
-  return deliveries.listDeliveries(app, { integrationId: id }, query)
+export async function listDeliveries(ctx: ServiceContext, id: string, query: DeliveryListQueryInput): Promise<DeliveryPage> {
+  await found(ctx, id)
+  return deliveries.listDeliveries(ctx, { integrationId: id }, query)
 }
 
-export async function redeliver(app: FastifyInstance, id: string, deliveryId: string): Promise<DeliveryDto> {
-  const integration = await found(app, id)
+export async function redeliver(ctx: ServiceContext, id: string, deliveryId: string): Promise<DeliveryDto> {
+  const integration = await found(ctx, id)
   if (!integration.active) throw new AppError('CONFLICT', 'the integration is disabled; re-enable it first (PATCH with {"active": true})')
-  return deliveries.redeliver(app, { integrationId: id }, deliveryId)
+  return deliveries.redeliver(ctx, { integrationId: id }, deliveryId)
 }
 
 /**
@@ -150,14 +150,14 @@ export async function redeliver(app: FastifyInstance, id: string, deliveryId: st
  * REST posts; keys are scoped to the integration (two integrations acting for one agent never
  * share a key).
  */
-export async function inbound(app: FastifyInstance, principal: Principal, integrationId: string, input: InboundInput, idempotencyKey?: string): Promise<MessageDto> {
+export async function inbound(ctx: ServiceContext, principal: Principal, integrationId: string, input: InboundInput, idempotencyKey?: string): Promise<MessageDto> {
   if (principal.kind !== 'integration' || principal.id !== integrationId) throw notFound('integration')
-  const { restricted, agent } = await repo.actingAgent(app.db.prisma, integrationId, input.agent_id)
+  const { restricted, agent } = await repo.actingAgent(ctx.db.prisma, integrationId, input.agent_id)
   if (!agent && restricted) throw forbidden("this integration may not act for that agent (add it to the integration's agent_ids)")
-  if (!agent || !(await isMember(app, input.channel_id, agent.id))) throw notFound('channel (or the agent is not a member of it)')
+  if (!agent || !(await isMember(ctx, input.channel_id, agent.id))) throw notFound('channel (or the agent is not a member of it)')
   const author: AgentPrincipal = { kind: 'agent', id: agent.id, name: agent.name, displayName: agent.displayName, keyId: '' }
   const key = idempotencyKey === undefined ? undefined : `integration:${integrationId}:${idempotencyKey}`
-  const result = await createMessage(app, author, input.channel_id, {
+  const result = await createMessage(ctx, author, input.channel_id, {
     text: input.text,
     idempotencyKey: key,
     inReplyToEvent: input.in_reply_to_event,

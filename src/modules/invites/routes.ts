@@ -26,7 +26,7 @@ export default async function invitesRoutes(fastify: FastifyInstance): Promise<v
         response: { 200: InviteDetailsSchema, ...errors(400) },
       },
     },
-    async (request) => validateInvite(fastify, request.query.token),
+    async (request) => validateInvite(fastify.ctx, request.query.token),
   )
 
   app.post(
@@ -47,7 +47,7 @@ export default async function invitesRoutes(fastify: FastifyInstance): Promise<v
     },
     async (request) => {
       assertValidRequest(request)
-      return acceptInvite(fastify, request.body, request.ip)
+      return acceptInvite(fastify.ctx, request.body, request.ip)
     },
   )
 
@@ -68,7 +68,7 @@ export default async function invitesRoutes(fastify: FastifyInstance): Promise<v
     },
     async (request, reply) => {
       assertValidRequest(request)
-      return reply.code(201).send(await createInvite(fastify, request.body))
+      return reply.code(201).send(await createInvite(fastify.ctx, request.body))
     },
   )
 
@@ -85,6 +85,6 @@ export default async function invitesRoutes(fastify: FastifyInstance): Promise<v
         response: { 200: PendingInviteListSchema },
       },
     },
-    async () => listPendingInvites(fastify),
+    async () => listPendingInvites(fastify.ctx),
   )
 }

@@ -1,7 +1,7 @@
 // Invites: a token (`inv_…`, stored as SHA-256) that lets an invited human set a password. It
 // expires 7 days after creation and is consumed by a single conditional UPDATE, so it works
 // once even under concurrent accepts. Acceptance logs the user in (returns a JWT).
-import type { FastifyInstance } from 'fastify'
+import type { ServiceContext } from '../context.ts'
 import type { Prisma } from '../../db/client.ts'
 import { AppError } from '../../lib/errors.ts'
 import { uuidv7 } from '../../lib/ids.ts'
@@ -21,8 +21,8 @@ export const INVITE_TTL_MS = 7 * 24 * 60 * 60 * 1000
  * back exactly the token. A token pasted raw still works: its `+`, turned into a space by a
  * parser, is turned back on the way in (`canonicalToken`).
  */
-export function inviteUrl(app: FastifyInstance, token: string): string {
-  return `${app.config.frontendUrl}/invite?token=${encodeURIComponent(token)}`
+export function inviteUrl(ctx: ServiceContext, token: string): string {
+  return `${ctx.config.frontendUrl}/invite?token=${encodeURIComponent(token)}`
 }
 
 export function newInvite(userId: string, now = new Date()): { token: string; row: Prisma.InviteUncheckedCreateInput } {
@@ -41,18 +41,18 @@ const expired = (): AppError => new AppError('INVITE_EXPIRED', 'invite token has
 // never contains spaces, so turning them back is safe.
 const canonicalToken = (token: string): string => token.trim().replaceAll(' ', '+')
 
-async function findUsableInvite(app: FastifyInstance, token: string) {
+async function findUsableInvite(ctx: ServiceContext, token: string) {
   const value = canonicalToken(token)
   if (!value.startsWith(INVITE_TOKEN_PREFIX)) throw invalid()
-  const invite = await repo.findInviteByHash(app.db.prisma, sha256Hex(value))
+  const invite = await repo.findInviteByHash(ctx.db.prisma, sha256Hex(value))
   if (!invite) throw invalid()
   if (invite.consumedAt) throw used()
   if (invite.expiresAt.getTime() <= Date.now()) throw expired()
   return invite
 }
 
-export async function validateInvite(app: FastifyInstance, token: string): Promise<InviteDetails> {
-  const invite = await findUsableInvite(app, token)
+export async function validateInvite(ctx: ServiceContext, token: string): Promise<InviteDetails> {
+  const invite = await findUsableInvite(ctx, token)
   return {
     email: invite.user.email,
     display_name: invite.user.displayName,
@@ -61,14 +61,14 @@ export async function validateInvite(app: FastifyInstance, token: string): Promi
   }
 }
 
-export async function acceptInvite(app: FastifyInstance, input: AcceptInviteInput, clientAddress?: string): Promise<Session> {
-  const invite = await findUsableInvite(app, input.token)
+export async function acceptInvite(ctx: ServiceContext, input: AcceptInviteInput, clientAddress?: string): Promise<Session> {
+  const invite = await findUsableInvite(ctx, input.token)
   if (input.email !== undefined && normalizeEmail(input.email) !== invite.user.email) {
     throw new AppError('INVITE_EMAIL_MISMATCH', 'this invite was sent to a different e-mail address')
   }
   assertPassword(input.password)
   const passwordHash = await hashPassword(input.password, { address: clientAddress, account: invite.user.email })
-  const user = await app.events.transaction(async (tx) => {
+  const user = await ctx.events.transaction(async (tx) => {
     const now = new Date()
     if (!(await repo.consumeInvite(tx, invite.id, now))) {
       const current = await repo.findInvite(tx, invite.id)
@@ -76,7 +76,7 @@ export async function acceptInvite(app: FastifyInstance, input: AcceptInviteInpu
     }
     return repo.activateUser(tx, invite.userId, passwordHash, input.display_name?.trim())
   })
-  return sessionFor(app, user)
+  return sessionFor(ctx, user)
 }
 
 /**
@@ -84,11 +84,11 @@ export async function acceptInvite(app: FastifyInstance, input: AcceptInviteInpu
  * who has not accepted yet, a fresh token replacing the old ones. An e-mail with an active
  * account gives 409 EMAIL_TAKEN.
  */
-export async function createInvite(app: FastifyInstance, input: CreateInviteInput): Promise<CreatedInvite> {
+export async function createInvite(ctx: ServiceContext, input: CreateInviteInput): Promise<CreatedInvite> {
   const email = normalizeEmail(input.email)
   const role = input.role ?? 'member'
   try {
-    return await app.events.transaction(async (tx) => {
+    return await ctx.events.transaction(async (tx) => {
       let user = await userByEmail(tx, email)
       if (user && user.status === 'active') throw emailTaken()
       if (user) {
@@ -111,7 +111,7 @@ export async function createInvite(app: FastifyInstance, input: CreateInviteInpu
         display_name: user.displayName,
         role,
         invite_token: token,
-        invite_url: inviteUrl(app, token),
+        invite_url: inviteUrl(ctx, token),
         expires_at: (row.expiresAt as Date).toISOString(),
       }
     })
@@ -125,11 +125,11 @@ export async function createInvite(app: FastifyInstance, input: CreateInviteInpu
  * The invites the owner is waiting on: one per invited person (their latest token; inviting
  * again replaces the earlier ones), expired ones included so the owner can send a new link.
  */
-export async function listPendingInvites(app: FastifyInstance): Promise<PendingInvite[]> {
+export async function listPendingInvites(ctx: ServiceContext): Promise<PendingInvite[]> {
   const now = Date.now()
   const seen = new Set<string>()
   const pending: PendingInvite[] = []
-  for (const invite of await repo.listOpenInvites(app.db.prisma)) {
+  for (const invite of await repo.listOpenInvites(ctx.db.prisma)) {
     if (seen.has(invite.userId)) continue
     seen.add(invite.userId)
     pending.push({

@@ -23,6 +23,6 @@ export default async function mentionRoutes(fastify: FastifyInstance): Promise<v
         response: { 200: MentionPageSchema, ...errors(400) },
       },
     },
-    async (request) => listMentions(fastify, request.principal as MemberPrincipal, { ...request.query, limit: request.query.limit ?? MENTION_PAGE_DEFAULT }),
+    async (request) => listMentions(fastify.ctx, request.principal as MemberPrincipal, { ...request.query, limit: request.query.limit ?? MENTION_PAGE_DEFAULT }),
   )
 }

@@ -2,7 +2,7 @@
 // of mentions. Rules: docs/decisions.md, "Mentions". Only members of the channel can be
 // mentioned; anything else (a name or id of a non-member, existing or not) is dropped silently,
 // so a post reveals nothing about who exists outside the channel.
-import type { FastifyInstance } from 'fastify'
+import type { ServiceContext } from '../context.ts'
 import { resolveMentions, uniqueIds, type Mentionable } from '../../lib/mentions.ts'
 import * as repo from './repo.ts'
 
@@ -31,9 +31,9 @@ function notifying(members: Mentionable[], ids: string[], skip: (id: string) => 
 }
 
 /** Mentions of a new message. No `@` and no explicit ids: nothing to look up. */
-export async function mentionsForPost(app: FastifyInstance, channelId: string, authorId: string, text: string, explicit: readonly string[] = []): Promise<ResolvedMentions> {
+export async function mentionsForPost(ctx: ServiceContext, channelId: string, authorId: string, text: string, explicit: readonly string[] = []): Promise<ResolvedMentions> {
   if (!explicit.length && !text.includes('@')) return NONE
-  const members = await repo.channelMentionables(app, channelId)
+  const members = await repo.channelMentionables(ctx, channelId)
   return notifying(members, resolve(members, text, explicit), (id) => id === authorId)
 }
 
@@ -43,8 +43,8 @@ export async function mentionsForPost(app: FastifyInstance, channelId: string, a
  * connection while the transaction holds one (twenty streams ending at once would otherwise
  * take every pooled connection and wait for a twenty-first).
  */
-export async function mentionResolverFor(app: FastifyInstance, channelId: string, authorId: string): Promise<(text: string) => ResolvedMentions> {
-  const members = await repo.channelMentionables(app, channelId)
+export async function mentionResolverFor(ctx: ServiceContext, channelId: string, authorId: string): Promise<(text: string) => ResolvedMentions> {
+  const members = await repo.channelMentionables(ctx, channelId)
   return (text) => (text.includes('@') ? notifying(members, resolve(members, text, []), (id) => id === authorId) : NONE)
 }
 
@@ -53,14 +53,14 @@ export async function mentionResolverFor(app: FastifyInstance, channelId: string
  * else those of before that the old text did not name). Only the newly mentioned are notified.
  */
 export async function mentionsForEdit(
-  app: FastifyInstance,
+  ctx: ServiceContext,
   channelId: string,
   before: { authorId: string; text: string; mentions: string[] },
   text: string,
   explicit: readonly string[] | undefined,
 ): Promise<ResolvedMentions> {
   if (explicit === undefined && !before.mentions.length && !text.includes('@')) return NONE
-  const members = await repo.channelMentionables(app, channelId)
+  const members = await repo.channelMentionables(ctx, channelId)
   const fromOldText = new Set(resolveMentions(before.text, members))
   const kept = explicit ?? before.mentions.filter((id) => !fromOldText.has(id))
   const old = new Set(before.mentions)

@@ -19,7 +19,7 @@
 //    it; beyond `loop_guard_max_depth` the post is refused. A human's message is depth 0. This
 //    stops one agent answering itself, which takes no turns.
 // Both refusals are 429 LOOP_DETECTED with Retry-After. `loop_guard_enabled` false turns both off.
-import type { FastifyInstance } from 'fastify'
+import type { ServiceContext } from '../context.ts'
 import { AppError } from '../../lib/errors.ts'
 import type { Prisma } from '../../db/client.ts'
 import type { MemberPrincipal } from '../identity/principal.ts'
@@ -37,9 +37,9 @@ function loopDetected(message: string, retryAfterSeconds: number): AppError {
  * message `inReplyToEvent` is about (1 without one, or for an event unknown or not about a
  * message). Throws 429 LOOP_DETECTED beyond the workspace's cap.
  */
-export async function chainDepth(app: FastifyInstance, author: MemberPrincipal, inReplyToEvent: string | undefined, settings: LoopGuardSettings): Promise<number> {
+export async function chainDepth(ctx: ServiceContext, author: MemberPrincipal, inReplyToEvent: string | undefined, settings: LoopGuardSettings): Promise<number> {
   if (!isAgent(author)) return 0
-  const parent = inReplyToEvent ? ((await repo.chainDepthOfEvent(app.db.pool, inReplyToEvent)) ?? 0) : 0
+  const parent = inReplyToEvent ? ((await repo.chainDepthOfEvent(ctx.db.pool, inReplyToEvent)) ?? 0) : 0
   const depth = parent + 1
   if (settings.enabled && settings.maxDepth > 0 && depth > settings.maxDepth) {
     // Waiting does not shorten a chain; Retry-After is the window only because every 429 has one.

@@ -4,7 +4,7 @@
 // runs the loop guard's admission (docs/loops.md, SQL in ./loop-guard-repo.ts). Every read of the
 // API's shape (pages, mentions, a single message, an edit's result) goes through the read model
 // (./read-model.ts); search is ./search-repo.ts.
-import type { FastifyInstance } from 'fastify'
+import type { ServiceContext } from '../context.ts'
 import type pg from 'pg'
 import type { Prisma, PrismaClient } from '../../db/client.ts'
 import { outboxRow } from '../../events/bus.ts'
@@ -304,8 +304,8 @@ const batchers = new WeakMap<pg.Pool, Batcher<NewMessage, InsertOutcome>>()
  * guard admits it, all in one statement. Messages without a file, mentions or thread go through
  * a group commit (src/lib/batcher.ts): concurrent posts share one statement.
  */
-export async function insertMessage(app: FastifyInstance, m: NewMessage): Promise<InsertResult> {
-  const pool = app.db.pool
+export async function insertMessage(ctx: ServiceContext, m: NewMessage): Promise<InsertResult> {
+  const pool = ctx.db.pool
   // A reply updates its root's row in the same statement: it goes alone (docs/decisions.md, Threads).
   if (m.attachment || m.mentions || m.threadId || m.approval) return insertOne(pool, m)
   let batcher = batchers.get(pool)
@@ -365,8 +365,8 @@ const PAGE_SQL = {
  * `list`: the channel's messages (`history`), its roots only, or the replies of the thread whose
  * root is `id` (threads).
  */
-export async function listMessages(app: FastifyInstance, id: string, take: number, cursor: { before?: string; after?: string }, list: keyof typeof PAGE_SQL = 'history'): Promise<MessageRecord[]> {
-  const query = (name: keyof (typeof PAGE_SQL)['history'], values: unknown[]) => app.db.pool.query<MessageRow>({ name: `${list}-${name}`, text: PAGE_SQL[list][name], values: [id, take, ...values] })
+export async function listMessages(ctx: ServiceContext, id: string, take: number, cursor: { before?: string; after?: string }, list: keyof typeof PAGE_SQL = 'history'): Promise<MessageRecord[]> {
+  const query = (name: keyof (typeof PAGE_SQL)['history'], values: unknown[]) => ctx.db.pool.query<MessageRow>({ name: `${list}-${name}`, text: PAGE_SQL[list][name], values: [id, take, ...values] })
   if (cursor.after) {
     const { rows } = cursor.before ? await query('between', [cursor.after, cursor.before]) : await query('after', [cursor.after])
     return rows.map(messageRecord).reverse()
@@ -458,8 +458,8 @@ export async function removeMessage(tx: Prisma.TransactionClient, m: { id: strin
  * The messages of `channelIds` that mention `memberId`, newest first: `take` of them older than
  * the message `before` (when given) and posted after `since` (when given).
  */
-export async function mentionsOf(app: FastifyInstance, memberId: string, channelIds: string[], page: { take: number; before?: string; since?: Date }): Promise<MessageRecord[]> {
-  const { rows } = await app.db.pool.query<MessageRow>({
+export async function mentionsOf(ctx: ServiceContext, memberId: string, channelIds: string[], page: { take: number; before?: string; since?: Date }): Promise<MessageRecord[]> {
+  const { rows } = await ctx.db.pool.query<MessageRow>({
     name: 'mentions-of-member',
     text: `${selectMessages(`m.mentions @> ARRAY[$1::uuid] AND m.channel_id = ANY($2::uuid[])
               AND ($3::uuid IS NULL OR m.id < $3::uuid)

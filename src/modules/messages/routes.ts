@@ -148,7 +148,7 @@ export default async function messagesRoutes(fastify: FastifyInstance): Promise<
     input: { text: string; file?: UploadedFile; inReplyToEvent?: string; mentions?: string[]; threadId?: string; approval?: ApprovalRequest },
   ): Promise<FastifyReply> {
     if ((input.mentions?.length ?? 0) > MAX_EXPLICIT_MENTIONS) throw badRequest(`at most ${MAX_EXPLICIT_MENTIONS} ids in 'mentions'`)
-    const result = await messages.createMessage(fastify, member(request), channelId, { ...input, idempotencyKey: idempotencyKeyOf(request) })
+    const result = await messages.createMessage(fastify.ctx, member(request), channelId, { ...input, idempotencyKey: idempotencyKeyOf(request) })
     // A replay answers with the remembered status (always the original 201) and body.
     return reply.code(result.statusCode).send(result.body)
   }
@@ -184,7 +184,7 @@ export default async function messagesRoutes(fastify: FastifyInstance): Promise<
         if (body.approval !== undefined) throw badRequest("'approval' is not taken with 'stream': an approval request is posted whole")
         if (body.mentions !== undefined) throw badRequest("'mentions' is not taken with 'stream': the final text's @name tokens are resolved when the stream finishes")
         if (idempotencyKeyOf(request) !== undefined) throw badRequest(`'${IDEMPOTENCY_HEADER}' is not taken with 'stream' (a stream is started once; its appends carry sequence numbers)`)
-        const message = await streams.startStream(fastify, member(request), request.params.id, { text: body.text, threadId: body.thread_id, inReplyToEvent: body.in_reply_to_event })
+        const message = await streams.startStream(fastify.ctx, member(request), request.params.id, { text: body.text, threadId: body.thread_id, inReplyToEvent: body.in_reply_to_event })
         return reply.code(201).send(message)
       }
       const input = request.isMultipart()
@@ -234,7 +234,7 @@ export default async function messagesRoutes(fastify: FastifyInstance): Promise<
         response: { 200: MessagePageSchema, ...errors(400, 404) },
       },
     },
-    async (request) => messages.listMessages(fastify, member(request), request.params.id, { ...request.query, limit: request.query.limit ?? MESSAGE_PAGE_DEFAULT }),
+    async (request) => messages.listMessages(fastify.ctx, member(request), request.params.id, { ...request.query, limit: request.query.limit ?? MESSAGE_PAGE_DEFAULT }),
   )
 
   app.get(
@@ -252,7 +252,7 @@ export default async function messagesRoutes(fastify: FastifyInstance): Promise<
         response: { 200: MessagePageSchema, ...errors(400, 404) },
       },
     },
-    async (request) => messages.listReplies(fastify, member(request), request.params.id, request.params.message_id, { ...request.query, limit: request.query.limit ?? MESSAGE_PAGE_DEFAULT }),
+    async (request) => messages.listReplies(fastify.ctx, member(request), request.params.id, request.params.message_id, { ...request.query, limit: request.query.limit ?? MESSAGE_PAGE_DEFAULT }),
   )
 
   app.get(
@@ -267,7 +267,7 @@ export default async function messagesRoutes(fastify: FastifyInstance): Promise<
         response: { 200: MessageRef, ...errors(400, 404) },
       },
     },
-    async (request) => messages.getMessage(fastify, member(request), request.params.id, request.params.message_id),
+    async (request) => messages.getMessage(fastify.ctx, member(request), request.params.id, request.params.message_id),
   )
 
   app.patch(
@@ -285,7 +285,7 @@ export default async function messagesRoutes(fastify: FastifyInstance): Promise<
         response: { 200: MessageRef, ...errors(400, 403, 404, 409) },
       },
     },
-    async (request) => messages.editMessage(fastify, member(request), request.params.id, request.params.message_id, request.body.text, request.body.mentions),
+    async (request) => messages.editMessage(fastify.ctx, member(request), request.params.id, request.params.message_id, request.body.text, request.body.mentions),
   )
 
   app.delete(
@@ -302,7 +302,7 @@ export default async function messagesRoutes(fastify: FastifyInstance): Promise<
       },
     },
     async (request, reply) => {
-      await messages.deleteMessage(fastify, member(request), request.params.id, request.params.message_id)
+      await messages.deleteMessage(fastify.ctx, member(request), request.params.id, request.params.message_id)
       return reply.code(204).send(null)
     },
   )
@@ -325,7 +325,7 @@ export default async function messagesRoutes(fastify: FastifyInstance): Promise<
       },
     },
     async (request, reply) => {
-      const file = await messages.openAttachment(fastify, member(request), request.params.id)
+      const file = await messages.openAttachment(fastify.ctx, member(request), request.params.id)
       return reply
         .header('content-type', 'application/octet-stream')
         .header('content-length', String(file.size))
@@ -351,6 +351,6 @@ export default async function messagesRoutes(fastify: FastifyInstance): Promise<
         response: { 200: SearchResultSchema, ...errors(400, 404) },
       },
     },
-    async (request) => messages.search(fastify, member(request), { ...request.query, limit: request.query.limit ?? SEARCH_PAGE_DEFAULT }),
+    async (request) => messages.search(fastify.ctx, member(request), { ...request.query, limit: request.query.limit ?? SEARCH_PAGE_DEFAULT }),
   )
 }

@@ -5,7 +5,7 @@
 // its index from the outbox (message.created, message.updated, message.deleted), like the
 // webhook planner does, return ids, ranks and snippets, and load the rows by id from PostgreSQL,
 // which stays the source of truth (a hit whose message is gone is dropped).
-import type { FastifyInstance } from 'fastify'
+import type { ServiceContext } from '../context.ts'
 import type { SearchRow } from './search-repo.ts'
 
 export interface SearchRequest {
@@ -18,5 +18,5 @@ export interface SearchRequest {
 }
 
 export interface SearchEngine {
-  search(app: FastifyInstance, request: SearchRequest): Promise<SearchRow[]>
+  search(ctx: ServiceContext, request: SearchRequest): Promise<SearchRow[]>
 }

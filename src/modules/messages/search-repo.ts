@@ -1,7 +1,7 @@
 // Search (GET /api/v1/search) on PostgreSQL's full-text index, and the channels a search or a
 // mentions list covers. The engine seam is ./search-engine.ts; the hits are read with the message
 // read model (./read-model.ts) plus their rank and snippet.
-import type { FastifyInstance } from 'fastify'
+import type { ServiceContext } from '../context.ts'
 import { MESSAGE_COLUMNS, MESSAGE_JOIN, type MessageRow } from './read-model.ts'
 import type { SearchEngine } from './search-engine.ts'
 
@@ -38,8 +38,8 @@ function firstIdAt(ms: number): string {
 }
 
 /** The channels a search covers: the caller's channels and DMs, and every regular channel for the owner. */
-export async function searchScope(app: FastifyInstance, memberId: string, allRegularChannels: boolean): Promise<string[]> {
-  const { rows } = await app.db.pool.query<{ id: string }>(
+export async function searchScope(ctx: ServiceContext, memberId: string, allRegularChannels: boolean): Promise<string[]> {
+  const { rows } = await ctx.db.pool.query<{ id: string }>(
     `SELECT channel_id AS id FROM channel_members WHERE member_id = $1
      UNION SELECT id FROM channels WHERE $2::boolean AND type = 'channel'`,
     [memberId, allRegularChannels],
@@ -95,8 +95,8 @@ const SEARCH_SQL = `
  * equals.
  */
 export const postgresSearch: SearchEngine = {
-  async search(app, request) {
-    const { rows } = await app.db.pool.query<SearchRow>(searchStatement(request.text, request.channelIds, request.limit))
+  async search(ctx, request) {
+    const { rows } = await ctx.db.pool.query<SearchRow>(searchStatement(request.text, request.channelIds, request.limit))
     return rows
   },
 }

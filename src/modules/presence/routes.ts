@@ -29,7 +29,7 @@ export default async function presenceRoutes(fastify: FastifyInstance): Promise<
       },
     },
     async (request, reply) => {
-      await presence.typing(fastify, member(request), request.params.id)
+      await presence.typing(fastify.ctx, member(request), request.params.id)
       return reply.code(204).send(null)
     },
   )
@@ -48,7 +48,7 @@ export default async function presenceRoutes(fastify: FastifyInstance): Promise<
         response: { 200: AgentStatusSchema, ...errors(400, 403) },
       },
     },
-    async (request) => presence.setStatus(fastify, request.principal, request.body),
+    async (request) => presence.setStatus(fastify.ctx, request.principal, request.body),
   )
 
   app.delete(
@@ -64,7 +64,7 @@ export default async function presenceRoutes(fastify: FastifyInstance): Promise<
       },
     },
     async (request, reply) => {
-      await presence.clearStatus(fastify, request.principal)
+      await presence.clearStatus(fastify.ctx, request.principal)
       return reply.code(204).send(null)
     },
   )

@@ -1,6 +1,6 @@
 // Reactions: one row per (message, emoji, member). Adding and removing lock the message's row so
 // that the count each event carries is exact and events of one message are in order.
-import type { FastifyInstance } from 'fastify'
+import type { ServiceContext } from '../context.ts'
 import type { Prisma } from '../../db/client.ts'
 import type { ReactionSummary } from '../../schemas/message.ts'
 
@@ -37,10 +37,10 @@ const SUMMARY_SQL = `
    ORDER BY message_id, min(created_at), emoji`
 
 /** The reactions of these messages as `viewerId` sees them (null: nobody, `reacted` false). */
-export async function summaries(app: FastifyInstance, messageIds: string[], viewerId: string | null): Promise<Map<string, ReactionSummary[]>> {
+export async function summaries(ctx: ServiceContext, messageIds: string[], viewerId: string | null): Promise<Map<string, ReactionSummary[]>> {
   const out = new Map<string, ReactionSummary[]>()
   if (!messageIds.length) return out
-  const { rows } = await app.db.pool.query<{ message_id: string; emoji: string; count: number; reacted: boolean }>({
+  const { rows } = await ctx.db.pool.query<{ message_id: string; emoji: string; count: number; reacted: boolean }>({
     name: 'reaction-summaries',
     text: SUMMARY_SQL,
     values: [messageIds, viewerId],

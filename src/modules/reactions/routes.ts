@@ -28,7 +28,7 @@ export default async function reactionsRoutes(fastify: FastifyInstance): Promise
         response: { 200: MessageReactionsSchema, ...errors(400, 403, 404) },
       },
     },
-    async (request) => reactions.setReaction(fastify, member(request), request.params.id, request.params.message_id, request.params.emoji, true),
+    async (request) => reactions.setReaction(fastify.ctx, member(request), request.params.id, request.params.message_id, request.params.emoji, true),
   )
 
   app.delete(
@@ -45,7 +45,7 @@ export default async function reactionsRoutes(fastify: FastifyInstance): Promise
       },
     },
     async (request, reply) => {
-      await reactions.setReaction(fastify, member(request), request.params.id, request.params.message_id, request.params.emoji, false)
+      await reactions.setReaction(fastify.ctx, member(request), request.params.id, request.params.message_id, request.params.emoji, false)
       return reply.code(204).send(null)
     },
   )

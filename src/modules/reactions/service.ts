@@ -1,7 +1,7 @@
 // Reactions (docs/decisions.md, "Reactions"): members who may post add and remove their own
 // reactions; adding twice is one reaction, removing an absent one is not an error. Each change
 // emits `reaction.added` / `reaction.removed` with the emoji's new count; a repeat emits nothing.
-import type { FastifyInstance } from 'fastify'
+import type { ServiceContext } from '../context.ts'
 import { AppError, forbidden, notFound } from '../../lib/errors.ts'
 import { isObserver, type MemberPrincipal } from '../identity/principal.ts'
 import { readableChannel } from '../channels/access.ts'
@@ -12,9 +12,9 @@ import * as repo from './repo.ts'
 import type { MessageReactions } from './schemas.ts'
 
 /** Fills in `reactions` of messages as `viewerId` sees them (one query for the whole list). */
-export async function withReactions<T extends MessageDto>(app: FastifyInstance, messages: T[], viewerId: string | null): Promise<T[]> {
+export async function withReactions<T extends MessageDto>(ctx: ServiceContext, messages: T[], viewerId: string | null): Promise<T[]> {
   const byMessage = await repo.summaries(
-    app,
+    ctx,
     messages.map((m) => m.id),
     viewerId,
   )
@@ -23,15 +23,15 @@ export async function withReactions<T extends MessageDto>(app: FastifyInstance, 
 }
 
 /** Adds (`add`) or removes the caller's reaction. */
-export async function setReaction(app: FastifyInstance, principal: MemberPrincipal, channelId: string, messageId: string, emoji: string, add: boolean): Promise<MessageReactions> {
-  const access = await readableChannel(app, principal, channelId)
+export async function setReaction(ctx: ServiceContext, principal: MemberPrincipal, channelId: string, messageId: string, emoji: string, add: boolean): Promise<MessageReactions> {
+  const access = await readableChannel(ctx, principal, channelId)
   if (!isReactionEmoji(emoji)) throw new AppError('INVALID_EMOJI', "'emoji' must be one emoji (e.g. 👀) or a :shortcode:")
   if (isObserver(principal)) throw forbidden('observers can read but not react')
   if (!access.member) throw forbidden('join the channel to react in it')
   const memberType = principal.kind === 'agent' ? 'AGENT' : 'HUMAN'
   const memberName = principal.displayName
   try {
-    await app.events.transaction(async (tx, emit) => {
+    await ctx.events.transaction(async (tx, emit) => {
       const target = await repo.lockMessage(tx, channelId, messageId)
       if (!target) throw notFound('message')
       const key = { messageId, memberId: principal.id, emoji }
@@ -51,6 +51,6 @@ export async function setReaction(app: FastifyInstance, principal: MemberPrincip
     if ((error as { code?: string }).code === 'P2003') throw notFound('message') // deleted meanwhile
     throw error
   }
-  const byMessage = await repo.summaries(app, [messageId], principal.id)
+  const byMessage = await repo.summaries(ctx, [messageId], principal.id)
   return { channel_id: channelId, message_id: messageId, reactions: byMessage.get(messageId) ?? [] }
 }

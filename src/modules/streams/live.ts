@@ -4,7 +4,7 @@
 // the append limit. The flush writes every stream it touched in one statement, at most once a
 // second, and at shutdown; a reader of history gets the live text of a streaming message
 // (`withLiveText`), so the row's lag is never seen.
-import type { FastifyInstance } from 'fastify'
+import type { ServiceContext } from '../context.ts'
 import type { MessageDto } from '../../schemas/message.ts'
 import { DeltaCoalescer, WindowLimit, type Delta } from './deltas.ts'
 import * as repo from './repo.ts'
@@ -21,32 +21,30 @@ export interface Live {
   timer: NodeJS.Timeout | null
 }
 
-// Keyed by the app's database handle, which every encapsulated plugin context shares (each route
-// plugin sees its own FastifyInstance object).
+// Keyed by the app's database handle (ctx.db), which lives as long as the app.
 const live = new WeakMap<object, Live>()
 
 /** This instance's live state (one per app). */
-export function liveOf(app: FastifyInstance): Live {
-  let state = live.get(app.db)
+export function liveOf(ctx: ServiceContext): Live {
+  let state = live.get(ctx.db)
   if (!state) {
     // Kept well past the idle sweep's limit: the sweep ends an idle stream with its live text.
-    const ttlMs = app.config.streamIdleSeconds * 1000 + 10 * 60_000
+    const ttlMs = ctx.config.streamIdleSeconds * 1000 + 10 * 60_000
     state = {
-      texts: app.redis ? new RedisTexts(app.redis, app.redisPrefix, ttlMs) : new MemoryTexts(),
+      texts: ctx.redis ? new RedisTexts(ctx.redis, ctx.redisPrefix, ttlMs) : new MemoryTexts(),
       dirty: new Set(),
-      deltas: new DeltaCoalescer((d) => publishDelta(app, d), DELTA_FRAME_GAP_MS),
+      deltas: new DeltaCoalescer((d) => publishDelta(ctx, d), DELTA_FRAME_GAP_MS),
       appends: new WindowLimit(APPENDS_PER_SECOND),
       flushing: null,
       timer: null,
     }
-    live.set(app.db, state)
+    live.set(ctx.db, state)
   }
   return state
 }
 
-function publishDelta(app: FastifyInstance, d: Delta): void {
-  if (!app.hasDecorator('realtime')) return
-  app.realtime.signals.publish({
+function publishDelta(ctx: ServiceContext, d: Delta): void {
+  ctx.signals.publish({
     channelIds: [d.channelId],
     except: d.authorId ?? null,
     sse: true,
@@ -55,13 +53,13 @@ function publishDelta(app: FastifyInstance, d: Delta): void {
 }
 
 /** Marks a stream appended to; the next flush (within STREAM_FLUSH_MS) writes its row. */
-export function touched(app: FastifyInstance, messageId: string): void {
-  const state = liveOf(app)
+export function touched(ctx: ServiceContext, messageId: string): void {
+  const state = liveOf(ctx)
   state.dirty.add(messageId)
   if (!state.timer) {
     state.timer = setTimeout(() => {
       state.timer = null
-      void flushTexts(app).catch((err: unknown) => app.log.warn({ err }, 'could not write the text of streaming messages (the next flush tries again)'))
+      void flushTexts(ctx).catch((err: unknown) => ctx.log.warn({ err }, 'could not write the text of streaming messages (the next flush tries again)'))
     }, STREAM_FLUSH_MS)
     state.timer.unref()
   }
@@ -72,8 +70,8 @@ export function touched(app: FastifyInstance, messageId: string): void {
  * one statement; forgets those no longer streaming. One flush at a time: a second call waits for
  * the running one, then flushes what is left.
  */
-export async function flushTexts(app: FastifyInstance, only?: string[]): Promise<void> {
-  const state = liveOf(app)
+export async function flushTexts(ctx: ServiceContext, only?: string[]): Promise<void> {
+  const state = liveOf(ctx)
   while (state.flushing) await state.flushing
   const ids = only ?? [...state.dirty]
   for (const id of ids) state.dirty.delete(id)
@@ -84,11 +82,11 @@ export async function flushTexts(app: FastifyInstance, only?: string[]): Promise
       const rows = [...current].map(([messageId, s]) => ({ messageId, text: s.text, seq: s.seq, length: s.length, lastAppendAt: new Date(s.lastAppendAt) }))
       // One order for every flush, so two instances' flushes lock the rows alike.
       rows.sort((a, b) => (a.messageId < b.messageId ? -1 : 1))
-      const gone = await repo.flushStreams(app.db.pool, rows)
+      const gone = await repo.flushStreams(ctx.db.pool, rows)
       await state.texts.forget(gone)
     } catch (error) {
       // Written next time (an outage of the database or of Redis).
-      for (const id of ids) touched(app, id)
+      for (const id of ids) touched(ctx, id)
       throw error
     }
   })()
@@ -101,28 +99,28 @@ export async function flushTexts(app: FastifyInstance, only?: string[]): Promise
 }
 
 /** At shutdown: the waiting deltas go out and the texts are written. */
-export async function closeLive(app: FastifyInstance): Promise<void> {
-  const state = live.get(app.db)
+export async function closeLive(ctx: ServiceContext): Promise<void> {
+  const state = live.get(ctx.db)
   if (!state) return
   if (state.timer) clearTimeout(state.timer)
   state.timer = null
   state.deltas.flushAll()
-  await flushTexts(app).catch((err: unknown) => app.log.warn({ err }, 'could not write the text of streaming messages at shutdown'))
+  await flushTexts(ctx).catch((err: unknown) => ctx.log.warn({ err }, 'could not write the text of streaming messages at shutdown'))
 }
 
 /** The author left the channel: its streams there are written and dropped from the store (an append then answers why not). */
-export async function leftChannel(app: FastifyInstance, channelId: string, authorId: string): Promise<void> {
-  const ids = await repo.streamsOf(app.db.pool, channelId, authorId)
+export async function leftChannel(ctx: ServiceContext, channelId: string, authorId: string): Promise<void> {
+  const ids = await repo.streamsOf(ctx.db.pool, channelId, authorId)
   if (!ids.length) return
-  await flushTexts(app, ids)
-  await liveOf(app).texts.forget(ids)
+  await flushTexts(ctx, ids)
+  await liveOf(ctx).texts.forget(ids)
 }
 
 /** Messages as a reader sees them: a streaming one with its live text (the row lags up to a flush). */
-export async function withLiveText<T extends MessageDto>(app: FastifyInstance, messages: T[]): Promise<T[]> {
+export async function withLiveText<T extends MessageDto>(ctx: ServiceContext, messages: T[]): Promise<T[]> {
   const streaming = messages.filter((m) => m.stream_state === 'streaming').map((m) => m.id)
   if (!streaming.length) return messages
-  const current = await liveOf(app).texts.read(streaming)
+  const current = await liveOf(ctx).texts.read(streaming)
   if (!current.size) return messages
   return messages.map((m) => {
     const s = current.get(m.id)

@@ -59,7 +59,7 @@ async function readFinishForm(fastify: FastifyInstance, request: FastifyRequest)
 
 export default async function streamRoutes(fastify: FastifyInstance): Promise<void> {
   const app = fastify.withTypeProvider<TypeBoxTypeProvider>()
-  fastify.addHook('onClose', async () => closeLive(fastify))
+  fastify.addHook('onClose', async () => closeLive(fastify.ctx))
 
   app.post(
     '/channels/:id/messages/:message_id/stream',
@@ -78,7 +78,7 @@ export default async function streamRoutes(fastify: FastifyInstance): Promise<vo
     async (request) => {
       const body = request.body
       const appends = 'appends' in body ? body.appends : [body.append]
-      return streams.appendToStream(fastify, member(request), request.params.id, request.params.message_id, appends)
+      return streams.appendToStream(fastify.ctx, member(request), request.params.id, request.params.message_id, appends)
     },
   )
 
@@ -113,7 +113,7 @@ export default async function streamRoutes(fastify: FastifyInstance): Promise<vo
     },
     async (request) => {
       const { text, file } = request.isMultipart() ? await readFinishForm(fastify, request) : { text: request.body.text, file: undefined }
-      return streams.finishStream(fastify, member(request), request.params.id, request.params.message_id, text, file)
+      return streams.finishStream(fastify.ctx, member(request), request.params.id, request.params.message_id, text, file)
     },
   )
 
@@ -130,7 +130,7 @@ export default async function streamRoutes(fastify: FastifyInstance): Promise<vo
         response: { 200: MessageRef, ...errors(400, 403, 404, 409) },
       },
     },
-    async (request) => streams.cancelStream(fastify, member(request), request.params.id, request.params.message_id),
+    async (request) => streams.cancelStream(fastify.ctx, member(request), request.params.id, request.params.message_id),
   )
 
   app.post(
@@ -147,7 +147,7 @@ export default async function streamRoutes(fastify: FastifyInstance): Promise<vo
         response: { 200: MessageRef, ...errors(400, 403, 404, 409) },
       },
     },
-    async (request) => streams.requestStop(fastify, member(request), request.params.id, request.params.message_id),
+    async (request) => streams.requestStop(fastify.ctx, member(request), request.params.id, request.params.message_id),
   )
 
   app.put(
@@ -164,7 +164,7 @@ export default async function streamRoutes(fastify: FastifyInstance): Promise<vo
         response: { 200: StreamInfo, ...errors(400, 403, 404, 409) },
       },
     },
-    async (request) => streams.setStatus(fastify, member(request), request.params.id, request.params.message_id, request.body),
+    async (request) => streams.setStatus(fastify.ctx, member(request), request.params.id, request.params.message_id, request.body),
   )
 
   app.get(
@@ -181,7 +181,7 @@ export default async function streamRoutes(fastify: FastifyInstance): Promise<vo
         response: { 200: StreamInfo, ...errors(400, 404) },
       },
     },
-    async (request) => streams.streamInfo(fastify, member(request), request.params.id, request.params.message_id),
+    async (request) => streams.streamInfo(fastify.ctx, member(request), request.params.id, request.params.message_id),
   )
   // A status on a thread without a stream (./thread-status.ts).
   const THREAD = "The message must be a thread's root (a reply: 400 `THREAD_NOT_ROOT`); a channel or message the caller cannot see: 404."
@@ -199,7 +199,7 @@ export default async function streamRoutes(fastify: FastifyInstance): Promise<vo
         response: { 200: ThreadStatuses, ...errors(400, 403, 404) },
       },
     },
-    async (request) => threadStatus.setThreadStatus(fastify, member(request), request.params.id, request.params.message_id, request.body),
+    async (request) => threadStatus.setThreadStatus(fastify.ctx, member(request), request.params.id, request.params.message_id, request.body),
   )
 
   app.delete(
@@ -216,7 +216,7 @@ export default async function streamRoutes(fastify: FastifyInstance): Promise<vo
       },
     },
     async (request, reply) => {
-      await threadStatus.clearThreadStatus(fastify, member(request), request.params.id, request.params.message_id)
+      await threadStatus.clearThreadStatus(fastify.ctx, member(request), request.params.id, request.params.message_id)
       return reply.code(204).send(null)
     },
   )
@@ -234,6 +234,6 @@ export default async function streamRoutes(fastify: FastifyInstance): Promise<vo
         response: { 200: ThreadStatuses, ...errors(400, 404) },
       },
     },
-    async (request) => threadStatus.threadStatuses(fastify, member(request), request.params.id, request.params.message_id),
+    async (request) => threadStatus.threadStatuses(fastify.ctx, member(request), request.params.id, request.params.message_id),
   )
 }

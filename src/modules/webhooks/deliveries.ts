@@ -1,5 +1,5 @@
 // Delivery history and redelivery, for agent webhooks and integrations alike.
-import type { FastifyInstance } from 'fastify'
+import type { ServiceContext } from '../context.ts'
 import type { Delivery } from '../../generated/prisma/client.ts'
 import { notFound } from '../../lib/errors.ts'
 import * as repo from './repo.ts'
@@ -22,8 +22,8 @@ export function toDeliveryDto(d: Delivery): DeliveryDto {
   }
 }
 
-export async function listDeliveries(app: FastifyInstance, target: repo.DeliveryTarget, query: DeliveryListQueryInput): Promise<DeliveryPage> {
-  const rows = await repo.listDeliveries(app.db.prisma, target, { limit: query.limit, before: query.before, status: query.status })
+export async function listDeliveries(ctx: ServiceContext, target: repo.DeliveryTarget, query: DeliveryListQueryInput): Promise<DeliveryPage> {
+  const rows = await repo.listDeliveries(ctx.db.prisma, target, { limit: query.limit, before: query.before, status: query.status })
   const page = rows.slice(0, query.limit)
   return {
     deliveries: page.map(toDeliveryDto),
@@ -36,9 +36,9 @@ export async function listDeliveries(app: FastifyInstance, target: repo.Delivery
  * Sends one delivery again, with the same id and the same body: it becomes pending and due now.
  * A failed delivery gets one more attempt; a succeeded one is sent once more.
  */
-export async function redeliver(app: FastifyInstance, target: repo.DeliveryTarget, deliveryId: string): Promise<DeliveryDto> {
-  const row = await repo.requeueDelivery(app.db.prisma, target, deliveryId)
+export async function redeliver(ctx: ServiceContext, target: repo.DeliveryTarget, deliveryId: string): Promise<DeliveryDto> {
+  const row = await repo.requeueDelivery(ctx.db.prisma, target, deliveryId)
   if (!row) throw notFound('delivery')
-  void app.deliveries?.scheduler.kick()
+  ctx.kickDeliveries()
   return toDeliveryDto(row)
 }

@@ -41,7 +41,7 @@ export default async function webhooksRoutes(fastify: FastifyInstance): Promise<
         response: { 201: CreatedWebhookSchema, ...errors(400, 404) },
       },
     },
-    async (request, reply) => reply.code(201).send(await webhooks.createWebhook(fastify, request.principal, request.params.id, request.body)),
+    async (request, reply) => reply.code(201).send(await webhooks.createWebhook(fastify.ctx, request.principal, request.params.id, request.body)),
   )
 
   app.get(
@@ -57,7 +57,7 @@ export default async function webhooksRoutes(fastify: FastifyInstance): Promise<
         response: { 200: WebhookListSchema, ...errors(400, 404) },
       },
     },
-    async (request) => webhooks.listWebhooks(fastify, request.principal, request.params.id),
+    async (request) => webhooks.listWebhooks(fastify.ctx, request.principal, request.params.id),
   )
 
   app.get(
@@ -73,7 +73,7 @@ export default async function webhooksRoutes(fastify: FastifyInstance): Promise<
         response: { 200: WebhookSchema, ...errors(400, 404) },
       },
     },
-    async (request) => webhooks.getWebhook(fastify, request.principal, request.params.id, request.params.webhook_id),
+    async (request) => webhooks.getWebhook(fastify.ctx, request.principal, request.params.id, request.params.webhook_id),
   )
 
   app.patch(
@@ -90,7 +90,7 @@ export default async function webhooksRoutes(fastify: FastifyInstance): Promise<
         response: { 200: WebhookSchema, ...errors(400, 404) },
       },
     },
-    async (request) => webhooks.updateWebhook(fastify, request.principal, request.params.id, request.params.webhook_id, request.body),
+    async (request) => webhooks.updateWebhook(fastify.ctx, request.principal, request.params.id, request.params.webhook_id, request.body),
   )
 
   app.delete(
@@ -107,7 +107,7 @@ export default async function webhooksRoutes(fastify: FastifyInstance): Promise<
       },
     },
     async (request, reply) => {
-      await webhooks.deleteWebhook(fastify, request.principal, request.params.id, request.params.webhook_id)
+      await webhooks.deleteWebhook(fastify.ctx, request.principal, request.params.id, request.params.webhook_id)
       return reply.code(204).send(null)
     },
   )
@@ -125,7 +125,7 @@ export default async function webhooksRoutes(fastify: FastifyInstance): Promise<
         response: { 200: RotatedSecretSchema, ...errors(400, 404) },
       },
     },
-    async (request) => webhooks.rotateSecret(fastify, request.principal, request.params.id, request.params.webhook_id),
+    async (request) => webhooks.rotateSecret(fastify.ctx, request.principal, request.params.id, request.params.webhook_id),
   )
 
   app.get(
@@ -142,7 +142,7 @@ export default async function webhooksRoutes(fastify: FastifyInstance): Promise<
         response: { 200: DeliveryPageSchema, ...errors(400, 404) },
       },
     },
-    async (request) => webhooks.listDeliveries(fastify, request.principal, request.params.id, request.params.webhook_id, { ...request.query, limit: request.query.limit ?? DELIVERY_PAGE_DEFAULT }),
+    async (request) => webhooks.listDeliveries(fastify.ctx, request.principal, request.params.id, request.params.webhook_id, { ...request.query, limit: request.query.limit ?? DELIVERY_PAGE_DEFAULT }),
   )
 
   app.post(
@@ -158,6 +158,6 @@ export default async function webhooksRoutes(fastify: FastifyInstance): Promise<
         response: { 202: DeliverySchema, ...errors(400, 404, 409) },
       },
     },
-    async (request, reply) => reply.code(202).send(await webhooks.redeliver(fastify, request.principal, request.params.id, request.params.webhook_id, request.params.delivery_id)),
+    async (request, reply) => reply.code(202).send(await webhooks.redeliver(fastify.ctx, request.principal, request.params.id, request.params.webhook_id, request.params.delivery_id)),
   )
 }

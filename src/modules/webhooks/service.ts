@@ -1,7 +1,7 @@
 // Per-agent webhooks. An agent's webhooks are managed by the agent itself (its API key) and by
 // the workspace owner (JWT); for anyone else they do not exist (404). The signing secret is the
 // caller's (16–256 characters) or generated here, and shown only at creation and on rotation.
-import type { FastifyInstance } from 'fastify'
+import type { ServiceContext } from '../context.ts'
 import type { Webhook } from '../../generated/prisma/client.ts'
 import { ONLY_VALUES, type Only } from '../../events/filter.ts'
 import { AppError, notFound } from '../../lib/errors.ts'
@@ -34,9 +34,9 @@ export function toWebhookDto(w: Webhook): WebhookDto {
 export const onlyOf = (value: string | null): Only | null => (ONLY_VALUES.includes(value as Only) ? (value as Only) : null)
 
 /** URL check shared with integrations: http(s), no private or reserved target (400 INVALID_URL). */
-export async function validateTargetUrl(app: FastifyInstance, url: string): Promise<string> {
+export async function validateTargetUrl(ctx: ServiceContext, url: string): Promise<string> {
   try {
-    await checkTargetUrl(url, { allowPrivate: app.config.webhookAllowPrivate, allowHosts: app.config.webhookAllowHosts })
+    await checkTargetUrl(url, { allowPrivate: ctx.config.webhookAllowPrivate, allowHosts: ctx.config.webhookAllowHosts })
     return url
   } catch (error) {
     if (error instanceof UnsafeUrlError) throw new AppError('INVALID_URL', `url: ${error.message}`)
@@ -45,27 +45,27 @@ export async function validateTargetUrl(app: FastifyInstance, url: string): Prom
 }
 
 /** 404 unless the caller is the agent itself or the workspace owner, and the agent exists. */
-async function assertManages(app: FastifyInstance, principal: Principal, agentId: string): Promise<void> {
+async function assertManages(ctx: ServiceContext, principal: Principal, agentId: string): Promise<void> {
   const self = principal.kind === 'agent' && principal.id === agentId
   const owner = isOwner(principal)
   if (!self && !owner) throw notFound('agent')
-  if (!(await repo.agentExists(app.db.prisma, agentId))) throw notFound('agent')
+  if (!(await repo.agentExists(ctx.db.prisma, agentId))) throw notFound('agent')
 }
 
-async function webhookOf(app: FastifyInstance, principal: Principal, agentId: string, webhookId: string): Promise<Webhook> {
-  await assertManages(app, principal, agentId)
-  const webhook = await repo.findWebhook(app.db.prisma, agentId, webhookId)
+async function webhookOf(ctx: ServiceContext, principal: Principal, agentId: string, webhookId: string): Promise<Webhook> {
+  await assertManages(ctx, principal, agentId)
+  const webhook = await repo.findWebhook(ctx.db.prisma, agentId, webhookId)
   if (!webhook) throw notFound('webhook')
   return webhook
 }
 
 const uniq = (events: string[]): string[] => [...new Set(events)]
 
-export async function createWebhook(app: FastifyInstance, principal: Principal, agentId: string, input: CreateWebhookInput): Promise<CreatedWebhook> {
-  await assertManages(app, principal, agentId)
-  const url = await validateTargetUrl(app, input.url)
+export async function createWebhook(ctx: ServiceContext, principal: Principal, agentId: string, input: CreateWebhookInput): Promise<CreatedWebhook> {
+  await assertManages(ctx, principal, agentId)
+  const url = await validateTargetUrl(ctx, input.url)
   const secret = input.secret ?? newSecret(WEBHOOK_SECRET_PREFIX)
-  const webhook = await repo.createWebhook(app.db.prisma, {
+  const webhook = await repo.createWebhook(ctx.db.prisma, {
     id: uuidv7(),
     agentId,
     url,
@@ -77,19 +77,19 @@ export async function createWebhook(app: FastifyInstance, principal: Principal, 
   return { ...toWebhookDto(webhook), secret }
 }
 
-export async function listWebhooks(app: FastifyInstance, principal: Principal, agentId: string): Promise<WebhookDto[]> {
-  await assertManages(app, principal, agentId)
-  return (await repo.listWebhooks(app.db.prisma, agentId)).map(toWebhookDto)
+export async function listWebhooks(ctx: ServiceContext, principal: Principal, agentId: string): Promise<WebhookDto[]> {
+  await assertManages(ctx, principal, agentId)
+  return (await repo.listWebhooks(ctx.db.prisma, agentId)).map(toWebhookDto)
 }
 
-export async function getWebhook(app: FastifyInstance, principal: Principal, agentId: string, webhookId: string): Promise<WebhookDto> {
-  return toWebhookDto(await webhookOf(app, principal, agentId, webhookId))
+export async function getWebhook(ctx: ServiceContext, principal: Principal, agentId: string, webhookId: string): Promise<WebhookDto> {
+  return toWebhookDto(await webhookOf(ctx, principal, agentId, webhookId))
 }
 
-export async function updateWebhook(app: FastifyInstance, principal: Principal, agentId: string, webhookId: string, patch: UpdateWebhookInput): Promise<WebhookDto> {
-  const existing = await webhookOf(app, principal, agentId, webhookId)
+export async function updateWebhook(ctx: ServiceContext, principal: Principal, agentId: string, webhookId: string, patch: UpdateWebhookInput): Promise<WebhookDto> {
+  const existing = await webhookOf(ctx, principal, agentId, webhookId)
   const data: Parameters<typeof repo.updateWebhook>[2] = {}
-  if (patch.url !== undefined) data.url = await validateTargetUrl(app, patch.url)
+  if (patch.url !== undefined) data.url = await validateTargetUrl(ctx, patch.url)
   if (patch.events !== undefined) data.events = uniq(patch.events)
   if (patch.include_own_messages !== undefined) data.includeOwnMessages = patch.include_own_messages
   if (patch.only !== undefined) data.only = patch.only
@@ -98,28 +98,28 @@ export async function updateWebhook(app: FastifyInstance, principal: Principal, 
   } else if (patch.active === false && existing.active) {
     Object.assign(data, { active: false, disabledAt: new Date(), disabledReason: 'disabled by its owner' })
   }
-  return toWebhookDto(await repo.updateWebhook(app.db.prisma, webhookId, data))
+  return toWebhookDto(await repo.updateWebhook(ctx.db.prisma, webhookId, data))
 }
 
-export async function rotateSecret(app: FastifyInstance, principal: Principal, agentId: string, webhookId: string): Promise<{ id: string; secret: string }> {
-  await webhookOf(app, principal, agentId, webhookId)
+export async function rotateSecret(ctx: ServiceContext, principal: Principal, agentId: string, webhookId: string): Promise<{ id: string; secret: string }> {
+  await webhookOf(ctx, principal, agentId, webhookId)
   const secret = newSecret(WEBHOOK_SECRET_PREFIX)
-  await repo.updateWebhook(app.db.prisma, webhookId, { secret })
+  await repo.updateWebhook(ctx.db.prisma, webhookId, { secret })
   return { id: webhookId, secret }
 }
 
-export async function deleteWebhook(app: FastifyInstance, principal: Principal, agentId: string, webhookId: string): Promise<void> {
-  await assertManages(app, principal, agentId)
-  if (!(await repo.deleteWebhook(app.db.prisma, agentId, webhookId))) throw notFound('webhook')
+export async function deleteWebhook(ctx: ServiceContext, principal: Principal, agentId: string, webhookId: string): Promise<void> {
+  await assertManages(ctx, principal, agentId)
+  if (!(await repo.deleteWebhook(ctx.db.prisma, agentId, webhookId))) throw notFound('webhook')
 }
 
-export async function listDeliveries(app: FastifyInstance, principal: Principal, agentId: string, webhookId: string, query: DeliveryListQueryInput): Promise<DeliveryPage> {
-  await webhookOf(app, principal, agentId, webhookId)
-  return deliveries.listDeliveries(app, { webhookId }, query)
+export async function listDeliveries(ctx: ServiceContext, principal: Principal, agentId: string, webhookId: string, query: DeliveryListQueryInput): Promise<DeliveryPage> {
+  await webhookOf(ctx, principal, agentId, webhookId)
+  return deliveries.listDeliveries(ctx, { webhookId }, query)
 }
 
-export async function redeliver(app: FastifyInstance, principal: Principal, agentId: string, webhookId: string, deliveryId: string): Promise<DeliveryDto> {
-  const webhook = await webhookOf(app, principal, agentId, webhookId)
+export async function redeliver(ctx: ServiceContext, principal: Principal, agentId: string, webhookId: string, deliveryId: string): Promise<DeliveryDto> {
+  const webhook = await webhookOf(ctx, principal, agentId, webhookId)
   if (!webhook.active) throw new AppError('CONFLICT', 'the webhook is disabled; re-enable it first (PATCH with {"active": true})')
-  return deliveries.redeliver(app, { webhookId }, deliveryId)
+  return deliveries.redeliver(ctx, { webhookId }, deliveryId)
 }

@@ -20,7 +20,7 @@ export default async function workspaceRoutes(fastify: FastifyInstance): Promise
         response: { 200: WorkspaceSchema, ...errors(404) },
       },
     },
-    async () => getWorkspace(fastify),
+    async () => getWorkspace(fastify.ctx),
   )
 
   app.patch(
@@ -37,6 +37,6 @@ export default async function workspaceRoutes(fastify: FastifyInstance): Promise
         response: { 200: WorkspaceSchema, ...errors(400, 404) },
       },
     },
-    async (request) => updateWorkspace(fastify, request.body),
+    async (request) => updateWorkspace(fastify.ctx, request.body),
   )
 }

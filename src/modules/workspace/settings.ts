@@ -2,7 +2,7 @@
 // guard on every agent post): one read of the instance row, cached for a few seconds per server,
 // so a request costs no extra query. A change through PATCH /api/v1/workspace applies at once on
 // the server that took it and within SETTINGS_TTL_MS on the others.
-import type { FastifyInstance } from 'fastify'
+import type { ServiceContext } from '../context.ts'
 import { readWorkspaceSettings } from './repo.ts'
 
 /** How long a server keeps the workspace's settings it read. */
@@ -33,19 +33,19 @@ interface Cache {
   loading?: Promise<WorkspaceSettings>
 }
 
-// Keyed by the app's database handle, which every encapsulated plugin context shares.
+// Keyed by the app's database handle (ctx.db), which lives as long as the app.
 const caches = new WeakMap<object, Cache>()
 
-function cacheOf(app: FastifyInstance): Cache {
-  let cache = caches.get(app.db)
-  if (!cache) caches.set(app.db, (cache = { until: 0 }))
+function cacheOf(ctx: ServiceContext): Cache {
+  let cache = caches.get(ctx.db)
+  if (!cache) caches.set(ctx.db, (cache = { until: 0 }))
   return cache
 }
 
-async function workspaceSettings(app: FastifyInstance): Promise<WorkspaceSettings> {
-  const cache = cacheOf(app)
+async function workspaceSettings(ctx: ServiceContext): Promise<WorkspaceSettings> {
+  const cache = cacheOf(ctx)
   if (cache.value && cache.until > Date.now()) return cache.value
-  cache.loading ??= readWorkspaceSettings(app.db.prisma)
+  cache.loading ??= readWorkspaceSettings(ctx.db.prisma)
     .then((row) => {
       const value: WorkspaceSettings = row
         ? {
@@ -63,26 +63,26 @@ async function workspaceSettings(app: FastifyInstance): Promise<WorkspaceSetting
   return cache.loading
 }
 
-export async function loopGuardSettings(app: FastifyInstance): Promise<LoopGuardSettings> {
-  return (await workspaceSettings(app)).loopGuard
+export async function loopGuardSettings(ctx: ServiceContext): Promise<LoopGuardSettings> {
+  return (await workspaceSettings(ctx)).loopGuard
 }
 
 /**
  * The rate limit in force (requests per minute, 0 = none). Database trouble must not turn into
  * 429s or 500s on every request: it falls back to the last value read, or the configured one.
  */
-export async function rateLimitPerMinute(app: FastifyInstance): Promise<number> {
+export async function rateLimitPerMinute(ctx: ServiceContext): Promise<number> {
   try {
-    return (await workspaceSettings(app)).rateLimitPerMinute ?? app.config.rateLimitPerMinute
+    return (await workspaceSettings(ctx)).rateLimitPerMinute ?? ctx.config.rateLimitPerMinute
   } catch (error) {
-    app.log.warn({ err: error }, 'could not read the workspace rate limit; using the configured default')
-    return cacheOf(app).value?.rateLimitPerMinute ?? app.config.rateLimitPerMinute
+    ctx.log.warn({ err: error }, 'could not read the workspace rate limit; using the configured default')
+    return cacheOf(ctx).value?.rateLimitPerMinute ?? ctx.config.rateLimitPerMinute
   }
 }
 
 /** Forget this server's copy (after PATCH /api/v1/workspace). */
-export function forgetWorkspaceSettings(app: FastifyInstance): void {
-  const cache = cacheOf(app)
+export function forgetWorkspaceSettings(ctx: ServiceContext): void {
+  const cache = cacheOf(ctx)
   cache.value = undefined
   cache.until = 0
 }

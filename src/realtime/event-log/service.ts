@@ -21,7 +21,7 @@ const unavailable = (cause: unknown): AppError => new AppError('SERVICE_UNAVAILA
 
 export async function readEventLog(app: FastifyInstance, member: MemberPrincipal, since: Cursor | undefined, limit: number, filter: EventFilter = NO_FILTER): Promise<EventPage> {
   const { broker } = app.realtime
-  const [info, live] = await Promise.all([broker.info().catch((e: unknown): Promise<LogInfo> => Promise.reject(unavailable(e))), liveChannelsOf(app, member.id)])
+  const [info, live] = await Promise.all([broker.info().catch((e: unknown): Promise<LogInfo> => Promise.reject(unavailable(e))), liveChannelsOf(app.ctx, member.id)])
   if (since !== undefined && (compareCursors(since, info.floor) < 0 || compareCursors(since, info.newest) > 0)) {
     return { events: [], next_cursor: info.newest, has_more: false, resync_required: true }
   }
