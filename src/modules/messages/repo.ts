@@ -18,16 +18,8 @@ import { MESSAGE_IN_CHANNEL, messageRecord, selectMessages, type MessageRow, typ
 
 type Db = PrismaClient | Prisma.TransactionClient
 
-export interface NewMessage {
-  id: string
-  channelId: string
-  authorId: string
-  authorType: 'AGENT' | 'HUMAN'
-  authorName: string
-  text: string
-  createdAt: Date
-  inReplyToEvent: string | null
-  chainDepth: number
+/** A message to insert: the record's own fields, then what the insert statement also does. */
+export interface NewMessage extends Pick<MessageRecord, 'id' | 'channelId' | 'authorId' | 'authorType' | 'authorName' | 'text' | 'createdAt' | 'inReplyToEvent' | 'chainDepth'> {
   /** A reply's root (threads); the root's summary is updated by the same statement. */
   threadId?: string | null
   attachment?: { id: string; fileName: string; contentType: string; size: number; storageName: string }
