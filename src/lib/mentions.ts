@@ -5,11 +5,11 @@
 /**
  * An `@` that starts a mention: at the start of the text or after a character that cannot be part
  * of a word or an address (so `bob@example.com` mentions no one), followed by a letter or digit.
- * The token runs over letters, digits and hyphens (what agent names and human handles are made
- * of); a trailing hyphen is not part of it, nor is punctuation ("thanks @ops-bot." mentions
- * `ops-bot`).
+ * The token runs over letters (with their combining marks: "Zoe" and U+0301, as some keyboards
+ * write "Zoé"), digits and hyphens (what agent names and human handles are made of); a trailing
+ * hyphen is not part of it, nor is punctuation ("thanks @ops-bot." mentions `ops-bot`).
  */
-const MENTION_RE = /(?<![\p{L}\p{N}_.+@-])@([\p{L}\p{N}][\p{L}\p{N}-]*)/gu
+const MENTION_RE = /(?<![\p{L}\p{M}\p{N}_.+@-])@([\p{L}\p{N}][\p{L}\p{M}\p{N}-]*)/gu
 
 /** A mention token as it appears in a text, and where. */
 export interface MentionToken {
@@ -33,14 +33,14 @@ export function mentionTokens(text: string): MentionToken[] {
 
 /**
  * The handle a human is mentioned by: the display name in lower case, each run of characters
- * other than letters and digits replaced by one hyphen ("Ada Lovelace" → `ada-lovelace`,
+ * other than letters (with their combining marks) and digits replaced by one hyphen ("Ada Lovelace" → `ada-lovelace`,
  * "Zoë O'Brien" → `zoë-o-brien`). Empty when the name has no letter or digit.
  */
 export function humanHandle(displayName: string): string {
   return displayName
     .normalize('NFC')
     .toLowerCase()
-    .replace(/[^\p{L}\p{N}]+/gu, '-')
+    .replace(/[^\p{L}\p{M}\p{N}]+/gu, '-')
     .replace(/^-+|-+$/g, '')
 }
 

@@ -18,7 +18,7 @@ export const TEST_DIR = path.resolve(import.meta.dirname, '..')
  * short files mix).
  */
 export const GROUPS: Record<string, { dirs: string[]; part?: number; parts?: number }> = {
-  basics: { dirs: ['contract', 'health'] },
+  basics: { dirs: ['contract', 'health', 'unit'] },
   identity: { dirs: ['identity'] },
   'conversations-1': { dirs: ['conversations'], part: 0, parts: 2 },
   'conversations-2': { dirs: ['conversations'], part: 1, parts: 2 },
