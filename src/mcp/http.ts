@@ -3,13 +3,12 @@
 // SDK's `Response` is sent as is by Fastify. Refusals of our own are JSON-RPC error responses
 // carrying the REST {error, code} as `data`.
 import type { FastifyReply, FastifyRequest } from 'fastify'
+import { clientGone } from '../lib/client-gone.ts'
 import type { AppError } from '../lib/errors.ts'
 
 /** Aborted when the client disconnects (or on purpose: a revoked credential ends a stream). */
 export function requestAbort(reply: FastifyReply): AbortController {
-  const abort = new AbortController()
-  reply.raw.once('close', () => abort.abort())
-  return abort
+  return clientGone(reply.request.raw, reply.raw)
 }
 
 /** Headers of the connection, not of the request: the `Request` carries its body itself. */

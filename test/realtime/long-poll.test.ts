@@ -6,6 +6,8 @@ import type { FastifyInstance } from 'fastify'
 import t from 'tap'
 import { build } from '../helper.ts'
 import { listen } from './helpers.ts'
+import { pgProxy } from '../pg-proxy.ts'
+import { createTestDatabase } from '../setup/database.ts'
 import { assertDocumented, baseUrl } from './sse-client.ts'
 import { addMember, bearer, createChannelId, post, seedWorkspace } from '../support/index.ts'
 
@@ -175,4 +177,39 @@ t.test('shutdown answers waiting requests at once with the empty page and Connec
   t.equal(answer.status, 200)
   t.same(answer.body, { events: [], next_cursor: since, has_more: false, resync_required: false })
   t.equal(answer.headers.get('connection'), 'close')
+})
+
+t.test('a client that leaves before its waiting request is handled frees its slot at once, not at the deadline', async (t) => {
+  // The database frozen while the request's key is looked up: the client gives up meanwhile, so
+  // the request reaches its handler with the connection already closed.
+  const db = await createTestDatabase()
+  t.teardown(db.drop)
+  const proxy = await pgProxy(t, db.url)
+  const { app } = await build(t, { databaseUrl: proxy.through(db.url), env: { EVENTS_MAX_WAITS_PER_CALLER: '1' } })
+  const ws = await seedWorkspace(app)
+  await listen(app)
+  const base = baseUrl(app)
+  const agent = ws.agents[1]!
+  const since = await newest(app, ws.primary.key)
+  // Watches the request reach its wait (a spy on the parking, nothing else changed).
+  let parkedAt = 0
+  const park = app.eventStreams.park.bind(app.eventStreams)
+  app.eventStreams.park = (...args) => {
+    parkedAt = Date.now()
+    return park(...args)
+  }
+
+  proxy.freeze()
+  const gone = new AbortController()
+  const abandoned = fetch(`${base}/api/v1/events?since=${since}&wait=30`, { headers: bearer(agent.key), signal: gone.signal }).catch((error: Error) => error.name)
+  await new Promise((resolve) => setTimeout(resolve, 300))
+  gone.abort()
+  t.equal(await abandoned, 'AbortError')
+  await proxy.restore()
+
+  for (let i = 0; i < 1_000 && (!parkedAt || app.eventStreams.open.polls > 0); i++) await new Promise((resolve) => setTimeout(resolve, 10))
+  t.ok(parkedAt, 'the request was handled after its client left')
+  t.equal(app.eventStreams.open.polls, 0, 'and let go of its waiting slot within seconds, not at its 30 s deadline')
+  const again = await get(`${base}/api/v1/events?since=${since}&wait=0.2`, agent.key)
+  t.equal(again.status, 200, 'the caller may wait again at once')
 })

@@ -127,7 +127,17 @@ t.test('MCP: wait_for_events then post_message; wait_for_inbox then post_message
 
   // The durable way: the inbox. The first mention is still unacknowledged: acknowledge it first
   // (handled above), then wait for the next one.
-  const pending = structured(await call(client, 'read_inbox', {}))
+  // The inbox is written by the delivery planner, after the event that woke wait_for_events: on a
+  // busy machine the first read can come before it.
+  let pending = structured(await call(client, 'read_inbox', {}))
+  for (let i = 0; i < 200 && !pending.items.some((item: any) => item.message?.id === mentionId); i++) {
+    await new Promise((r) => setTimeout(r, 25))
+    pending = structured(await call(client, 'read_inbox', {}))
+  }
+  t.ok(
+    pending.items.some((item: any) => item.message?.id === mentionId),
+    'the first mention is in the inbox',
+  )
   await call(client, 'ack_inbox', { up_to: pending.next_cursor })
   const inboxCalls = new Calls()
   const inboxWait = inboxCalls.count(() => call(client, 'wait_for_inbox', { timeout_seconds: 30 }))

@@ -65,6 +65,9 @@ t.test('webhooks and integrations subscribed to message.mentioned get exactly th
   await rxForA2.waitFor(1, (r) => messageIdOf(r) === last.id)
   await rxForAll.waitFor(1, (r) => messageIdOf(r) === last.id)
   await rxCreated.waitFor(1, (r) => messageIdOf(r) === last.id)
+  // An endpoint takes more than one attempt at once, so the last message can arrive before an
+  // earlier one: wait until no delivery is left to attempt.
+  await eventually(async () => (await app.db.pool.query(`SELECT 1 FROM deliveries WHERE status = 'pending' LIMIT 1`)).rowCount === 0, 'every delivery attempted')
 
   const ids = (rx: { requests: Received[] }) => rx.requests.map(messageIdOf).sort()
   t.same(ids(rx1), [toA1.id, toBoth.id, last.id].sort(), 'agent-1: its mentions only (not its own self-mention, not the re-edit that mentions it again)')

@@ -10,6 +10,7 @@ import { resolveSince, SINCE_NOW, sinceCursor, type Cursor } from '../cursor.ts'
 import { errors } from '../../schemas/common.ts'
 import { EVENT_PAGE_DEFAULT, EventLogQuery, EventPageSchema, EventStreamHeaders, EventStreamQuery, type EventLogQueryT, type EventStreamHeadersT, type EventStreamQueryT } from './schemas.ts'
 import { readEventLog, waitForEvents } from './service.ts'
+import { clientGone } from '../../lib/client-gone.ts'
 
 const tooMany = (what: string, setting: string) => ({
   description: `Too many ${what} open for this caller at once (\`${setting}\`, per instance), or the workspace rate limit when one is configured (\`RATE_LIMITED\`). \`Retry-After\` gives the seconds to wait.`,
@@ -64,9 +65,8 @@ export default async function eventsRoutes(app: FastifyInstance): Promise<void> 
       const filter = filterOf(request.query)
       const after = await resolveSince(since, newest)
       if (!wait) return readEventLog(app, request.principal as MemberPrincipal, after, limit ?? EVENT_PAGE_DEFAULT, filter)
-      // Stop waiting when the client goes away ('close' also follows the answer: harmless then).
-      const gone = new AbortController()
-      reply.raw.once('close', () => gone.abort())
+      // Stop waiting when the client goes away.
+      const gone = clientGone(request.raw, reply.raw)
       const page = await waitForEvents(app, app.eventStreams.credentialOf(request), after, limit ?? EVENT_PAGE_DEFAULT, wait * 1000, gone.signal, filter)
       if (app.eventStreams.stopping) reply.header('connection', 'close')
       return page
