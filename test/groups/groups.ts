@@ -5,7 +5,7 @@
 // tap runs the groups (test/groups/*.test.ts) four at a time: most of a group's time is spent
 // waiting (timers, browsers, other processes), and with two at a time the CPU was idle 70 % of the run. A file still runs alone as before:
 // `npx tap test/conversations/messages.test.ts`.
-import { readdirSync } from 'node:fs'
+import { readdirSync, readFileSync } from 'node:fs'
 import path from 'node:path'
 import { pathToFileURL } from 'node:url'
 import t from 'tap'
@@ -63,4 +63,23 @@ export function runGroup(groupFileUrl: string): void {
     for (const file of files) await import(pathToFileURL(path.join(TEST_DIR, file)).href)
     t.pass(files.join(', '))
   })
+  // What the group cost, for finding where the suite's time goes (docs/decisions.md, "The test
+  // suite in groups"): wall time, and CPU of this process and of the children it waited for
+  // (Chromium, servers started as processes, pip, npx).
+  const started = Date.now()
+  t.teardown(() => {
+    const own = process.cpuUsage()
+    t.comment(`group ${name}: ${((Date.now() - started) / 1000).toFixed(1)} s wall, ${((own.user + own.system) / 1e6).toFixed(1)} s CPU, ${childrenCpuSeconds().toFixed(1)} s CPU in child processes`)
+  })
+}
+
+/** CPU seconds of the child processes this one has waited for (Linux; 0 elsewhere). */
+function childrenCpuSeconds(): number {
+  try {
+    // Fields 16 and 17 of /proc/self/stat: cutime and cstime, in clock ticks (100 per second).
+    const fields = readFileSync('/proc/self/stat', 'utf8').split(') ')[1]!.split(' ')
+    return (Number(fields[13]) + Number(fields[14])) / 100
+  } catch {
+    return 0
+  }
 }

@@ -15,9 +15,8 @@ import type { AddressInfo } from 'node:net'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { promisify } from 'node:util'
-import t, { type Test } from 'tap'
-import { REQUIRE_ALL } from '../setup/services.ts'
-import { setup } from './helpers.ts'
+import type { Test } from 'tap'
+import { setup, testWithTool } from './helpers.ts'
 
 const run = promisify(execFile)
 const SUITE = '@modelcontextprotocol/conformance@0.1.16'
@@ -54,10 +53,7 @@ async function credentialProxy(t: Test, target: string, key: string): Promise<st
   return `http://localhost:${(server.address() as AddressInfo).port}`
 }
 
-const missing = await available()
-if (missing && REQUIRE_ALL) throw new Error(`the conformance test is required (AMS_TEST_REQUIRE_ALL) but ${missing}`)
-
-t.test('the MCP conformance suite matches its baseline', { skip: missing ?? false }, async (t) => {
+testWithTool('the MCP conformance suite matches its baseline', 'the conformance test', available(), async (t) => {
   const ctx = await setup(t)
   const proxy = await credentialProxy(t, ctx.base, ctx.ws.agents[0]!.key)
   const result = await npx(`conformance server --url ${proxy}/mcp --expected-failures ${BASELINE}`, 240_000).then(

@@ -7,8 +7,9 @@ import { Ajv2020 } from 'ajv/dist/2020.js'
 import addFormats from 'ajv-formats'
 import type { FastifyInstance } from 'fastify'
 import type { AddressInfo } from 'node:net'
-import type { Test } from 'tap'
+import rootTap, { type Test } from 'tap'
 import { build, type BuildTestOptions, type TestApp } from '../helper.ts'
+import { REQUIRE_ALL } from '../setup/services.ts'
 import { bearer, seedWorkspace, type Workspace } from '../support/index.ts'
 
 export type Era = 'legacy' | 'modern'
@@ -100,3 +101,22 @@ export async function modernPost(base: string, id: number, method: string, param
 }
 
 export type { FastifyInstance }
+
+/**
+ * A test of an outside client (the Python SDK, the Inspector, the conformance suite). Its probe
+ * starts when the file is imported and is awaited only by the test: on a fresh machine the first
+ * download takes minutes, and the other tests of the group run meanwhile instead of waiting for
+ * it. Where the tool is missing the test is skipped and says why, or fails under
+ * AMS_TEST_REQUIRE_ALL=1 (CI).
+ */
+export function testWithTool(name: string, what: string, missing: Promise<string | null>, fn: (t: Test) => Promise<void>): void {
+  rootTap.test(name, async (t) => {
+    const why = await missing
+    if (why !== null) {
+      if (REQUIRE_ALL) throw new Error(`${what} is required (AMS_TEST_REQUIRE_ALL) but ${why}`)
+      await t.test(what, { skip: why }, () => {})
+      return
+    }
+    await fn(t)
+  })
+}

@@ -8,28 +8,25 @@ import { mkdtemp, rm } from 'node:fs/promises'
 import os from 'node:os'
 import path from 'node:path'
 import { promisify } from 'node:util'
-import t from 'tap'
-import { REQUIRE_ALL } from '../setup/services.ts'
 import { bearer, createChannelId } from '../support/index.ts'
-import { mcpUrl, setup } from './helpers.ts'
+import { mcpUrl, setup, testWithTool } from './helpers.ts'
 
 const run = promisify(execFile)
 const INSPECTOR = '@modelcontextprotocol/inspector@2.12.0'
-const command: [string, string[]] = process.env.MCP_INSPECTOR ? [process.env.MCP_INSPECTOR, []] : ['npx', ['--yes', INSPECTOR]]
+/** The Inspector's own executable: npx resolves it once (each `npx` call costs seconds of CPU). */
+let command = process.env.MCP_INSPECTOR ?? ''
 
 async function available(): Promise<string | null> {
   try {
-    await run(command[0], [...command[1], '--version'], { timeout: 240_000 })
+    if (!command) command = (await run('npx', ['--yes', '-p', INSPECTOR, '-c', 'command -v mcp-inspector'], { timeout: 240_000 })).stdout.trim()
+    await run(command, ['--version'], { timeout: 60_000 })
     return null
   } catch (error) {
     return `the MCP Inspector (${INSPECTOR}) could not be run: ${(error as Error).message.split('\n')[0]}`
   }
 }
 
-const missing = await available()
-if (missing && REQUIRE_ALL) throw new Error(`the Inspector test is required (AMS_TEST_REQUIRE_ALL) but ${missing}`)
-
-t.test('the MCP Inspector CLI lists tools, posts and waits for events, in both revisions', { skip: missing ?? false }, async (t) => {
+testWithTool('the MCP Inspector CLI lists tools, posts and waits for events, in both revisions', 'the Inspector test', available(), async (t) => {
   const ctx = await setup(t)
   const agent = ctx.ws.agents[0]!
   const channelId = await createChannelId(ctx.api, agent.key, 'inspected')
@@ -38,8 +35,8 @@ t.test('the MCP Inspector CLI lists tools, posts and waits for events, in both r
   t.teardown(() => rm(scratch, { recursive: true, force: true }))
   const inspect = async (era: string, ...args: string[]): Promise<Record<string, unknown>> => {
     const { stdout } = await run(
-      command[0],
-      [...command[1], '--cli', mcpUrl(ctx.base).href, '--transport', 'http', '--protocol-era', era, '--header', `Authorization: Bearer ${agent.key}`, '--format', 'json', '--quiet', ...args],
+      command,
+      ['--cli', mcpUrl(ctx.base).href, '--transport', 'http', '--protocol-era', era, '--header', `Authorization: Bearer ${agent.key}`, '--format', 'json', '--quiet', ...args],
       { timeout: 60_000, env: { ...process.env, HOME: scratch } },
     )
     return (JSON.parse(stdout) as { result: Record<string, unknown> }).result

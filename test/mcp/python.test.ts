@@ -11,10 +11,8 @@ import os from 'node:os'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { promisify } from 'node:util'
-import t from 'tap'
-import { REQUIRE_ALL } from '../setup/services.ts'
 import { createChannelId } from '../support/index.ts'
-import { mcpUrl, MODERN_VERSION, setup } from './helpers.ts'
+import { mcpUrl, MODERN_VERSION, setup, testWithTool } from './helpers.ts'
 
 const run = promisify(execFile)
 const script = path.join(path.dirname(fileURLToPath(import.meta.url)), 'python_client.py')
@@ -45,38 +43,42 @@ async function python(): Promise<{ bin: string } | { skip: string }> {
   }
 }
 
-const found = await python()
-if ('skip' in found && REQUIRE_ALL) throw new Error(`the Python SDK test is required (AMS_TEST_REQUIRE_ALL) but ${found.skip}`)
+const found = python()
 
-t.test('the Python MCP SDK lists tools, posts and waits for events, in both revisions', { skip: 'skip' in found ? found.skip : false }, async (t) => {
-  if (!('bin' in found)) return
-  const ctx = await setup(t)
-  const agent = ctx.ws.agents[0]!
-  await createChannelId(ctx.api, agent.key, 'python')
-  for (const [mode, version] of [
-    ['legacy', '2025-11-25'],
-    [MODERN_VERSION, MODERN_VERSION],
-  ] as const) {
-    await t.test(mode, async (t) => {
-      const { stdout } = await run(found.bin, [script, mcpUrl(ctx.base).href, agent.key, mode, 'python'], { timeout: 60_000 })
-      const seen = JSON.parse(stdout) as {
-        protocol_version: string
-        tools: string[]
-        output_schemas: boolean
-        posted: { message: { id: string; text: string } }
-        posted_error: boolean
-        events: { type: string; message?: { id: string } }[]
-      }
-      t.equal(seen.protocol_version, version)
-      t.equal(seen.tools.length, 24)
-      t.ok(seen.tools.includes('post_message') && seen.tools.includes('wait_for_events'))
-      t.equal(seen.output_schemas, true, 'every tool declares an output schema')
-      t.equal(seen.posted_error, false)
-      t.equal(seen.posted.message.text, `hello from the Python SDK (${mode})`)
-      t.ok(
-        seen.events.some((e) => e.type === 'new_message' && e.message?.id === seen.posted.message.id),
-        'wait_for_events returns the post',
-      )
-    })
-  }
-})
+testWithTool(
+  'the Python MCP SDK lists tools, posts and waits for events, in both revisions',
+  'the Python SDK test',
+  found.then((f) => ('skip' in f ? f.skip : null)),
+  async (t) => {
+    const { bin } = (await found) as { bin: string }
+    const ctx = await setup(t)
+    const agent = ctx.ws.agents[0]!
+    await createChannelId(ctx.api, agent.key, 'python')
+    for (const [mode, version] of [
+      ['legacy', '2025-11-25'],
+      [MODERN_VERSION, MODERN_VERSION],
+    ] as const) {
+      await t.test(mode, async (t) => {
+        const { stdout } = await run(bin, [script, mcpUrl(ctx.base).href, agent.key, mode, 'python'], { timeout: 60_000 })
+        const seen = JSON.parse(stdout) as {
+          protocol_version: string
+          tools: string[]
+          output_schemas: boolean
+          posted: { message: { id: string; text: string } }
+          posted_error: boolean
+          events: { type: string; message?: { id: string } }[]
+        }
+        t.equal(seen.protocol_version, version)
+        t.equal(seen.tools.length, 24)
+        t.ok(seen.tools.includes('post_message') && seen.tools.includes('wait_for_events'))
+        t.equal(seen.output_schemas, true, 'every tool declares an output schema')
+        t.equal(seen.posted_error, false)
+        t.equal(seen.posted.message.text, `hello from the Python SDK (${mode})`)
+        t.ok(
+          seen.events.some((e) => e.type === 'new_message' && e.message?.id === seen.posted.message.id),
+          'wait_for_events returns the post',
+        )
+      })
+    }
+  },
+)
