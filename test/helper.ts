@@ -99,6 +99,10 @@ export async function testConfig(t: Test, options: BuildTestOptions = {}): Promi
     // The test machine's own load (many suites on two cores) lags every event loop for seconds;
     // that is not this app's load. Shedding is tested with explicit limits (test/platform).
     PRESSURE_MAX_EVENT_LOOP_DELAY_MS: '0',
+    // A stop waits up to a quarter of this for kept-alive connections to close (src/plugins/shutdown.ts);
+    // the test's own fetch keeps its idle ones open, so each app listening on a port took 2.5 s to close.
+    // The stop itself is tested with its real bounds (test/platform).
+    SHUTDOWN_TIMEOUT_MS: '1000',
     ...(options.redis ? { REDIS_URL: TEST_REDIS_URL, REDIS_PREFIX: redisPrefix! } : {}),
     ...options.env,
   }

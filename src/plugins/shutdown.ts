@@ -14,10 +14,14 @@
 //    connections are gone.
 // 3. The drain (registered last, so that event streams, long polls, WebSockets and MCP sessions
 //    have been ended by their own hooks) waits for those connections to close, at most a quarter
-//    of SHUTDOWN_TIMEOUT_MS. Fastify then closes the connections still idle (a client silent all
-//    that time) and waits for requests in flight; the process exits at SHUTDOWN_TIMEOUT_MS anyway.
+//    of SHUTDOWN_TIMEOUT_MS. The connections still silent then are closed, and the close waits
+//    for requests in flight; the process exits at SHUTDOWN_TIMEOUT_MS anyway. Silent includes a
+//    connection that never sent a request (a client's pool opened it and had nothing to send):
+//    Node counts that one as busy until its headers timeout, so Fastify's own close of idle
+//    connections left it, and a close waited 70 s for it.
 // Deliveries stop beside this, from the first moment (src/workers/plugin.ts), using the deadline
 // decorated here.
+import type { IncomingMessage, ServerResponse } from 'node:http'
 import net, { type Socket } from 'node:net'
 import { setTimeout as sleep } from 'node:timers/promises'
 import type { FastifyInstance } from 'fastify'
@@ -38,18 +42,44 @@ declare module 'fastify' {
   }
 }
 
-/** Plain HTTP connections (not upgraded to WebSockets), kept by the plugin below for the drain. */
-const openConnections = new WeakMap<FastifyInstance['server'], Set<Socket>>()
+interface Connections {
+  /** Plain HTTP connections (not upgraded to WebSockets). */
+  open: Set<Socket>
+  /** Those with a request being answered. */
+  answering: Set<Socket>
+}
+
+/** Kept by the plugin below for the drain. */
+const connectionsOf = new WeakMap<FastifyInstance['server'], Connections>()
 
 async function shutdownPlugin(app: FastifyInstance): Promise<void> {
   const open = new Set<Socket>()
-  openConnections.set(app.server, open)
+  const answering = new Set<Socket>()
+  connectionsOf.set(app.server, { open, answering })
   app.server.on('connection', (socket: Socket) => {
     open.add(socket)
-    socket.once('close', () => open.delete(socket))
+    socket.once('close', () => {
+      open.delete(socket)
+      answering.delete(socket)
+    })
+  })
+  // Until both the answer is out and the request has been read to its end: a request can be
+  // answered (a 401 before its body) while its body is still arriving.
+  app.server.on('request', (request: IncomingMessage, response: ServerResponse) => {
+    const socket = request.socket
+    answering.add(socket)
+    let pending = 2
+    const done = (): void => {
+      if (--pending === 0) answering.delete(socket)
+    }
+    response.once('close', done)
+    request.once('close', done)
   })
   // An upgraded socket is the gateway's business from then on.
-  app.server.on('upgrade', (_request, socket: Socket) => open.delete(socket))
+  app.server.on('upgrade', (_request, socket: Socket) => {
+    open.delete(socket)
+    answering.delete(socket)
+  })
 
   let startedAt: number | null = null
   const timeoutMs = app.config.shutdownTimeoutMs
@@ -74,10 +104,12 @@ async function shutdownPlugin(app: FastifyInstance): Promise<void> {
 /** The drain of step 3: registered after every other plugin (src/app.ts). */
 async function connectionDrain(app: FastifyInstance): Promise<void> {
   app.addHook('preClose', async () => {
-    const open = openConnections.get(app.server)
-    if (!open) return
+    const connections = connectionsOf.get(app.server)
+    if (!connections) return
+    const { open, answering } = connections
     const until = (app.shutdown.startedAt ?? Date.now()) + app.config.shutdownTimeoutMs / 4
     while (open.size && Date.now() < until) await sleep(POLL_MS)
+    for (const socket of open) if (!answering.has(socket)) socket.destroy()
   })
 }
 

@@ -64,3 +64,30 @@ t.test('a request that arrives on a kept-alive connection while the server shuts
     code: 'UNAUTHORIZED',
   })
 })
+
+t.test('a connection that never sent a request does not hold up the stop: it is closed with the idle ones', async (t) => {
+  const { app } = await build(t)
+  await app.listen({ port: 0, host: '127.0.0.1' })
+  const { port } = app.server.address() as net.AddressInfo
+  // A client's pool opened it and had nothing to send. Node counts it as busy until its headers
+  // timeout (60 s), so a close that left it to Node waited that long.
+  const silent = net.connect(port, '127.0.0.1')
+  await once(silent, 'connect')
+  const silentClosed = once(silent, 'close')
+  // Beside it, one that is still sending its request: the stop waits for it and answers it.
+  const sending = net.connect(port, '127.0.0.1')
+  await once(sending, 'connect')
+  let received = ''
+  sending.on('data', (chunk: Buffer) => (received += chunk.toString()))
+  sending.write('POST /api/v1/channels HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 15\r\n\r\n{"name":')
+  while (!received.includes('\r\n\r\n{')) await new Promise((resolve) => setTimeout(resolve, 5))
+
+  let stopped = false
+  const closing = app.close().then(() => (stopped = true))
+  await silentClosed
+  t.notOk(stopped, 'the silent connection is closed by the stop, which goes on waiting for the busy one')
+  sending.end('"held"}')
+  await closing
+  t.ok(stopped, 'the stop is over once the busy connection is done')
+  t.match(received, /^HTTP\/1\.1 401 /, 'the request that was being sent got its answer')
+})
