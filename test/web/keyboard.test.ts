@@ -106,6 +106,8 @@ t.test('keyboard only', { skip }, async (t) => {
     await page.keyboard.type(', edited')
     await page.keyboard.press('Enter')
     await page.getByTestId('message').filter({ hasText: 'Typed without a mouse, edited' }).filter({ hasText: '(edited)' }).waitFor()
+    // The socket's message_updated can show "(edited)" before the save's own answer closes the editor.
+    await mine.locator('textarea').waitFor({ state: 'detached' })
     t.equal((await focused(page))?.label, 'Edit message', 'saving gives the focus back to Edit')
     await page.keyboard.press('Enter')
     await page.keyboard.type(' never saved')
