@@ -6,6 +6,7 @@
 // test suite builds hundreds of apps with the same schemas, and compiling them was half of a build.
 import { AjvCompiler } from '@fastify/ajv-compiler'
 import type { Options as AjvOptions } from 'ajv'
+import { cached, compileCache } from './compile-cache.ts'
 
 interface RouteSchema {
   schema: unknown
@@ -18,24 +19,17 @@ type Factory = (externalSchemas: unknown, options?: { customOptions?: AjvOptions
 // Fastify calls it with { schema, method, url, httpPart } (lib/validator-compiler.js).
 const pool = AjvCompiler() as unknown as Factory
 
-/** Compiled validators by the shared schemas and options they were built with, then by part and schema. */
-const compiled = new Map<string, Map<string, unknown>>()
-
 /** A `schemaController.compilersFactory.buildValidator` that never coerces bodies. */
 export function buildValidator(): ReturnType<typeof AjvCompiler> {
   const build: Factory = (externalSchemas, options) => {
-    const coercing = pool(externalSchemas, options)
-    const strict = pool(externalSchemas, { ...options, customOptions: { ...options?.customOptions, coerceTypes: false } })
-    const contextKey = JSON.stringify([externalSchemas ?? null, options ?? null])
-    let cache = compiled.get(contextKey)
-    if (!cache) compiled.set(contextKey, (cache = new Map()))
-    const known = cache
-    return (route) => {
-      const body = route.httpPart === 'body'
-      const key = `${body ? 'strict' : 'coercing'} ${JSON.stringify(route.schema)}`
-      if (!known.has(key)) known.set(key, body ? strict(route) : coercing(route))
-      return known.get(key)
-    }
+    // Made only on a miss: building one hashes every shared schema.
+    let coercing: Compile | undefined
+    let strict: Compile | undefined
+    const cache = compileCache<unknown>('validator', externalSchemas, options)
+    return (route) =>
+      route.httpPart === 'body'
+        ? cached(cache, 'strict', route.schema, () => (strict ??= pool(externalSchemas, { ...options, customOptions: { ...options?.customOptions, coerceTypes: false } }))(route))
+        : cached(cache, `coercing ${route.httpPart ?? ''}`, route.schema, () => (coercing ??= pool(externalSchemas, options))(route))
   }
   return build as unknown as ReturnType<typeof AjvCompiler>
 }
