@@ -2,7 +2,7 @@
 import { readdirSync } from 'node:fs'
 import path from 'node:path'
 import t from 'tap'
-import { filesOf, GROUPS, TEST_DIR } from './groups.ts'
+import { filesOf, groupName, GROUPS, TEST_DIR } from './groups.ts'
 
 t.test('every test file is in exactly one group', async (t) => {
   const all = readdirSync(TEST_DIR, { recursive: true, encoding: 'utf8' })
@@ -13,7 +13,7 @@ t.test('every test file is in exactly one group', async (t) => {
   t.same(grouped, all, 'each file once')
   const groupFiles = readdirSync(path.join(TEST_DIR, 'groups'))
     .filter((name) => name.endsWith('.test.ts') && name !== 'every-file.test.ts')
-    .map((name) => name.replace(/\.test\.ts$/, ''))
+    .map(groupName)
     .sort()
   t.same(groupFiles, Object.keys(GROUPS).sort(), 'a file per group')
 })

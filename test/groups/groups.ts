@@ -42,6 +42,13 @@ export const testFiles = (dir: string): string[] =>
     .sort()
     .map((name) => `${dir}/${name}`)
 
+/**
+ * The group a file of test/groups/ runs: `07-identity.test.ts` runs `identity`. The number is the
+ * order in which tap starts the groups (by file name): the longest first, measured in a full run,
+ * so that no long group starts last and runs alone at the end.
+ */
+export const groupName = (fileName: string): string => fileName.replace(/\.test\.ts$/, '').replace(/^\d+-/, '')
+
 /** The files of one group. */
 export function filesOf(name: string): string[] {
   const group = GROUPS[name]
@@ -57,7 +64,7 @@ export function filesOf(name: string): string[] {
  * because the tests imported before it have finished.
  */
 export function runGroup(groupFileUrl: string): void {
-  const name = path.basename(new URL(groupFileUrl).pathname, '.test.ts')
+  const name = groupName(path.basename(new URL(groupFileUrl).pathname))
   const files = filesOf(name)
   t.test(`the ${name} group loads its ${files.length} files`, async (t) => {
     for (const file of files) await import(pathToFileURL(path.join(TEST_DIR, file)).href)
