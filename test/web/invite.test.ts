@@ -112,6 +112,11 @@ t.test('invite and sign-in', { skip }, async (t) => {
     // The notice follows the first refused call; wait for it (the test's timeout fails it if it never comes).
     await page.getByText('Your session has ended').waitFor()
     t.match(await page.locator('main').textContent(), /Your session has ended/)
-    t.same(problems, [])
+    // The account went away under an open socket: a reconnection may be tried before the page
+    // learns it over REST, and Chromium itself logs the refused handshake. Nothing else may show.
+    t.same(
+      problems.filter((problem) => !/^error: WebSocket connection to .* failed: HTTP Authentication failed/.test(problem)),
+      [],
+    )
   })
 })
