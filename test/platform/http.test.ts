@@ -33,28 +33,35 @@ t.test('an empty body with Content-Type: application/json is no body, not invali
   t.equal(await app.db.prisma.channel.count(), 0, 'nothing was created')
 })
 
+/**
+ * A connection in the middle of a request: a POST whose body is half sent, already answered 401
+ * (the credential is checked before the body is read). Waits for the answer, not for time.
+ */
+async function halfSentPost(port: number): Promise<{ socket: net.Socket; received: () => string }> {
+  const socket = net.connect(port, '127.0.0.1')
+  await once(socket, 'connect')
+  let received = ''
+  socket.on('data', (chunk: Buffer) => (received += chunk.toString()))
+  socket.write('POST /api/v1/channels HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 15\r\n\r\n{"name":')
+  while (!received.includes('\r\n\r\n{')) await new Promise((resolve) => setTimeout(resolve, 5))
+  return { socket, received: () => received }
+}
+
 t.test('a request that arrives on a kept-alive connection while the server shuts down is served, with Connection: close', async (t) => {
   const { app } = await build(t)
   await app.listen({ port: 0, host: '127.0.0.1' })
   const { port } = app.server.address() as net.AddressInfo
   // A connection busy with a request (its body still coming) is not closed at once; a second
-  // request pipelined behind it arrives after the shutdown began.
-  const socket = net.connect(port, '127.0.0.1')
-  await once(socket, 'connect')
-  let received = ''
-  socket.on('data', (chunk: Buffer) => (received += chunk.toString()))
+  // request pipelined behind it arrives after the shutdown began (waited for, not timed: a fixed
+  // 100 ms was not enough on a loaded machine).
+  const { socket, received } = await halfSentPost(port)
   const ended = once(socket, 'close')
-  // Waits for events, not for time (a fixed 100 ms was not enough on a loaded machine): the
-  // first request has been answered (its credential is checked before its body is read), then
-  // the stop has begun.
-  socket.write('POST /api/v1/channels HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 15\r\n\r\n{"name":')
-  while (!received.includes('\r\n\r\n{')) await new Promise((resolve) => setTimeout(resolve, 5))
   const closed = app.close()
   while (app.shutdown.startedAt === null) await new Promise((resolve) => setTimeout(resolve, 5))
   socket.write('"held"}GET /api/v1/channels HTTP/1.1\r\nHost: x\r\n\r\n')
   await ended
   await closed
-  const responses = received.split(/(?=HTTP\/1\.1 )/)
+  const responses = received().split(/(?=HTTP\/1\.1 )/)
   t.equal(responses.length, 2, 'two responses on the connection, then a clean close')
   t.match(responses[0], /^HTTP\/1\.1 401 /, 'the request in flight finished normally (no credential: 401)')
   t.match(responses[1], /^HTTP\/1\.1 401 /, 'the pipelined request was served too, not refused')
@@ -75,12 +82,7 @@ t.test('a connection that never sent a request does not hold up the stop: it is 
   await once(silent, 'connect')
   const silentClosed = once(silent, 'close')
   // Beside it, one that is still sending its request: the stop waits for it and answers it.
-  const sending = net.connect(port, '127.0.0.1')
-  await once(sending, 'connect')
-  let received = ''
-  sending.on('data', (chunk: Buffer) => (received += chunk.toString()))
-  sending.write('POST /api/v1/channels HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 15\r\n\r\n{"name":')
-  while (!received.includes('\r\n\r\n{')) await new Promise((resolve) => setTimeout(resolve, 5))
+  const { socket: sending, received } = await halfSentPost(port)
 
   let stopped = false
   const closing = app.close().then(() => (stopped = true))
@@ -89,5 +91,5 @@ t.test('a connection that never sent a request does not hold up the stop: it is 
   sending.end('"held"}')
   await closing
   t.ok(stopped, 'the stop is over once the busy connection is done')
-  t.match(received, /^HTTP\/1\.1 401 /, 'the request that was being sent got its answer')
+  t.match(received(), /^HTTP\/1\.1 401 /, 'the request that was being sent got its answer')
 })
