@@ -39,7 +39,10 @@ t.test('the circuit breaker opens after consecutive failures; other endpoints ca
   const failing = await receiver(t, () => 500)
   const healthy = await receiver(t)
   // Retries due at once, so without a breaker the failing endpoint would get all nine attempts.
-  const env = { ...FAST_ENV, WEBHOOK_RETRY_SCHEDULE: '0,0,0,0,0,0,0,0', WEBHOOK_BREAKER_FAILURES: '3', WEBHOOK_BREAKER_COOLDOWN_MS: '600000' }
+  // A claim lasts long enough here that a slow attempt on a loaded machine is not claimed again
+  // beside it: with a 3 s lease that could make a fourth attempt before the breaker opened, and
+  // this test once timed out under heavy load. Leases have their own tests.
+  const env = { ...FAST_ENV, WEBHOOK_RETRY_SCHEDULE: '0,0,0,0,0,0,0,0', WEBHOOK_BREAKER_FAILURES: '3', WEBHOOK_BREAKER_COOLDOWN_MS: '600000', WEBHOOK_CLAIM_TIMEOUT_MS: '60000' }
   const { app, api } = await build(t, { env })
   const ws = await seedWorkspace(app)
   const [bad, good] = ws.agents
