@@ -6,6 +6,8 @@
 import { once } from 'node:events'
 import net from 'node:net'
 import type { Test } from 'tap'
+import { build, type BuildTestOptions, type TestApp } from './helper.ts'
+import { createTestDatabase } from './setup/database.ts'
 
 interface Pair {
   client: net.Socket
@@ -113,4 +115,15 @@ export async function pgProxy(t: Test, url: string): Promise<PgProxy> {
   const proxy = await new PgProxy(u.hostname, Number(u.port || 5432)).listen()
   t.teardown(() => proxy.close())
   return proxy
+}
+
+/**
+ * A test app whose database (its own, as for any test) is reached through a proxy the test
+ * controls: freeze or cut it to simulate PostgreSQL stopping under the app.
+ */
+export async function buildBehindProxy(t: Test, options: BuildTestOptions = {}): Promise<TestApp & { proxy: PgProxy }> {
+  const db = await createTestDatabase()
+  t.teardown(db.drop)
+  const proxy = await pgProxy(t, db.url)
+  return { ...(await build(t, { ...options, databaseUrl: proxy.through(db.url) })), proxy }
 }

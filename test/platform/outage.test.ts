@@ -6,8 +6,7 @@
 import t, { type Test } from 'tap'
 import type { LightMyRequestResponse } from 'fastify'
 import { build } from '../helper.ts'
-import { pgProxy } from '../pg-proxy.ts'
-import { createTestDatabase } from '../setup/database.ts'
+import { buildBehindProxy } from '../pg-proxy.ts'
 import { listen, refusedUpgrade, wsUrl } from '../realtime/helpers.ts'
 import type { TestApp } from '../helper.ts'
 import { toAppError } from '../../src/plugins/errors.ts'
@@ -17,13 +16,10 @@ import { bearer, FIXTURE_PASSWORD, seedWorkspace, type Workspace } from '../supp
 const json = { 'content-type': 'application/json' }
 
 async function proxiedApp(t: Test, env: Record<string, string> = {}) {
-  const db = await createTestDatabase()
-  t.teardown(db.drop)
-  const proxy = await pgProxy(t, db.url)
   // No key cache: every request looks its credential up in PostgreSQL.
-  const app = await build(t, { databaseUrl: proxy.through(db.url), env: { AUTH_CACHE_TTL_MS: '0', ...env } })
+  const app = await buildBehindProxy(t, { env: { AUTH_CACHE_TTL_MS: '0', ...env } })
   const ws = await seedWorkspace(app.app)
-  return { ...app, proxy, ws }
+  return { ...app, ws }
 }
 
 /** The requests of every kind of caller. */

@@ -6,8 +6,7 @@ import type { FastifyInstance } from 'fastify'
 import t from 'tap'
 import { build } from '../helper.ts'
 import { listen } from './helpers.ts'
-import { pgProxy } from '../pg-proxy.ts'
-import { createTestDatabase } from '../setup/database.ts'
+import { buildBehindProxy } from '../pg-proxy.ts'
 import { assertDocumented, baseUrl } from './sse-client.ts'
 import { addMember, bearer, createChannelId, post, seedWorkspace } from '../support/index.ts'
 
@@ -182,10 +181,7 @@ t.test('shutdown answers waiting requests at once with the empty page and Connec
 t.test('a client that leaves before its waiting request is handled frees its slot at once, not at the deadline', async (t) => {
   // The database frozen while the request's key is looked up: the client gives up meanwhile, so
   // the request reaches its handler with the connection already closed.
-  const db = await createTestDatabase()
-  t.teardown(db.drop)
-  const proxy = await pgProxy(t, db.url)
-  const { app } = await build(t, { databaseUrl: proxy.through(db.url), env: { EVENTS_MAX_WAITS_PER_CALLER: '1' } })
+  const { app, proxy } = await buildBehindProxy(t, { env: { EVENTS_MAX_WAITS_PER_CALLER: '1' } })
   const ws = await seedWorkspace(app)
   await listen(app)
   const base = baseUrl(app)

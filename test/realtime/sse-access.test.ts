@@ -2,8 +2,7 @@
 // and shutdown, over real HTTP.
 import t from 'tap'
 import { build } from '../helper.ts'
-import { pgProxy } from '../pg-proxy.ts'
-import { createTestDatabase } from '../setup/database.ts'
+import { buildBehindProxy } from '../pg-proxy.ts'
 import { listen } from './helpers.ts'
 import { assertDocumented, baseUrl, openStream, streamUrl } from './sse-client.ts'
 import { bearer, createChannelId, seedWorkspace } from '../support/index.ts'
@@ -108,10 +107,7 @@ t.test('a stream still being prepared gets no keep-alive, shutdown or revocation
   // Its database frozen while the stream loads the caller's channels: keep-alive ticks (every
   // 50 ms) pass meanwhile. Bytes written then would go out under an implicit 200 without
   // `content-type: text/event-stream`, and the real head could no longer be sent.
-  const db = await createTestDatabase()
-  t.teardown(db.drop)
-  const proxy = await pgProxy(t, db.url)
-  const { app } = await build(t, { databaseUrl: proxy.through(db.url), env: { SSE_KEEPALIVE_MS: '50' } })
+  const { app, proxy } = await buildBehindProxy(t, { env: { SSE_KEEPALIVE_MS: '50' } })
   const ws = await seedWorkspace(app)
   await listen(app)
   const base = baseUrl(app)
