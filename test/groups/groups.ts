@@ -43,10 +43,11 @@ export const testFiles = (dir: string): string[] =>
     .map((name) => `${dir}/${name}`)
 
 /**
- * The group a file of test/groups/ runs: `07-identity.test.ts` runs `identity`. The number is the
+ * The group a file of test/groups/ runs: `06-identity.test.ts` runs `identity`. The number is the
  * order in which tap starts the groups (by file name): the longest first, measured in a full run,
  * so that no long group starts last and runs alone at the end; but never three browser groups at
- * once (together each took 170 s instead of 130).
+ * once (together each took 170 s instead of 130). `mcp-2` goes first: where the Python MCP SDK is not
+ * installed yet, its pip install alone takes minutes of waiting.
  */
 export const groupName = (fileName: string): string => fileName.replace(/\.test\.ts$/, '').replace(/^\d+-/, '')
 
