@@ -189,8 +189,9 @@ async function authPlugin(app: FastifyInstance, opts: { jwtSecret: string; keyCa
 
   // Every 401 of the service (REST, the WebSocket upgrade, /mcp, metrics) challenges for a bearer
   // credential, so that clients ask for a key instead of starting an OAuth flow.
-  app.addHook('onSend', async (request, reply) => {
+  app.addHook('onSend', (request, reply, payload, done) => {
     if (reply.statusCode === 401 && !reply.hasHeader('www-authenticate')) reply.header('www-authenticate', bearerChallenge(app.config.publicUrl, credentialOf(request) !== undefined))
+    done(null, payload)
   })
 
   // The metadata, at the root (the resource is the service) and path-inserted for /mcp (RFC 9728

@@ -7,10 +7,15 @@ import fp from 'fastify-plugin'
 import { assertStorable } from '../lib/input-guard.ts'
 
 async function inputGuardPlugin(app: FastifyInstance): Promise<void> {
-  app.addHook('preValidation', async (request) => {
-    assertStorable(request.params, 'path parameter ')
-    assertStorable(request.query, 'query parameter ')
-    assertStorable(request.body, 'body ')
+  app.addHook('preValidation', (request, _reply, done) => {
+    try {
+      assertStorable(request.params, 'path parameter ')
+      assertStorable(request.query, 'query parameter ')
+      assertStorable(request.body, 'body ')
+    } catch (error) {
+      return done(error as Error)
+    }
+    done()
   })
 }
 

@@ -47,9 +47,10 @@ async function metricsPlugin(app: FastifyInstance): Promise<void> {
     buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
     registers: [registry],
   })
-  app.addHook('onResponse', async (request, reply) => {
+  app.addHook('onResponse', (request, reply, done) => {
     const route = request.routeOptions.url ?? 'unmatched'
     httpDuration.observe({ method: request.method, route, status_code: String(reply.statusCode) }, reply.elapsedTime / 1000)
+    done()
   })
 
   const messages = new Counter({ name: 'ams_messages_created_total', help: 'Messages created through this instance', registers: [registry] })

@@ -14,7 +14,7 @@ import rateLimit from '@fastify/rate-limit'
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import fp from 'fastify-plugin'
 import { AppError } from '../lib/errors.ts'
-import { rateLimitPerMinute } from '../modules/workspace/settings.ts'
+import { cachedRateLimitPerMinute, rateLimitPerMinute } from '../modules/workspace/settings.ts'
 import { isOwner } from '../modules/identity/principal.ts'
 
 const WINDOW_MS = 60_000
@@ -58,8 +58,7 @@ async function rateLimitPlugin(app: FastifyInstance): Promise<void> {
   })
 
   const limiter = app.rateLimit()
-  app.addHook('onRequest', async (request: FastifyRequest, reply: FastifyReply) => {
-    if (exempt(request.url)) return
+  const limited = async (request: FastifyRequest, reply: FastifyReply): Promise<void> => {
     const limit = await rateLimitPerMinute(app.ctx)
     if (limit <= 0) return
     const principal = await app.principalOf(request)
@@ -67,6 +66,12 @@ async function rateLimitPlugin(app: FastifyInstance): Promise<void> {
     limitOf.set(request, limit)
     keyOf.set(request, principal ? WORKSPACE_KEY : `anonymous:${request.ip}`)
     await limiter.call(app, request, reply)
+  }
+  // Without a limit (the default), and the setting read in the last few seconds, a request waits
+  // for nothing here: the callback form spares it a promise.
+  app.addHook('onRequest', (request, reply, done) => {
+    if (exempt(request.url) || cachedRateLimitPerMinute(app.ctx) === 0) return done()
+    limited(request, reply).then(() => done(), done)
   })
 }
 

@@ -90,8 +90,9 @@ async function shutdownPlugin(app: FastifyInstance): Promise<void> {
     deadline: () => (startedAt ?? Date.now()) + timeoutMs,
   })
 
-  app.addHook('onSend', async (_request, reply) => {
+  app.addHook('onSend', (_request, reply, payload, done) => {
     if (startedAt !== null) reply.header('connection', 'close')
+    done(null, payload)
   })
 
   app.addHook('preClose', async () => {

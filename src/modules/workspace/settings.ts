@@ -80,6 +80,13 @@ export async function rateLimitPerMinute(ctx: ServiceContext): Promise<number> {
   }
 }
 
+/** The rate limit in force if this server's copy is fresh, without waiting; undefined otherwise. */
+export function cachedRateLimitPerMinute(ctx: ServiceContext): number | undefined {
+  const cache = cacheOf(ctx)
+  if (!cache.value || cache.until <= Date.now()) return undefined
+  return cache.value.rateLimitPerMinute ?? ctx.config.rateLimitPerMinute
+}
+
 /** Forget this server's copy (after PATCH /api/v1/workspace). */
 export function forgetWorkspaceSettings(ctx: ServiceContext): void {
   const cache = cacheOf(ctx)
