@@ -10,7 +10,14 @@
 // What it leaves out is what the ratio measures: access rules, idempotency, the loop guard, the
 // outbox and its relay, the event catalog's envelope, presence, metrics, rate limits, logging.
 //
-// Run by scripts/bench/realtime.ts (mode `floor`): DATABASE_URL, REDIS_URL, REDIS_PREFIX, PORT.
+// The message it answers and sends is the one the product's contract requires, field for field
+// (toMessageDto, the frame's envelope with event_id, cursor, occurred_at, channel_id): the same
+// bytes on the wire, so that the ratio measures the design and not the payload. With
+// FLOOR_MESSAGE=narrow (mode `floor-narrow`) it carries only the 7 fields a bare message needs, as
+// the first floor did (docs/performance.md, "The floor carries the contract's message").
+//
+// Run by scripts/bench/realtime.ts (modes `floor`, `floor-narrow`): DATABASE_URL, REDIS_URL,
+// REDIS_PREFIX, PORT, FLOOR_MESSAGE.
 import { createHash } from 'node:crypto'
 import websocket from '@fastify/websocket'
 import Fastify from 'fastify'
@@ -18,11 +25,14 @@ import { Redis } from 'ioredis'
 import pg from 'pg'
 import type { WebSocket } from 'ws'
 import { uuidv7 } from '../../src/lib/ids.ts'
+import { toMessageDto } from '../../src/schemas/message.ts'
 
 const pool = new pg.Pool({ connectionString: process.env.DATABASE_URL, max: 20 })
 const redis = new Redis(process.env.REDIS_URL ?? 'redis://127.0.0.1:6379')
 const reader = new Redis(process.env.REDIS_URL ?? 'redis://127.0.0.1:6379')
 const STREAM = `${process.env.REDIS_PREFIX ?? 'ams:floor:'}floor`
+const NARROW = process.env.FLOOR_MESSAGE === 'narrow'
+const PUBLIC_URL = 'http://127.0.0.1'
 
 const sha256 = (s: string): string => createHash('sha256').update(s).digest('hex')
 
@@ -74,8 +84,14 @@ app.post(
       text: `INSERT INTO messages (id, channel_id, author_id, author_type, author_name, text, created_at) VALUES ($1, $2, $3, 'AGENT', $4, $5, $6)`,
       values: [id, channelId, agent.id, agent.name, text, createdAt],
     })
-    const message = { id, channel_id: channelId, author_id: agent.id, author_type: 'AGENT', author_name: agent.name, text, created_at: createdAt.toISOString() }
-    await redis.xadd(STREAM, 'MAXLEN', '~', '100000', '*', 'c', channelId, 'f', JSON.stringify({ type: 'new_message', channel_id: channelId, message }))
+    const message = NARROW
+      ? { id, channel_id: channelId, author_id: agent.id, author_type: 'AGENT', author_name: agent.name, text, created_at: createdAt.toISOString() }
+      : toMessageDto({ id, channelId, authorId: agent.id, authorType: 'AGENT', authorName: agent.name, text, createdAt, editedAt: null, inReplyToEvent: null, chainDepth: 0 }, PUBLIC_URL)
+    // The frame after its cursor (which the stream assigns): the reader puts the two together.
+    const frame = NARROW
+      ? JSON.stringify({ type: 'new_message', channel_id: channelId, message })
+      : `","occurred_at":"${createdAt.toISOString()}","channel_id":"${channelId}","message":${JSON.stringify(message)}}`
+    await redis.xadd(STREAM, 'MAXLEN', '~', '100000', '*', 'c', channelId, 'e', uuidv7(), 'f', frame)
     return reply.code(201).send(message)
   },
 )
@@ -90,7 +106,9 @@ const readLoop = async (): Promise<void> => {
       for (const [entryId, fields] of entries) {
         last = entryId
         const set = sockets.get(fields[1]!)
-        if (set) for (const ws of set) ws.send(fields[3]!)
+        if (!set) continue
+        const frame = NARROW ? fields[5]! : `{"type":"new_message","event_id":"${fields[3]}","cursor":"${entryId}${fields[5]}`
+        for (const ws of set) ws.send(frame)
       }
     }
   }

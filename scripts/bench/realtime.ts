@@ -23,7 +23,8 @@
 //   BENCH_RATES (several rates in turn on the same sockets, e.g. "10,25,50") BENCH_HUMANS (share
 //   of the clients that are humans with a JWT, 0-1; default 0)
 //   BENCH_IDLE (10000; 0 skips) BENCH_IDLE_SETTLE_MS (5000, before each memory reading)
-//   BENCH_MODES ("single,redis,redis-x2"; `npm run bench:realtime`: "redis,floor,redis,floor", which
+//   BENCH_MODES ("single,redis,redis-x2"; `floor-narrow` is the floor with a 7-field message;
+//   `npm run bench:realtime`: "redis,floor,redis,floor", which
 //   ends with the real server against the floor: CPU per message, its ratio, p50/p99, and the
 //   highest rate each sustains with p99 ≤ 50 ms) BENCH_WINDOW_SECONDS (10: latency per window of the run)
 //   BENCH_POST_SOCKETS (256)
@@ -59,7 +60,7 @@ const HUMANS = Number(process.env.BENCH_HUMANS ?? 0)
 const JWT_SECRET = 'bench-secret-bench-secret-bench-secret-00'
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 15)
 const IDLE = Number(process.env.BENCH_IDLE ?? 10_000)
-type Mode = 'single' | 'redis' | 'redis-x2' | 'floor'
+type Mode = 'single' | 'redis' | 'redis-x2' | 'floor' | 'floor-narrow'
 // redis-x2: two instances sharing PostgreSQL and Redis, as behind a load balancer: sockets and
 // posts alternate between them, so most frames cross from one instance to the other.
 const MODES = (process.env.BENCH_MODES ?? 'single,redis,redis-x2').split(',').map((s) => s.trim()) as Mode[]
@@ -497,9 +498,11 @@ async function main(): Promise<void> {
         MIGRATE_ON_START: 'false',
         JWT_SECRET,
         ...(mode === 'single' ? {} : { REDIS_URL: REDIS_URL, REDIS_PREFIX: redisPrefix }),
+        ...(mode === 'floor-narrow' ? { FLOOR_MESSAGE: 'narrow' } : {}),
       }
       // floor: the bare pipeline (scripts/bench/floor-server.ts) on the same database, Redis and load.
-      const entry = mode === 'floor' ? 'scripts/bench/floor-server.ts' : 'src/server.ts'
+      const isFloor = mode === 'floor' || mode === 'floor-narrow'
+      const entry = isFloor ? 'scripts/bench/floor-server.ts' : 'src/server.ts'
       for (let i = 0; i < (mode === 'redis-x2' ? 2 : 1); i++) servers.push(await startServer(env, entry))
       const load = await runLoad(
         mode,
@@ -508,7 +511,7 @@ async function main(): Promise<void> {
         seeded,
       )
       results.push(...load)
-      if (IDLE > 0 && servers.length === 1 && mode !== 'floor') {
+      if (IDLE > 0 && servers.length === 1 && !isFloor) {
         // A fresh server: the load phase leaves a heap grown for 1,500 posts/s that would hide
         // (or, as it shrinks, offset) the growth due to idle connections.
         await stopServer(servers.pop()!.proc)
@@ -543,12 +546,21 @@ async function main(): Promise<void> {
  * BENCH_RATES, every frame delivered) and their ratio. Repeated modes are averaged.
  */
 function printFloorComparison(results: LoadResult[]): void {
+  for (const floorMode of ['floor', 'floor-narrow'] as const) compareWithFloor(results, floorMode)
+}
+
+function compareWithFloor(results: LoadResult[], floorMode: 'floor' | 'floor-narrow'): void {
   const real = results.filter((r) => r.mode === 'redis')
-  const floor = results.filter((r) => r.mode === 'floor')
+  const floor = results.filter((r) => r.mode === floorMode)
   if (!real.length || !floor.length) return
+  console.log(
+    floorMode === 'floor'
+      ? '\nagainst the floor (the same message and frame, field for field):'
+      : '\nagainst the narrow floor (a 7-field message, the first floor of issue 27):',
+  )
   const mean = (list: number[]): number => list.reduce((a, b) => a + b, 0) / Math.max(1, list.length)
   const at = (list: LoadResult[], rate: number) => list.filter((r) => r.targetRate === rate)
-  console.log('\n| rate/s | server µs/msg real | floor | ratio | p50 real | p50 floor | p99 real | p99 floor | load generator µs/msg |')
+  console.log('| rate/s | server µs/msg real | floor | ratio | p50 real | p50 floor | p99 real | p99 floor | load generator µs/msg |')
   console.log('|---|---|---|---|---|---|---|---|---|')
   for (const rate of RATES) {
     const r = at(real, rate)
