@@ -553,11 +553,7 @@ function compareWithFloor(results: LoadResult[], floorMode: 'floor' | 'floor-nar
   const real = results.filter((r) => r.mode === 'redis')
   const floor = results.filter((r) => r.mode === floorMode)
   if (!real.length || !floor.length) return
-  console.log(
-    floorMode === 'floor'
-      ? '\nagainst the floor (the same message and frame, field for field):'
-      : '\nagainst the narrow floor (a 7-field message, the first floor of issue 27):',
-  )
+  console.log(floorMode === 'floor' ? '\nagainst the floor (the same message and frame, field for field):' : '\nagainst the narrow floor (a 7-field message, the first floor of issue 27):')
   const mean = (list: number[]): number => list.reduce((a, b) => a + b, 0) / Math.max(1, list.length)
   const at = (list: LoadResult[], rate: number) => list.filter((r) => r.targetRate === rate)
   console.log('| rate/s | server µs/msg real | floor | ratio | p50 real | p50 floor | p99 real | p99 floor | load generator µs/msg |')
