@@ -26,8 +26,9 @@ import { DEFAULT_RETRY_SCHEDULE, nextAttemptAt } from './retry.ts'
 import { deliveryAgents, send, type DeliveryAgents } from './sender.ts'
 
 const PLAN_BATCH = 200
-// Under a stream of posts the planner runs at most every 50 ms (each run is a five-statement
-// transaction); a webhook waits at most that much longer.
+// Under a stream of posts the planner runs at most every 50 ms (each run is one statement for the
+// events it has nothing to do for, and a five-statement transaction when some are left); a
+// webhook waits at most that much longer.
 const PLAN_MIN_GAP_MS = 50
 const MAX_RESPONSE_BYTES = 64 * 1024
 // Deliveries an endpoint at its limit may have waiting in memory, per slot of its limit.
@@ -181,9 +182,22 @@ export class DeliveryEngine {
   async planAll(): Promise<void> {
     const run = await this.unplanned.begin()
     let created = 0
+    const marks = this.publishedMarks
+    // First the events planning has nothing to do for, in one statement each batch; planBatch's
+    // transaction runs only when some are left.
+    for (;;) {
+      if (this.stopped) return
+      const idle = await repo.markIdleEvents(this.app.db.pool, PLAN_BATCH, run.fromId, marks?.pending() ?? [])
+      if (idle.markedPublished.length) marks?.marked(idle.markedPublished)
+      if (idle.rest) break
+      if (idle.idle < PLAN_BATCH) {
+        this.unplanned.complete(run)
+        return
+      }
+    }
+    let claimed = 0
     for (;;) {
       if (this.stopped) break
-      const marks = this.publishedMarks
       const { events, deliveries, markedPublished, inboxMembers } = await repo.planBatch(
         this.app.db.pool,
         PLAN_BATCH,
@@ -196,11 +210,16 @@ export class DeliveryEngine {
       // Committed: wake the inbox's waiting requests of these members, on every instance.
       if (inboxMembers.length) this.inboxBell?.ring(inboxMembers)
       created += deliveries
+      claimed += events
       if (events < PLAN_BATCH) {
         this.unplanned.complete(run)
         break
       }
     }
+    // Events were waiting but every one was locked: by another instance's planner (which plans
+    // them), or by the relay marking them published for a moment (then nobody would until the
+    // next commit or tick). One more run, as soon as the minimum gap allows.
+    if (!claimed && !this.stopped) void this.planner.kick()
     if (created) void this.scheduler.kick()
   }
 

@@ -59,6 +59,40 @@ export interface PlanContext {
 }
 
 /**
+ * Marks planned, in one statement and without reading their payloads, the unplanned outbox events
+ * (up to `limit`, ids above `afterId`, oldest first, SKIP LOCKED) for which planning has nothing
+ * to do: no inbox item (their payload names no addressed member: src/modules/inbox/items.ts) and
+ * no active webhook or integration subscribed to their type (planBatch would find no target). A
+ * busy channel's messages are such events, and planBatch spent five statements on each batch of
+ * them (docs/performance.md, "The planner's idle events"). Events whose ids `published` lists
+ * are marked published by the same update, as planBatch does.
+ * Only the idle rows are locked: planBatch, on another connection, must not find the others
+ * locked by this statement while its commit is on the way.
+ * Returns how many it marked, which of `published` it marked, and whether unplanned events that
+ * need planBatch are waiting above `afterId`.
+ */
+export async function markIdleEvents(pool: pg.Pool, limit: number, afterId: bigint, published: string[]): Promise<{ idle: number; markedPublished: string[]; rest: boolean }> {
+  const idle = `NOT (o.payload ? '__addressed')
+            AND NOT EXISTS (SELECT 1 FROM webhooks w WHERE w.active AND o.type = ANY (w.events))
+            AND NOT EXISTS (SELECT 1 FROM integrations i WHERE i.active AND o.type = ANY (i.events))`
+  const { rows } = await pool.query<{ idle: number; marked: string[]; rest: boolean }>(
+    `WITH idle AS (
+       UPDATE outbox_events u
+          SET planned_at = now(),
+              published_at = CASE WHEN u.published_at IS NULL AND u.event_id = ANY($2::uuid[]) THEN now() ELSE u.published_at END
+        WHERE u.id IN (SELECT o.id FROM outbox_events o WHERE o.planned_at IS NULL AND o.id > $3 AND ${idle} ORDER BY o.id LIMIT $1 FOR UPDATE SKIP LOCKED)
+        RETURNING u.event_id::text, u.event_id = ANY($2::uuid[]) AS marked
+     )
+     SELECT (SELECT count(*) FROM idle)::int AS idle,
+            coalesce((SELECT array_agg(event_id) FROM idle WHERE marked), '{}') AS marked,
+            EXISTS (SELECT 1 FROM outbox_events o WHERE o.planned_at IS NULL AND o.id > $3 AND NOT (${idle})) AS rest`,
+    [limit, published, afterId.toString()],
+  )
+  const row = rows[0]!
+  return { idle: row.idle, markedPublished: row.marked, rest: row.rest }
+}
+
+/**
  * Claims up to `limit` unplanned outbox events with ids above `afterId` (the floor:
  * src/events/outbox-floor.ts; oldest first; SKIP LOCKED so instances take different rows), lets
  * `plan` turn them into deliveries and inserts those, all in one transaction: either the events

@@ -1,10 +1,13 @@
 // The outbox's published mark: the webhook planner, which updates every outbox row anyway, sets
 // it in the same row update for the events this process has relayed; the relay marks the rest
-// itself (src/realtime/relay.ts, docs/decisions.md).
+// itself (src/realtime/relay.ts, docs/decisions.md). And the planner's first pass, which marks in
+// one statement the events it has nothing to do for (src/workers/repo.ts markIdleEvents).
 import t from 'tap'
 import { build, type BuildTestOptions } from '../helper.ts'
-import { eventually } from '../webhooks/helpers.ts'
+import { markIdleEvents } from '../../src/workers/repo.ts'
+import { createWebhook, eventually, receiver } from '../webhooks/helpers.ts'
 import { createChannelId, post, seedWorkspace } from '../support/index.ts'
+import { openDm } from './addressed-scenario.ts'
 
 interface Marks {
   published_at: Date | null
@@ -57,4 +60,51 @@ t.test('without a planner the relay marks the events it published itself', async
   }, 'the published mark')
   t.equal(row.planned_at, null, 'nothing planned it')
   t.same(app.realtime.relay.pending(), [], 'nothing left to mark')
+})
+
+t.test('events planning has nothing to do for are marked planned in one statement; the others are left to the planning transaction', async (t) => {
+  // No planner running: the statement is called directly on what three posts left in the outbox.
+  const { app, api } = await build(t, { background: false, env: { WEBHOOK_ALLOW_PRIVATE: 'true' } })
+  const ws = await seedWorkspace(app)
+  const [me, other] = [ws.agents[0]!, ws.agents[1]!]
+  const room = await createChannelId(api, ws.primary.key, 'idle-room')
+  const chatter = await post(api, ws.primary.key, room, 'nobody is addressed and nothing subscribes')
+  const dm = await openDm(api, other.key, me.id)
+  const direct = await post(api, other.key, dm, 'a direct message: an inbox item for me')
+  const eventsOf = async (messageId: string) =>
+    (await app.db.pool.query<{ event_id: string; type: string }>("SELECT event_id::text, type FROM outbox_events WHERE payload->'message'->>'id' = $1", [messageId])).rows
+  const chatterEvents = await eventsOf(chatter.id)
+  const directEvents = await eventsOf(direct.id)
+  t.ok(chatterEvents.length >= 1 && directEvents.length >= 1)
+  const before = (await app.db.pool.query<{ n: number }>('SELECT count(*)::int AS n FROM outbox_events WHERE planned_at IS NULL')).rows[0]!.n
+  const published = chatterEvents.map((e) => e.event_id)
+
+  const first = await markIdleEvents(app.db.pool, 200, 0n, published)
+  t.equal(first.rest, true, 'an event with an inbox item is waiting for the planning transaction')
+  t.same(first.markedPublished.sort(), [...published].sort(), 'the relayed events it marked are also marked published')
+  const state = async (ids: string[]) =>
+    (
+      await app.db.pool.query<{ planned: boolean; published: boolean }>(
+        'SELECT planned_at IS NOT NULL AS planned, published_at IS NOT NULL AS published FROM outbox_events WHERE event_id = ANY($1::uuid[])',
+        [ids],
+      )
+    ).rows
+  t.ok(
+    (await state(published)).every((r) => r.planned && r.published),
+    'the chatter is planned and published',
+  )
+  const direct_ = await state(directEvents.filter((e) => e.type === 'message.created').map((e) => e.event_id))
+  t.same(direct_, [{ planned: false, published: direct_[0]!.published }], 'the direct message is not planned by it')
+  const after = (await app.db.pool.query<{ n: number }>('SELECT count(*)::int AS n FROM outbox_events WHERE planned_at IS NULL')).rows[0]!.n
+  t.equal(before - after, first.idle, 'it counts what it marked')
+
+  // A subscription to the type makes the same kind of event a planning matter.
+  const rx = await receiver(t)
+  await createWebhook(api, me.key, me.id, rx.url(), ['message.created'])
+  const subscribed = await post(api, ws.primary.key, room, 'now a webhook wants message.created')
+  const second = await markIdleEvents(app.db.pool, 200, 0n, [])
+  t.equal(second.rest, true)
+  const created = (await eventsOf(subscribed.id)).filter((e) => e.type === 'message.created')
+  t.same(await state(created.map((e) => e.event_id)), [{ planned: false, published: false }], 'an event a webhook subscribes to is left to the planner')
+  t.equal(second.idle, 0, 'nothing else was idle')
 })
