@@ -195,7 +195,6 @@ export class DeliveryEngine {
         return
       }
     }
-    let claimed = 0
     for (;;) {
       if (this.stopped) break
       const { events, deliveries, markedPublished, inboxMembers } = await repo.planBatch(
@@ -210,16 +209,11 @@ export class DeliveryEngine {
       // Committed: wake the inbox's waiting requests of these members, on every instance.
       if (inboxMembers.length) this.inboxBell?.ring(inboxMembers)
       created += deliveries
-      claimed += events
       if (events < PLAN_BATCH) {
         this.unplanned.complete(run)
         break
       }
     }
-    // Events were waiting but every one was locked: by another instance's planner (which plans
-    // them), or by the relay marking them published for a moment (then nobody would until the
-    // next commit or tick). One more run, as soon as the minimum gap allows.
-    if (!claimed && !this.stopped) void this.planner.kick()
     if (created) void this.scheduler.kick()
   }
 

@@ -58,13 +58,17 @@ export interface PlanContext {
   addressedAgentIds: Set<string>
 }
 
+/** The published mark of the rows whose event ids `$2` lists (relayed by this process, not yet marked). */
+const publishedMark = (row: string): string => `published_at = CASE WHEN ${row}.published_at IS NULL AND ${row}.event_id = ANY($2::uuid[]) THEN now() ELSE ${row}.published_at END`
+
 /**
  * Marks planned, in one statement and without reading their payloads, the unplanned outbox events
  * (up to `limit`, ids above `afterId`, oldest first, SKIP LOCKED) for which planning has nothing
  * to do: no inbox item (their payload names no addressed member: src/modules/inbox/items.ts) and
  * no active webhook or integration subscribed to their type (planBatch would find no target). A
  * busy channel's messages are such events, and planBatch spent five statements on each batch of
- * them (docs/performance.md, "The planner's idle events"). Events whose ids `published` lists
+ * them (docs/decisions.md, "The floor carries the contract's message; the planner's idle events
+ * in one statement"). Events whose ids `published` lists
  * are marked published by the same update, as planBatch does.
  * Only the idle rows are locked: planBatch, on another connection, must not find the others
  * locked by this statement while its commit is on the way.
@@ -79,7 +83,7 @@ export async function markIdleEvents(pool: pg.Pool, limit: number, afterId: bigi
     `WITH idle AS (
        UPDATE outbox_events u
           SET planned_at = now(),
-              published_at = CASE WHEN u.published_at IS NULL AND u.event_id = ANY($2::uuid[]) THEN now() ELSE u.published_at END
+              ${publishedMark('u')}
         WHERE u.id IN (SELECT o.id FROM outbox_events o WHERE o.planned_at IS NULL AND o.id > $3 AND ${idle} ORDER BY o.id LIMIT $1 FOR UPDATE SKIP LOCKED)
         RETURNING u.event_id::text, u.event_id = ANY($2::uuid[]) AS marked
      )
@@ -117,7 +121,7 @@ export async function planBatch(
     const { rows } = await client.query<OutboxRow & { marked: boolean }>(
       `UPDATE outbox_events o
           SET planned_at = now(),
-              published_at = CASE WHEN o.published_at IS NULL AND o.event_id = ANY($2::uuid[]) THEN now() ELSE o.published_at END
+              ${publishedMark('o')}
         WHERE o.id IN (SELECT id FROM outbox_events WHERE planned_at IS NULL AND id > $3 ORDER BY id LIMIT $1 FOR UPDATE SKIP LOCKED)
         RETURNING o.id::text, o.event_id::text, o.type, o.channel_id::text, o.payload, o.occurred_at, o.event_id = ANY($2::uuid[]) AS marked`,
       [limit, published(), afterId.toString()],
