@@ -3,6 +3,7 @@
 import path from 'node:path'
 import { Type, type Static } from 'typebox'
 import Value from 'typebox/value'
+import { BCRYPT_COST } from './lib/password.ts'
 
 const Bool = Type.Enum(['true', 'false', '1', '0'])
 
@@ -105,6 +106,12 @@ export interface Config {
   bodyLimitBytes: number
   /** 0 = no rate limit (the self-hosted default). */
   rateLimitPerMinute: number
+  /**
+   * bcrypt cost of new password hashes: 12, as the specification requires. No environment variable
+   * sets it; only a program that builds the app itself can (the tests, at a lower cost where they
+   * do not test hashing: docs/decisions.md, "The test suite, round 3").
+   */
+  passwordCost: number
   /** Failed logins allowed per account and per client address within the window (then 429). */
   loginFailuresPerAccount: number
   loginFailuresPerAddress: number
@@ -248,6 +255,7 @@ function fromEnv(e: Env): Config {
     streamIdleSeconds: e.STREAM_IDLE_SECONDS,
     bodyLimitBytes: e.BODY_LIMIT_BYTES,
     rateLimitPerMinute: e.RATE_LIMIT_PER_MINUTE,
+    passwordCost: BCRYPT_COST,
     loginFailuresPerAccount: e.LOGIN_FAILURES_PER_ACCOUNT,
     loginFailuresPerAddress: e.LOGIN_FAILURES_PER_ADDRESS,
     loginFailureWindowSeconds: e.LOGIN_FAILURE_WINDOW_SECONDS,

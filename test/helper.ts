@@ -30,7 +30,19 @@ export interface BuildTestOptions extends BuildOptions {
   databaseUrl?: string
   /** Reuse a Redis key prefix (a second instance sharing the first one's streams). */
   redisPrefix?: string
+  /**
+   * Hash passwords at the server's real cost (12) instead of TEST_PASSWORD_COST: for the tests of
+   * hashing itself and of the bcrypt queue under a flood.
+   */
+  realPasswordCost?: boolean
 }
+
+/**
+ * bcrypt cost of the passwords test apps hash (bcrypt's lowest, 4): at the real cost each hash or
+ * login cost a quarter of a second of CPU, a tenth of the suite's (docs/decisions.md, "The test
+ * suite, round 3"). The tests that check the cost or fill the bcrypt queue use the real one.
+ */
+export const TEST_PASSWORD_COST = 4
 
 export interface TestApp {
   app: FastifyInstance
@@ -106,7 +118,8 @@ export async function testConfig(t: Test, options: BuildTestOptions = {}): Promi
     ...(options.redis ? { REDIS_URL: TEST_REDIS_URL, REDIS_PREFIX: redisPrefix! } : {}),
     ...options.env,
   }
-  return { ...loadConfig(env), databaseUrl, jwtSecret: TEST_JWT_SECRET }
+  const config = loadConfig(env)
+  return { ...config, databaseUrl, jwtSecret: TEST_JWT_SECRET, passwordCost: options.realPasswordCost ? config.passwordCost : TEST_PASSWORD_COST }
 }
 
 export async function build(t: Test, options: BuildTestOptions = {}): Promise<TestApp> {

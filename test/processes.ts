@@ -70,10 +70,10 @@ export interface ServerProcess {
   exited: Promise<number | null>
 }
 
-/** Starts `node --import tsx src/server.ts` and waits until /health answers. */
+/** Starts the server as `npm start` does (`node --import tsx src/server.ts`, same flags) and waits until /health answers. */
 export async function startServer(t: Test, env: Record<string, string>): Promise<ServerProcess> {
   const port = Number(env.PORT)
-  const proc = spawn(process.execPath, ['--import', 'tsx', 'src/server.ts'], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] })
+  const proc = spawn(process.execPath, ['--min-semi-space-size=64', '--max-semi-space-size=64', '--import', 'tsx', 'src/server.ts'], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] })
   let out = ''
   proc.stdout.on('data', (d: Buffer) => (out += d.toString()))
   proc.stderr.on('data', (d: Buffer) => (out += d.toString()))

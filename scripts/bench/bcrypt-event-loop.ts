@@ -20,7 +20,7 @@ import { buildApp } from '../../src/app.ts'
 import { loadConfig } from '../../src/config.ts'
 import { applyMigrations } from '../../src/db/migrate.ts'
 import { uuidv7 } from '../../src/lib/ids.ts'
-import { hashPassword } from '../../src/lib/password.ts'
+import { BCRYPT_COST, hashPassword } from '../../src/lib/password.ts'
 import { adminQuery, databaseUrl as urlOf, machine, percentile as pct } from './lib.ts'
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 6)
@@ -56,7 +56,7 @@ try {
   const base = `http://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}`
 
   await app.db.prisma.instance.create({ data: { id: uuidv7() } })
-  const passwordHash = await hashPassword(PASSWORD)
+  const passwordHash = await hashPassword(PASSWORD, BCRYPT_COST)
   await app.db.prisma.user.create({ data: { id: uuidv7(), email: 'bench@example.com', displayName: 'bench', passwordHash, role: 'admin', isOwner: true } })
 
   const login = async (): Promise<void> => {

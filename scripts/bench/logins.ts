@@ -26,7 +26,7 @@ import { fileURLToPath } from 'node:url'
 import pg from 'pg'
 import { applyMigrations } from '../../src/db/migrate.ts'
 import { uuidv7 } from '../../src/lib/ids.ts'
-import { hashPassword } from '../../src/lib/password.ts'
+import { BCRYPT_COST, hashPassword } from '../../src/lib/password.ts'
 import { adminQuery, databaseUrl, freePort, machine, percentile, startFlags } from './lib.ts'
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..')
@@ -44,7 +44,7 @@ const SERVER_ENV = Object.fromEntries(
 )
 
 async function seed(url: string): Promise<void> {
-  const hash = await hashPassword(PASSWORD)
+  const hash = await hashPassword(PASSWORD, BCRYPT_COST)
   const client = new pg.Client({ connectionString: url })
   await client.connect()
   try {

@@ -83,7 +83,7 @@ t.test('the fair queue', async (t) => {
 
 t.test('logins under a flood of guesses on the owner account', async (t) => {
   // The failure limit is the other defence (429 after N failures); it is out of the way here.
-  const { app } = await build(t, { env: { LOGIN_FAILURES_PER_ACCOUNT: '100000', LOGIN_FAILURES_PER_ADDRESS: '100000' } })
+  const { app } = await build(t, { realPasswordCost: true, env: { LOGIN_FAILURES_PER_ACCOUNT: '100000', LOGIN_FAILURES_PER_ADDRESS: '100000' } })
   const ws = await seedWorkspace(app)
   const login = (email: string, password: string, remoteAddress: string) =>
     app.inject({ method: 'POST', url: '/api/v1/auth/login', remoteAddress, headers: { 'content-type': 'application/json' }, payload: JSON.stringify({ email, password }) })

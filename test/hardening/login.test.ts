@@ -44,7 +44,7 @@ t.test('a successful login clears the account count', async (t) => {
 })
 
 t.test('the bcrypt queue is bounded: a flood of logins gets 503 + Retry-After, never 500, and logins work after', async (t) => {
-  const { app, api } = await build(t, { env: { LOGIN_FAILURES_PER_ACCOUNT: '1000', LOGIN_FAILURES_PER_ADDRESS: '1000' } })
+  const { app, api } = await build(t, { realPasswordCost: true, env: { LOGIN_FAILURES_PER_ACCOUNT: '1000', LOGIN_FAILURES_PER_ADDRESS: '1000' } })
   const ws = await seedWorkspace(app)
   const flood = await Promise.all(Array.from({ length: 120 }, (_, i) => login(api, `flood${i}@example.com`, 'wrong password here')))
   const statuses = flood.map((r) => r.statusCode)

@@ -19,7 +19,7 @@ t.test('register is closed before bootstrap (403), so a stranger cannot block bo
 })
 
 t.test('register after bootstrap creates a member who can log in (and, awaiting approval by default, read GET /auth/me: test/hardening/strangers.test.ts)', async (t) => {
-  const { app, api } = await build(t)
+  const { app, api } = await build(t, { realPasswordCost: true })
   await seedWorkspace(app)
   const res = await api({ method: 'POST', url: '/api/v1/auth/register', payload: { email: 'New.User@Example.com', password: PASSWORD, display_name: ' New User ' } })
   t.equal(res.statusCode, 201, res.body)

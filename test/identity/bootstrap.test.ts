@@ -5,7 +5,7 @@ import { API_KEY_RE, bootstrapBody, EMPTY, INVITE_RE, JWT_RE, OWNER_PASSWORD, ro
 import { bearer, UUID_RE } from '../support/index.ts'
 
 t.test('bootstrap creates the whole workspace and answers the long and the short form', async (t) => {
-  const { app, api } = await build(t)
+  const { app, api } = await build(t, { realPasswordCost: true })
   const res = await api({ method: 'POST', url: '/api/v1/bootstrap', payload: bootstrapBody() })
   t.equal(res.statusCode, 201, res.body)
   const body = res.json()

@@ -1,13 +1,13 @@
 import t, { type Test } from 'tap'
 import { sha256Hex } from '../../src/lib/tokens.ts'
-import { build } from '../helper.ts'
+import { build, type BuildTestOptions } from '../helper.ts'
 import { bootstrapBody, INVITE_RE, JWT_RE, OWNER_PASSWORD, rowCounts } from './fixtures/support.ts'
 import { bearer, seedWorkspace } from '../support/index.ts'
 
 const PASSWORD = 'invitee-password-1'
 
-async function bootstrapped(t: Test) {
-  const ctx = await build(t)
+async function bootstrapped(t: Test, options: BuildTestOptions = {}) {
+  const ctx = await build(t, options)
   const res = await ctx.api({ method: 'POST', url: '/api/v1/bootstrap', payload: bootstrapBody() })
   return { ...ctx, result: res.json() }
 }
@@ -49,7 +49,7 @@ t.test('GET /invite: unknown, malformed or missing token → 400', async (t) => 
 })
 
 t.test('accepting an invite sets the password, activates the user, logs in, and works once', async (t) => {
-  const { app, api, result } = await bootstrapped(t)
+  const { app, api, result } = await bootstrapped(t, { realPasswordCost: true })
   const alice = result.humans[0]
   const res = await api({
     method: 'POST',

@@ -74,7 +74,7 @@ t.test('PATCH /auth/me: bad input is 400 and changes nothing; agents 403; no cre
 })
 
 t.test('a password change takes the current password, ends every older session and hands back a new one', async (t) => {
-  const { app, api } = await build(t, { env: { WS_AUTH_RECHECK_MS: '100' } })
+  const { app, api } = await build(t, { realPasswordCost: true, env: { WS_AUTH_RECHECK_MS: '100' } })
   const ws = await seedWorkspace(app)
   await listen(app)
   const login = async (password: string) => api({ method: 'POST', url: '/api/v1/auth/login', payload: { email: 'member@example.com', password } })

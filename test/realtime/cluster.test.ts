@@ -3,7 +3,7 @@
 import t from 'tap'
 import { needsRedis, needsRedisServer } from '../setup/services.ts'
 import { build, testConfig } from '../helper.ts'
-import { connect, freePort, serverEnv, startRedis, startServer, wsUrl } from './helpers.ts'
+import { connect, freePort, serverEnv, startRedis, startServer, untilLogged, wsUrl } from './helpers.ts'
 import { bearer, createChannelId, post, seedWorkspace } from '../support/index.ts'
 
 t.test('two instances: fan-out both ways, replay across instances, SIGTERM closes with 1001 and exits 0', { skip: needsRedis() }, async (t) => {
@@ -40,6 +40,7 @@ t.test('two instances: fan-out both ways, replay across instances, SIGTERM close
   const lastSeen = (await onTwo.client.type('new_message', (f) => f.message.id === ack.message.id)).cursor
   await onTwo.client.close()
   const missed = await post(api, ws.primary.key, channel, 'missed while away')
+  await untilLogged(api, a2!.key, lastSeen, missed.id)
   const back = await connect(one.ws, a2!.key, { since: lastSeen })
   t.equal(back.ready.replayed, 1)
   t.same(back.client.events()[0]!.message, missed)

@@ -8,6 +8,7 @@ import WebSocket from 'ws'
 import { Compile } from 'typebox/compile'
 import { SERVER_FRAMES } from '../../src/realtime/frames.ts'
 import { Arrivals } from './arrivals.ts'
+import type { Api } from '../support/index.ts'
 
 // Every frame a test receives must match the published protocol (openapi/asyncapi.yaml).
 const checkers = new Map<string, { Check: (v: unknown) => boolean; Errors: (v: unknown) => { instancePath: string; message: string }[] }>(
@@ -121,6 +122,22 @@ export async function refusedUpgrade(url: string, options: WebSocket.ClientOptio
     })
     ws.once('error', reject)
   })
+}
+
+/**
+ * Waits until the event log after `since` (GET /api/v1/events, as `token`) holds the message. A POST
+ * answers once the message is committed; with Redis the relay appends its event to the log a moment
+ * later. A test of replay reconnects once what it missed is in the log: a reconnect in that moment
+ * gets the event live, right after `ready`, rather than in the replay.
+ */
+export async function untilLogged(api: Api, token: string, since: string, messageId: string): Promise<void> {
+  for (let attempt = 0; attempt < 400; attempt++) {
+    const res = await api({ method: 'GET', url: `/api/v1/events?since=${since}&limit=500`, headers: { authorization: `Bearer ${token}` } })
+    if (res.statusCode !== 200) throw new Error(`the event log answered ${res.statusCode}: ${res.body}`)
+    if ((res.json().events as Frame[]).some((event) => event.message?.id === messageId)) return
+    await new Promise((resolve) => setTimeout(resolve, 25))
+  }
+  throw new Error(`message ${messageId} is not in the event log after ${since}`)
 }
 
 export async function listen(app: FastifyInstance): Promise<void> {

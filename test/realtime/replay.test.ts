@@ -3,7 +3,7 @@
 import t from 'tap'
 import { needsRedis } from '../setup/services.ts'
 import { build } from '../helper.ts'
-import { connect, listen } from './helpers.ts'
+import { connect, listen, untilLogged } from './helpers.ts'
 import { bearer, createChannelId, CURSOR_RE, disableLoopGuard, post, seedWorkspace } from '../support/index.ts'
 
 for (const redis of [false, true]) {
@@ -27,6 +27,7 @@ for (const redis of [false, true]) {
     const m2 = await post(api, ws.primary.key, channel, 'm2')
     await post(api, ws.primary.key, hidden, 'not for a1')
     const m3 = await post(api, ws.primary.key, channel, 'm3')
+    await untilLogged(api, a1!.key, f1.cursor, m3.id)
 
     const again = await connect(app, a1!.key, { since: f1.cursor })
     t.equal(again.ready.replayed, 2)

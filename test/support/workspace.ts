@@ -6,9 +6,18 @@ import { uuidv7 } from '../../src/lib/ids.ts'
 import { API_KEY_PREFIX, maskSecret, newSecret, sha256Hex } from '../../src/lib/tokens.ts'
 import { forgetWorkspaceSettings } from '../../src/modules/workspace/settings.ts'
 
-// bcrypt (cost 12) of 'correct horse battery staple', computed once: hashing per test is slow.
+// bcrypt of 'correct horse battery staple', computed once: hashing per test is slow. At the real
+// cost (12) for apps built with it, else at TEST_PASSWORD_COST (test/helper.ts).
 export const FIXTURE_PASSWORD = 'correct horse battery staple'
 export const FIXTURE_PASSWORD_HASH = '$2b$12$Jf/2owg502Br.PvyUackIuoMPn32F.nd4Q85VNghJkZxqDWW5wqv.'
+const FIXTURE_PASSWORD_HASH_COST_4 = '$2b$04$US7G8dbQbb0GjAYiZeBSzOaN8JCQt3Oku1tU7QzcFig3BVJPKHJAq'
+
+/** The fixture password's hash at the cost `app` hashes new passwords with. */
+function fixtureHash(app: FastifyInstance): string {
+  if (app.config.passwordCost === 12) return FIXTURE_PASSWORD_HASH
+  if (app.config.passwordCost === 4) return FIXTURE_PASSWORD_HASH_COST_4
+  throw new Error(`no fixture password hash at bcrypt cost ${app.config.passwordCost}`)
+}
 
 export interface SeededAgent {
   id: string
@@ -78,7 +87,7 @@ export async function seedWorkspace(app: FastifyInstance, agentCount = 2): Promi
      FROM unnest($11::uuid[], $7::uuid[], $12::text[], $13::text[]) WITH ORDINALITY AS k(id, agent_id, key_hash, masked_key, n) ORDER BY n`,
     [
       uuidv7(),
-      FIXTURE_PASSWORD_HASH,
+      fixtureHash(app),
       humans.map(([h]) => h.id),
       humans.map(([h]) => h.email),
       humans.map(([, role]) => role),

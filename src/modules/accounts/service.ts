@@ -37,7 +37,7 @@ export async function register(ctx: ServiceContext, body: RegisterBody, clientAd
     throw new AppError('REGISTRATION_CLOSED', 'self-registration is closed in this workspace; ask its owner for an invitation')
   }
   if (await findUserByEmail(prisma, email)) throw emailTaken()
-  const passwordHash = await hashPassword(body.password, { address: clientAddress, account: email })
+  const passwordHash = await hashPassword(body.password, ctx.config.passwordCost, { address: clientAddress, account: email })
   try {
     const user = await createUser(prisma, {
       id: uuidv7(),
@@ -129,7 +129,7 @@ export async function login(ctx: ServiceContext, body: LoginBody, clientAddress:
   const owner = { address: clientAddress, account: email }
   const user = await findUserByEmail(ctx.db.prisma, email)
   if (!user || !user.passwordHash || user.status !== 'active') {
-    await verifyAgainstDummy(body.password, owner)
+    await verifyAgainstDummy(body.password, ctx.config.passwordCost, owner)
     await ctx.loginLimit.recordFailure(email, clientAddress)
     throw unauthorized(LOGIN_FAILED)
   }
@@ -208,7 +208,7 @@ async function checkedNewPassword(ctx: ServiceContext, principal: HumanPrincipal
     throw wrongPassword()
   }
   await ctx.loginLimit.clear(principal.email)
-  return hashPassword(next)
+  return hashPassword(next, ctx.config.passwordCost)
 }
 
 // For other modules (bootstrap, invites) and the auth plugin: users by id or e-mail, in the

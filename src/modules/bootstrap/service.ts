@@ -59,7 +59,7 @@ export async function bootstrap(ctx: ServiceContext, body: BootstrapBody, client
   // Cheap early answer for the common repeat call, before the bcrypt work; the answer that
   // counts is the one under the lock below.
   if ((await userCount(ctx.db.prisma)) > 0) throw alreadyBootstrapped()
-  const passwordHash = await hashPassword(body.primary_agent.password, { address: clientAddress, account: body.primary_agent.email.trim().toLowerCase() })
+  const passwordHash = await hashPassword(body.primary_agent.password, ctx.config.passwordCost, { address: clientAddress, account: body.primary_agent.email.trim().toLowerCase() })
 
   try {
     return await ctx.events.transaction(async (tx, emit) => {

@@ -67,7 +67,7 @@ export async function acceptInvite(ctx: ServiceContext, input: AcceptInviteInput
     throw new AppError('INVITE_EMAIL_MISMATCH', 'this invite was sent to a different e-mail address')
   }
   assertPassword(input.password)
-  const passwordHash = await hashPassword(input.password, { address: clientAddress, account: invite.user.email })
+  const passwordHash = await hashPassword(input.password, ctx.config.passwordCost, { address: clientAddress, account: invite.user.email })
   const user = await ctx.events.transaction(async (tx) => {
     const now = new Date()
     if (!(await repo.consumeInvite(tx, invite.id, now))) {
