@@ -2,7 +2,8 @@
 // in either protocol revision: 'legacy' is the 2025-11-25 initialize handshake with a session,
 // 'modern' pins 2026-07-28 (no session, `_meta` on every request). Every tool result they see is
 // checked against the tool's advertised output schema.
-import { Client, StreamableHTTPClientTransport, type CallToolResult, type Tool } from '@modelcontextprotocol/client'
+import { Client, StreamableHTTPClientTransport, type CallToolResult, type jsonSchemaValidator, type JsonSchemaValidator, type Tool } from '@modelcontextprotocol/client'
+import { AjvJsonSchemaValidator } from '@modelcontextprotocol/client/validators/ajv'
 import { Ajv2020 } from 'ajv/dist/2020.js'
 import addFormats from 'ajv-formats'
 import type { FastifyInstance } from 'fastify'
@@ -34,9 +35,35 @@ export function mcpUrl(base: string): URL {
   return new URL('/mcp', base)
 }
 
+/** Compiled JSON Schemas by their text, for the whole test process (see sdkValidator). */
+function byText<V>(compile: (schema: object) => V): (schema: object) => V {
+  const compiled = new Map<string, V>()
+  return (schema) => {
+    const text = JSON.stringify(schema)
+    let found = compiled.get(text)
+    if (found === undefined) compiled.set(text, (found = compile(schema)))
+    return found
+  }
+}
+
+/**
+ * The SDK's own validator (its default), with what it compiles kept across clients: every client
+ * compiles the output schemas of the tools it lists, and the tests make hundreds of clients of the
+ * same server (a tenth of the MCP groups' CPU).
+ */
+const sdkAjv = new AjvJsonSchemaValidator()
+type SdkSchema = Parameters<jsonSchemaValidator['getValidator']>[0]
+class CachedValidators implements jsonSchemaValidator {
+  private readonly compile = byText((schema) => sdkAjv.getValidator(schema as SdkSchema))
+  getValidator<T>(schema: SdkSchema): JsonSchemaValidator<T> {
+    return this.compile(schema) as JsonSchemaValidator<T>
+  }
+}
+const sdkValidator = new CachedValidators()
+
 /** A client of the SDK in the given protocol era. */
 export function newClient(era: Era, name = 'tap-test'): Client {
-  return new Client({ name, version: '1.0.0' }, era === 'modern' ? { versionNegotiation: { mode: { pin: MODERN_VERSION } } } : {})
+  return new Client({ name, version: '1.0.0' }, { jsonSchemaValidator: sdkValidator, ...(era === 'modern' ? { versionNegotiation: { mode: { pin: MODERN_VERSION } } } : {}) })
 }
 
 /** An SDK client connected with `token`, closed with the test. */
@@ -50,6 +77,7 @@ export async function connectClient(t: Test, base: string, token: string, era: E
 
 const ajv = new Ajv2020({ strict: false, allErrors: true })
 addFormats.default(ajv)
+const compileOutputSchema = byText((schema) => ajv.compile(schema))
 const outputChecks = new WeakMap<Client, Promise<Map<string, Tool>>>()
 
 /** Calls a tool; returns its result, after checking its structuredContent against the tool's output schema. */
@@ -59,7 +87,7 @@ export async function call(client: Client, name: string, args: Record<string, un
   const schema = (await tools).get(name)?.outputSchema
   const result = await client.callTool({ name, arguments: args })
   if (!schema) throw new Error(`tool ${name} has no output schema`)
-  const validate = ajv.compile(schema)
+  const validate = compileOutputSchema(schema)
   if (!validate(result.structuredContent)) throw new Error(`${name}: structuredContent does not match its output schema: ${ajv.errorsText(validate.errors)}`)
   return result
 }
