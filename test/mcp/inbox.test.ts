@@ -2,7 +2,7 @@
 // ack_inbox, each with an output schema and a bounded answer. An agent offline for long enough that
 // the event log no longer reaches its cursor catches up with one read_inbox, counts first.
 import t from 'tap'
-import { bearer, createChannelId } from '../support/index.ts'
+import { bearer, createChannelId, untilPlanned } from '../support/index.ts'
 import { openDm, postIn } from '../realtime/addressed-scenario.ts'
 import { call, connectClient, setup, structured, textOf } from './helpers.ts'
 
@@ -23,7 +23,7 @@ t.test('offline for an hour: one read_inbox catches up, counts first; acknowledg
     else if (i % 50 === 30) addressed.push((await postIn(ctx.api, ctx.ws.primary.key, dm, `direct ${i}`)).id)
     else await postIn(ctx.api, human.token, room, `chatter ${i}`)
   }
-  await ctx.app.deliveries!.planner.kick()
+  await untilPlanned(ctx.app)
 
   const lost = structured(await call(client, 'wait_for_events', { cursor: saved, only: 'addressed', timeout_seconds: 0 }))
   t.equal(lost.resync_required, true, 'the event log no longer reaches the saved cursor')
@@ -73,7 +73,7 @@ t.test('bounded answers and bad arguments', async (t) => {
   const dm = await openDm(ctx.api, ctx.ws.primary.key, me.id)
   const long = 'x'.repeat(15_000)
   for (let i = 0; i < 8; i++) await postIn(ctx.api, ctx.ws.primary.key, dm, `${i} ${long}`)
-  await ctx.app.deliveries!.planner.kick()
+  await untilPlanned(ctx.app)
   const { client } = await connectClient(t, ctx.base, me.key)
 
   const page = structured(await call(client, 'read_inbox', { limit: 50 }))

@@ -3,7 +3,7 @@
 // the REST refusals as tool errors that change nothing.
 import t from 'tap'
 import { call, connectClient, setup, structured, textOf } from './helpers.ts'
-import { bearer } from '../support/index.ts'
+import { bearer, untilPlanned } from '../support/index.ts'
 
 t.test('an agent streams over MCP; a person stops it; it finishes; refusals are tool errors', async (t) => {
   const ctx = await setup(t)
@@ -47,7 +47,7 @@ t.test('an agent streams over MCP; a person stops it; it finishes; refusals are 
   t.match(stopEvent, { message_id: m.id, author_id: agent1.id, requested_by_id: ctx.ws.member.id })
   t.match(textOf(waited), 'finish_stream or cancel it')
   // And as an inbox item (kind stop), for an agent that works from its inbox.
-  await ctx.app.deliveries!.planner.kick()
+  await untilPlanned(ctx.app)
   const inboxRead = await call(client, 'read_inbox', {})
   t.notOk(inboxRead.isError)
   t.match(structured(inboxRead).items, [{ kind: 'stop', event_type: 'message_stop_requested', stop: { message_id: m.id, requested_by_id: ctx.ws.member.id } }])

@@ -6,13 +6,11 @@
 import t from 'tap'
 import type { FastifyInstance } from 'fastify'
 import { needsRedis } from '../setup/services.ts'
-import { bearer, build, disableLoopGuard, removeMember, seedWorkspace, testConfig, type Api } from '../support/index.ts'
+import { bearer, build, disableLoopGuard, removeMember, seedWorkspace, testConfig, untilPlanned, type Api } from '../support/index.ts'
 import { expectedAddressed, playScenario, postIn, react, scenarioChannels } from './addressed-scenario.ts'
 
 /** Plans what was committed (the planner writes the inbox) and waits for it. */
-async function planned(app: FastifyInstance): Promise<void> {
-  await app.deliveries!.planner.kick()
-}
+const planned = (app: FastifyInstance): Promise<void> => untilPlanned(app)
 
 async function inbox(api: Api, token: string, query = ''): Promise<any> {
   const res = await api({ method: 'GET', url: `/api/v1/inbox${query}`, headers: bearer(token) })

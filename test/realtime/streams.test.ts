@@ -5,7 +5,7 @@
 // log, and Stop reaches the streaming agent on its socket and its SSE stream.
 import t from 'tap'
 import { setup, type Ctx } from '../conversations/fixtures/support.ts'
-import { addMember, bearer, createChannel, post } from '../support/index.ts'
+import { addMember, bearer, createChannel, post, untilPlanned } from '../support/index.ts'
 import { connect, listen, type Frame } from './helpers.ts'
 import { baseUrl, openStream } from './sse-client.ts'
 import { expireThreadStatuses } from '../../src/modules/streams/thread-status.ts'
@@ -307,7 +307,7 @@ t.test('Stop is an inbox item of the streaming agent (kind stop), read over REST
   const payload = { message_id: m.id, channel_id: ch.id, thread_id: null, author_id: c.ws.agents[0]!.id, requested_by_id: c.ws.member.id, requested_by_name: 'member' }
   t.match(await addressedOnly.type('message_stop_requested'), payload, 'a socket with only=addressed gets it: it is addressed to the agent')
 
-  await c.app.deliveries!.planner.kick()
+  await untilPlanned(c.app)
   const inbox = async (token: string) => (await c.api({ method: 'GET', url: '/api/v1/inbox', headers: bearer(token) })).json()
   const page = await inbox(c.tok.a1)
   t.same(page.counts.by_kind, { mention: 0, dm: 0, thread_reply: 0, reaction: 0, approval: 0, stop: 1 })
@@ -319,7 +319,7 @@ t.test('Stop is an inbox item of the streaming agent (kind stop), read over REST
 
   // A second Stop adds nothing; acknowledging clears it.
   await c.api({ method: 'POST', url: url(ch.id, m.id, '/stream/stop'), headers: bearer(c.tok.member) })
-  await c.app.deliveries!.planner.kick()
+  await untilPlanned(c.app)
   t.equal((await inbox(c.tok.a1)).items.length, 1)
   t.equal((await c.api({ method: 'POST', url: '/api/v1/inbox/ack', headers: bearer(c.tok.a1), payload: { up_to: item.id } })).statusCode, 200)
   t.same((await inbox(c.tok.a1)).items, [])

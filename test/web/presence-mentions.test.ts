@@ -6,7 +6,7 @@
 // on the server: after a reload, and on another device, it stays cleared.
 import t from 'tap'
 import type { Page } from 'playwright-core'
-import { bearer, createChannel, disableLoopGuard, seedWorkspace } from '../support/index.ts'
+import { bearer, createChannel, disableLoopGuard, seedWorkspace, untilPlanned } from '../support/index.ts'
 import { connect } from '../realtime/helpers.ts'
 import { browserSkip, checkAccessibility, launch, openPage, screenshot, signedInContext, startServer } from './browser.ts'
 
@@ -79,7 +79,7 @@ t.test('presence dots and the mentions badge', { skip }, async (t) => {
   await t.test('the mentions badge is the server count, live, cleared by reading (360 px)', async (t) => {
     // A mention from before the page opened: only the server knows it.
     await post(general.id, ws.primary.key, '@member the build is red')
-    await app.deliveries!.planner.kick()
+    await untilPlanned(app)
     t.equal(await mentionsOnServer(), 1)
 
     const { page, problems } = await openPage(t, browser, { width: 360, height: 740 })
