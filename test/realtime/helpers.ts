@@ -8,7 +8,7 @@ import WebSocket from 'ws'
 import { Compile } from 'typebox/compile'
 import { SERVER_FRAMES } from '../../src/realtime/frames.ts'
 import { Arrivals } from './arrivals.ts'
-import type { Api } from '../support/index.ts'
+import { bearer, eventually, type Api } from '../support/index.ts'
 
 // Every frame a test receives must match the published protocol (openapi/asyncapi.yaml).
 const checkers = new Map<string, { Check: (v: unknown) => boolean; Errors: (v: unknown) => { instancePath: string; message: string }[] }>(
@@ -131,13 +131,11 @@ export async function refusedUpgrade(url: string, options: WebSocket.ClientOptio
  * gets the event live, right after `ready`, rather than in the replay.
  */
 export async function untilLogged(api: Api, token: string, since: string, messageId: string): Promise<void> {
-  for (let attempt = 0; attempt < 400; attempt++) {
-    const res = await api({ method: 'GET', url: `/api/v1/events?since=${since}&limit=500`, headers: { authorization: `Bearer ${token}` } })
+  await eventually(async () => {
+    const res = await api({ method: 'GET', url: `/api/v1/events?since=${since}&limit=500`, headers: bearer(token) })
     if (res.statusCode !== 200) throw new Error(`the event log answered ${res.statusCode}: ${res.body}`)
-    if ((res.json().events as Frame[]).some((event) => event.message?.id === messageId)) return
-    await new Promise((resolve) => setTimeout(resolve, 25))
-  }
-  throw new Error(`message ${messageId} is not in the event log after ${since}`)
+    return (res.json().events as Frame[]).some((event) => event.message?.id === messageId)
+  }, `message ${messageId} in the event log after ${since}`)
 }
 
 export async function listen(app: FastifyInstance): Promise<void> {

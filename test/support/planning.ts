@@ -3,14 +3,13 @@
 // that moment (the relay, or the other instance): the next commit, tick or full pass plans it. A
 // test that reads an inbox right after a kick could miss that row under load.
 import type { FastifyInstance } from 'fastify'
+import { eventually } from './wait.ts'
 
 /** Kicks the planner until no committed event is left unplanned. */
 export async function untilPlanned(app: FastifyInstance): Promise<void> {
-  for (let attempt = 0; attempt < 500; attempt++) {
+  await eventually(async () => {
     await app.deliveries!.planner.kick()
     const { rows } = await app.db.pool.query<{ n: number }>('SELECT count(*)::int AS n FROM outbox_events WHERE planned_at IS NULL')
-    if (rows[0]!.n === 0) return
-    await new Promise((resolve) => setTimeout(resolve, 20))
-  }
-  throw new Error('events are still unplanned after 500 planner passes')
+    return rows[0]!.n === 0
+  }, 'every committed event planned')
 }

@@ -3,20 +3,25 @@
 // depend on the bootstrap endpoint's details; bootstrap itself is tested in test/identity.
 import type { FastifyInstance } from 'fastify'
 import { uuidv7 } from '../../src/lib/ids.ts'
+import { BCRYPT_COST } from '../../src/lib/password.ts'
 import { API_KEY_PREFIX, maskSecret, newSecret, sha256Hex } from '../../src/lib/tokens.ts'
 import { forgetWorkspaceSettings } from '../../src/modules/workspace/settings.ts'
+import { TEST_PASSWORD_COST } from '../helper.ts'
 
 // bcrypt of 'correct horse battery staple', computed once: hashing per test is slow. At the real
 // cost (12) for apps built with it, else at TEST_PASSWORD_COST (test/helper.ts).
 export const FIXTURE_PASSWORD = 'correct horse battery staple'
 export const FIXTURE_PASSWORD_HASH = '$2b$12$Jf/2owg502Br.PvyUackIuoMPn32F.nd4Q85VNghJkZxqDWW5wqv.'
-const FIXTURE_PASSWORD_HASH_COST_4 = '$2b$04$US7G8dbQbb0GjAYiZeBSzOaN8JCQt3Oku1tU7QzcFig3BVJPKHJAq'
+const FIXTURE_HASHES: Record<number, string> = {
+  [BCRYPT_COST]: FIXTURE_PASSWORD_HASH,
+  [TEST_PASSWORD_COST]: '$2b$04$US7G8dbQbb0GjAYiZeBSzOaN8JCQt3Oku1tU7QzcFig3BVJPKHJAq',
+}
 
 /** The fixture password's hash at the cost `app` hashes new passwords with. */
 function fixtureHash(app: FastifyInstance): string {
-  if (app.config.passwordCost === 12) return FIXTURE_PASSWORD_HASH
-  if (app.config.passwordCost === 4) return FIXTURE_PASSWORD_HASH_COST_4
-  throw new Error(`no fixture password hash at bcrypt cost ${app.config.passwordCost}`)
+  const hash = FIXTURE_HASHES[app.config.passwordCost]
+  if (!hash) throw new Error(`no fixture password hash at bcrypt cost ${app.config.passwordCost}`)
+  return hash
 }
 
 export interface SeededAgent {

@@ -7,9 +7,9 @@ import { freePort, serverEnv, startServer as startProcess, type ServerProcess } 
 import http from 'node:http'
 import type { AddressInfo } from 'node:net'
 import type { Test } from 'tap'
-import { bearer, expectStatus, type Api } from '../support/index.ts'
+import { bearer, expectStatus, SAFETY_MS, type Api } from '../support/index.ts'
 
-export const SAFETY_MS = 30_000
+export { eventually, SAFETY_MS } from '../support/index.ts'
 
 export interface Received {
   headers: http.IncomingHttpHeaders
@@ -110,17 +110,6 @@ export async function heldReceiver(t: Test): Promise<{ rx: Receiver; release: ()
     return 200
   })
   return { rx, release }
-}
-
-/** Polls `fn` until it returns a truthy value (state in the database), with a safety deadline. */
-export async function eventually<T>(fn: () => Promise<T | null | undefined | false>, what: string, intervalMs = 25): Promise<T> {
-  const deadline = Date.now() + SAFETY_MS
-  for (;;) {
-    const value = await fn()
-    if (value) return value
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`)
-    await new Promise((resolve) => setTimeout(resolve, intervalMs))
-  }
 }
 
 /** The receiver's own check of `sha256=<hex HMAC-SHA256(secret, raw body)>`, in constant time. */
