@@ -6,7 +6,7 @@
 import { once } from 'node:events'
 import net from 'node:net'
 import type { Test } from 'tap'
-import { build, type BuildTestOptions, type TestApp } from './helper.ts'
+import { build, dropWhenDone, type BuildTestOptions, type TestApp } from './helper.ts'
 import { createTestDatabase } from './setup/database.ts'
 
 interface Pair {
@@ -123,7 +123,7 @@ export async function pgProxy(t: Test, url: string): Promise<PgProxy> {
  */
 export async function buildBehindProxy(t: Test, options: BuildTestOptions = {}): Promise<TestApp & { proxy: PgProxy }> {
   const db = await createTestDatabase()
-  t.teardown(db.drop)
+  dropWhenDone(db.drop)
   const proxy = await pgProxy(t, db.url)
   return { ...(await build(t, { ...options, databaseUrl: proxy.through(db.url) })), proxy }
 }

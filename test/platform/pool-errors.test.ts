@@ -7,11 +7,12 @@ import type { Socket } from 'node:net'
 import t from 'tap'
 import { createDatabase } from '../../src/db/client.ts'
 import { pgProxy } from '../pg-proxy.ts'
+import { dropWhenDone } from '../helper.ts'
 import { createTestDatabase } from '../setup/database.ts'
 
 t.test('a checked-out client that loses its server fails its next statement, not the process', async (t) => {
   const target = await createTestDatabase()
-  t.teardown(target.drop)
+  dropWhenDone(target.drop)
   const proxy = await pgProxy(t, target.url)
   const db = createDatabase(proxy.through(target.url), 2)
   t.teardown(db.close)

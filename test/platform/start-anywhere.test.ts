@@ -13,6 +13,7 @@ import { fileURLToPath } from 'node:url'
 import t from 'tap'
 import { SHARED_ROOT } from '../../src/db/embedded.ts'
 import { freePort } from '../processes.ts'
+import { dropWhenDone } from '../helper.ts'
 import { createTestDatabase } from '../setup/database.ts'
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..')
@@ -113,7 +114,7 @@ t.test('a port in use is named, with the fix', async (t) => {
   t.teardown(() => new Promise((resolve) => blocker.close(resolve)))
   const port = (blocker.address() as import('node:net').AddressInfo).port
   const db = await createTestDatabase()
-  t.teardown(db.drop)
+  dropWhenDone(db.drop)
   const run = startServer(ROOT, { PORT: String(port), DATA_DIR: dataDir, DATABASE_URL: db.url, MIGRATE_ON_START: 'false' })
   t.equal(await run.exited, 1)
   const lines = run
