@@ -35,7 +35,10 @@ async function python(): Promise<{ bin: string } | { skip: string }> {
     return { bin }
   } catch {
     try {
-      await run(bin, ['-m', 'pip', 'install', '--quiet', PYTHON_SDK], { timeout: 240_000 })
+      // One retry per index, not pip's five with back-off: where the public index is unreachable
+      // (a mirror configured beside it), five retries per package made the install outlast its
+      // timeout on a loaded machine.
+      await run(bin, ['-m', 'pip', 'install', '--quiet', '--retries', '1', PYTHON_SDK], { timeout: 480_000 })
       return { bin }
     } catch (error) {
       return { skip: `pip could not install ${PYTHON_SDK} (${(error as Error).message.split('\n').slice(-2).join(' ')})` }

@@ -4,7 +4,7 @@
 // instance and its restart: graceful-stop.test.ts.
 import t from 'tap'
 import { freePort, startServer } from '../processes.ts'
-import { checkOutcomes, DELIVERED_WITHIN_MS, deliveredWithin, scene, stopUnderLoad, storedIds } from './stop-load.ts'
+import { checkOutcomes, DELIVERED_WITHIN_MS, deliveredWithin, deliveryStates, scene, stopUnderLoad, storedIds } from './stop-load.ts'
 
 t.test('SIGTERM to one of two instances: the other sends what it handed back', async (t) => {
   const s = await scene(t, true)
@@ -18,6 +18,8 @@ t.test('SIGTERM to one of two instances: the other sends what it handed back', a
   const stored = await storedIds(s.app, s.channelId)
   s.fast.value = true
   const missing = await deliveredWithin(s, [...stored.values()], DELIVERED_WITHIN_MS)
-  t.same(missing, { webhook: [], integration: [] }, `the other instance delivered every stored message (${stored.size}) to both receivers within ${DELIVERED_WITHIN_MS / 1000} s`)
+  t.same(missing, { webhook: [], integration: [] }, `the other instance delivered every stored message (${stored.size}) to both receivers within ${DELIVERED_WITHIN_MS / 1000} s`, {
+    deliveries: await deliveryStates(s.app, missing),
+  })
   t.equal(staying.proc.exitCode, null, 'the other instance still runs')
 })

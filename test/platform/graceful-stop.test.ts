@@ -8,7 +8,7 @@
 //   here, so a delivery left under it could not). Two instances: graceful-stop-cluster.test.ts.
 import t from 'tap'
 import { freePort, startServer } from '../processes.ts'
-import { checkOutcomes, DELIVERED_WITHIN_MS, deliveredWithin, leased, scene, stopUnderLoad, storedIds } from './stop-load.ts'
+import { checkOutcomes, DELIVERED_WITHIN_MS, deliveredWithin, deliveryStates, leased, scene, stopUnderLoad, storedIds } from './stop-load.ts'
 
 t.test('SIGTERM under load, then a restart', async (t) => {
   const s = await scene(t, false)
@@ -27,5 +27,7 @@ t.test('SIGTERM under load, then a restart', async (t) => {
   s.fast.value = true
   await startServer(t, s.env(await freePort()))
   const missing = await deliveredWithin(s, [...stored.values()], DELIVERED_WITHIN_MS)
-  t.same(missing, { webhook: [], integration: [] }, `after the restart every stored message (${stored.size}) reached both receivers within ${DELIVERED_WITHIN_MS / 1000} s`)
+  t.same(missing, { webhook: [], integration: [] }, `after the restart every stored message (${stored.size}) reached both receivers within ${DELIVERED_WITHIN_MS / 1000} s`, {
+    deliveries: await deliveryStates(s.app, missing),
+  })
 })

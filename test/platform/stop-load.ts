@@ -196,6 +196,25 @@ export async function deliveredWithin(s: Scene, ids: string[], ms: number): Prom
   }
 }
 
+/**
+ * What the database says of the deliveries of `missing` messages (for a failure's message): each
+ * delivery's status, attempts, last outcome and when it is due, or that it was never planned.
+ */
+export async function deliveryStates(app: FastifyInstance, missing: { webhook: string[]; integration: string[] }): Promise<Record<string, unknown>[]> {
+  const ids = [...new Set([...missing.webhook, ...missing.integration])]
+  if (!ids.length) return []
+  const { rows } = await app.db.pool.query<Record<string, unknown>>(
+    `SELECT m.id AS message_id, d.webhook_id IS NOT NULL AS webhook, d.status, d.attempts, d.last_status_code, d.last_error,
+            round(extract(epoch FROM d.next_attempt_at - now()))::int AS due_in_s, o.planned_at IS NOT NULL AS planned
+       FROM unnest($1::uuid[]) AS m(id)
+       LEFT JOIN outbox_events o ON o.type = 'message.created' AND o.payload->'message'->>'id' = m.id::text
+       LEFT JOIN deliveries d ON d.body LIKE '%' || m.id::text || '%'
+      ORDER BY m.id`,
+    [ids],
+  )
+  return rows
+}
+
 /** Every post was answered (201, or 503 with Connection: close) or refused; none was cut off. */
 export function checkOutcomes(t: Test, outcomes: PostOutcome[]): void {
   const cut = outcomes.filter((o) => o.error && o.error !== 'ECONNREFUSED')
