@@ -33,6 +33,8 @@ const PLAN_MIN_GAP_MS = 50
 const MAX_RESPONSE_BYTES = 64 * 1024
 // Deliveries an endpoint at its limit may have waiting in memory, per slot of its limit.
 const PARKED_PER_SLOT = 8
+// A delivery whose attempt failed for a reason of ours (not the receiver's) is tried again after this.
+const RETRY_AFTER_ERROR_MS = 1_000
 
 /**
  * Runs an async job with at most one run at a time; a kick during a run asks for one more. With
@@ -298,7 +300,7 @@ export class DeliveryEngine {
     }
     const endpoint = item.endpoint
     if (!endpoint) {
-      await this.attemptAdmitted(item)
+      await this.attemptOrHandBack(item)
       return
     }
     let next: repo.ClaimedDelivery | undefined = item
@@ -312,7 +314,7 @@ export class DeliveryEngine {
       }
       let outcome: boolean | null = null
       try {
-        outcome = await this.attemptAdmitted(next)
+        outcome = await this.attemptOrHandBack(next)
       } finally {
         admission.done(outcome)
       }
@@ -320,6 +322,23 @@ export class DeliveryEngine {
       if (next) this.parkedIds.delete(next.id)
     }
     if (next) await repo.releaseClaims(this.app.db.pool, [next]) // stopping: hand it back
+  }
+
+  /**
+   * The attempt, or, when it fails for a reason of ours (a statement that could not get a pooled
+   * connection on a loaded machine), the delivery handed back to be tried again shortly with no
+   * attempt counted, instead of waiting out its claim (a minute) with the deliveries parked
+   * behind it. Never throws, so the slot goes on to the endpoint's parked deliveries.
+   */
+  private async attemptOrHandBack(item: repo.ClaimedDelivery): Promise<boolean | null> {
+    try {
+      return await this.attemptAdmitted(item)
+    } catch (error) {
+      this.app.log.error({ err: error, deliveryId: item.id }, 'delivery attempt failed unexpectedly; it is tried again shortly')
+      // Unchanged if the attempt had begun (its count moved): then the attempt's own lease holds.
+      await repo.deferDelivery(this.app.db.pool, item, RETRY_AFTER_ERROR_MS).catch(() => {})
+      return null
+    }
   }
 
   /**

@@ -25,9 +25,10 @@ t.test('SIGTERM under load, then a restart', async (t) => {
   )
 
   s.fast.value = true
-  await startServer(t, s.env(await freePort()))
+  const second = await startServer(t, s.env(await freePort()))
   const missing = await deliveredWithin(s, [...stored.values()], DELIVERED_WITHIN_MS)
   t.same(missing, { webhook: [], integration: [] }, `after the restart every stored message (${stored.size}) reached both receivers within ${DELIVERED_WITHIN_MS / 1000} s`, {
     deliveries: await deliveryStates(s.app, missing),
+    log: second.output().slice(-4000),
   })
 })
