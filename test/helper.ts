@@ -75,8 +75,8 @@ const DROPS_AT_ONCE = 16
  * Drops a test's database when the file (or group) ends, all of them together, instead of at the
  * test's end. Every DROP DATABASE makes PostgreSQL take a checkpoint, which writes and fsyncs the
  * dirty pages of the whole server, and waits for it; drops made together share checkpoints. One
- * drop per test, with four test processes writing beside it, made about 300 checkpoints a run on
- * a server with fsync on (docs/decisions.md, "The test suite, round 4").
+ * drop per test, with four test processes writing beside it, was a third of the 450 checkpoints a
+ * run took on a server with fsync on (docs/decisions.md, "The test suite, round 4").
  */
 export function dropWhenDone(drop: () => Promise<void>): void {
   if (!dropsRegistered) {

@@ -71,7 +71,7 @@ let strategy: Promise<string> | null = null
  * checkpoint writes and fsyncs every dirty page of the whole server. With `fsync` off (the
  * embedded PostgreSQL a run starts for itself) they cost nothing, so the files are copied. On a
  * server that syncs (the machine's own PostgreSQL, as on CI) four test processes cloning at once
- * made about 600 checkpoints a run and spent 5 minutes in their fsyncs (2026-11-27,
+ * made about 450 checkpoints a run and spent nearly 4 minutes in their fsyncs (2026-11-27,
  * `pg_stat_bgwriter`), so the clone goes through the WAL there. Before 15, copying the files is
  * the only way and the clause does not exist.
  */
