@@ -90,3 +90,46 @@ t.test('reactions, typing and presence', { skip }, async (t) => {
   await checkAccessibility(t, phone.page, 'reactions-360')
   await screenshot(phone.page, 'reactions-360')
 })
+
+t.test('a quick second click on a chip goes out after the first: the server keeps what the chip shows', { skip }, async (t) => {
+  const { app, api, base } = await startServer(t)
+  const ws = await seedWorkspace(app)
+  const channel = (await api({ method: 'POST', url: '/api/v1/channels', headers: { ...bearer(ws.owner.token), ...json }, payload: { name: 'quick' } })).json()
+  for (const id of [ws.member.id, ws.primary.id]) {
+    t.equal((await api({ method: 'POST', url: `/api/v1/channels/${channel.id}/members`, headers: { ...bearer(ws.owner.token), ...json }, payload: { user_id: id } })).statusCode, 201)
+  }
+  const message = (await api({ method: 'POST', url: `/api/v1/channels/${channel.id}/messages`, headers: { ...bearer(ws.owner.token), ...json }, payload: { text: 'ship it?' } })).json()
+  const eyes = `/api/v1/channels/${channel.id}/messages/${message.id}/reactions/${encodeURIComponent('👀')}`
+  t.equal((await api({ method: 'PUT', url: eyes, headers: bearer(ws.primary.key) })).statusCode, 200)
+
+  const browser = await launch(t)
+  const alice = await openPage(t, browser)
+  await signedInContext(alice.page, ws.member, 'member')
+  // The first add is held on its way for a moment: a take-back sent beside it would reach the
+  // server first (as on a slow link, or a loaded server), and the add would then stay.
+  let held = false
+  await alice.page.route('**/reactions/**', async (route) => {
+    if (route.request().method() === 'PUT' && !held) {
+      held = true
+      await new Promise((resolve) => setTimeout(resolve, 1_000))
+    }
+    await route.continue()
+  })
+  const answered = (method: string) => alice.page.waitForResponse((r) => r.request().method() === method && r.url().includes('/reactions/'))
+  const answers = Promise.all([answered('PUT'), answered('DELETE')])
+  await alice.page.goto(`${base}/c/${channel.id}`)
+  const row = alice.page.getByTestId('message').filter({ hasText: 'ship it?' })
+  await row.getByRole('button', { name: '👀 1 reaction' }).click()
+  await row.getByRole('button', { name: '👀 2 reactions, including yours' }).click()
+  const [put, del] = await answers
+  t.equal(put.status(), 200, 'the add answered')
+  t.equal(del.status(), 204, 'the take-back answered')
+  const stored = await app.db.prisma.messageReaction.findMany({ where: { messageId: message.id } })
+  t.same(
+    stored.map((r) => [r.emoji, r.memberId]),
+    [['👀', ws.primary.id]],
+    "only the agent's reaction is kept, as the chip shows",
+  )
+  await row.getByRole('button', { name: '👀 1 reaction' }).waitFor()
+  t.equal(await row.getByRole('button', { name: '👀 1 reaction' }).getAttribute('aria-pressed'), 'false', 'the chip is not pressed')
+})

@@ -28,6 +28,10 @@ export function Reactions({ message }: { message: Message }) {
   const [picking, setPicking] = useState(false)
   const canReact = session.role !== 'observer'
   const toggle = useMutation({
+    // One message's reaction writes go out one after another, in the order clicked: a quick second
+    // click on a chip (add, then take back) sent beside the first could reach the server first,
+    // and the server would keep the reaction the chip no longer shows.
+    scope: { id: `reactions:${message.id}` },
     mutationFn: ({ emoji, on }: { emoji: string; on: boolean }) => setReaction(message, emoji, on),
     onMutate: ({ emoji, on }) => setReactions(queryClient, message.channel_id, message.id, (list) => toggled(list, emoji, on)),
     onSuccess: (reactions) => {
