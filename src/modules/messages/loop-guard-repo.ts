@@ -48,7 +48,7 @@ export const admitOneCtes = (thread: string, g: number, conds: string[]): string
      )`,
     `adm AS (
        SELECT x.next FROM turn, loop_guard_admit_turns(ARRAY[$2]::uuid[], ARRAY[${thread}]::uuid[], ARRAY[$3]::uuid[], ARRAY[turn.prev]::uuid[],
-                                                       ARRAY[$7]::timestamptz[], $${g + 1}::int, $${g + 2}::int) x
+                                                       ARRAY[true], ARRAY[$7]::timestamptz[], $${g + 1}::int, $${g + 2}::int) x
      )`,
   ]
 }
@@ -57,7 +57,8 @@ export const admitOneCtes = (thread: string, g: number, conds: string[]): string
 // (ord, channel_id, author_id, author_type, created_at, listening), all of them roots; `turns` and
 // `window` are the numbers of the guard's parameters. Each post's previous message is the one
 // before it in the batch, or for the first of its channel the newest stored there (one index probe
-// per channel). Only turns (an agent's post after another agent's message within the window, the
+// per channel; the function reads that one again under the guard's lock, `fresh`, since another
+// statement may have committed a newer message since this one's snapshot). Only turns (an agent's post after another agent's message within the window, the
 // poster listening) and humans' posts where turns were counted go to the function; the other
 // posts read and write no guard state. `adm` answers (ord, next) for the posts that went.
 export const admitManyCtes = (turns: number, window: number): string => `last AS (
@@ -69,24 +70,26 @@ export const admitManyCtes = (turns: number, window: number): string => `last AS
     SELECT x.ord, x.channel_id, x.author_id, x.author_type, x.created_at, x.listening,
            CASE WHEN row_number() OVER w = 1 THEN l.author_id ELSE lag(x.author_id) OVER w END AS prev_author,
            CASE WHEN row_number() OVER w = 1 THEN l.author_type ELSE lag(x.author_type) OVER w END AS prev_type,
-           CASE WHEN row_number() OVER w = 1 THEN l.created_at ELSE lag(x.created_at) OVER w END AS prev_at
+           CASE WHEN row_number() OVER w = 1 THEN l.created_at ELSE lag(x.created_at) OVER w END AS prev_at,
+           row_number() OVER w = 1 AS fresh
       FROM mem x LEFT JOIN last l ON l.channel_id = x.channel_id
     WINDOW w AS (PARTITION BY x.channel_id ORDER BY x.created_at, x.ord)
   ), items AS (
-    SELECT ord, channel_id, author_id, created_at, prev_author AS prev FROM seq s
+    SELECT ord, channel_id, author_id, created_at, prev_author AS prev, fresh FROM seq s
      WHERE s.author_type = 'AGENT' AND s.prev_type = 'AGENT' AND s.prev_author <> s.author_id
        AND s.prev_at > s.created_at - make_interval(secs => $${window}::int / 1000.0)
        AND ${listensSql('s.author_id', 's.listening')}
     UNION ALL
-    SELECT ord, channel_id, author_id, created_at, NULL FROM seq s
+    SELECT ord, channel_id, author_id, created_at, NULL, fresh FROM seq s
      WHERE s.author_type <> 'AGENT'
        AND EXISTS (SELECT 1 FROM loop_guards lg WHERE lg.channel_id = s.channel_id AND lg.thread_id = ${NIL} AND lg.pair IS NOT NULL)
   ), f AS (
     SELECT array_agg(ord ORDER BY ord) AS o, array_agg(channel_id ORDER BY ord) AS c, array_agg(NULL::uuid ORDER BY ord) AS t,
-           array_agg(author_id ORDER BY ord) AS a, array_agg(prev ORDER BY ord) AS p, array_agg(created_at ORDER BY ord) AS at
+           array_agg(author_id ORDER BY ord) AS a, array_agg(prev ORDER BY ord) AS p,
+           array_agg(fresh ORDER BY ord) AS fr, array_agg(created_at ORDER BY ord) AS at
       FROM items HAVING count(*) > 0
   ), adm AS (
-    SELECT f.o[x.ord] AS ord, x.next FROM f, loop_guard_admit_turns(f.c, f.t, f.a, f.p, f.at, $${turns}::int, $${window}::int) x
+    SELECT f.o[x.ord] AS ord, x.next FROM f, loop_guard_admit_turns(f.c, f.t, f.a, f.p, f.fr, f.at, $${turns}::int, $${window}::int) x
   )`
 
 // A streamed message takes its turn at its start, like a post (docs/loops.md): the same previous
@@ -105,7 +108,7 @@ const ADMIT_STREAM_TURN_SQL = `
      WHERE author_type = 'AGENT' AND author_id <> $3::uuid AND created_at > $4::timestamptz - make_interval(secs => $7::int / 1000.0)
        AND ${listensSql('$3::uuid', '$5::boolean')}
   )
-  SELECT x.next FROM turn, loop_guard_admit_turns(ARRAY[$1::uuid], ARRAY[$2::uuid], ARRAY[$3::uuid], ARRAY[turn.prev], ARRAY[$4::timestamptz], $6::int, $7::int) x`
+  SELECT x.next FROM turn, loop_guard_admit_turns(ARRAY[$1::uuid], ARRAY[$2::uuid], ARRAY[$3::uuid], ARRAY[turn.prev], ARRAY[true], ARRAY[$4::timestamptz], $6::int, $7::int) x`
 
 /** The loop guard's admission of a stream's start: null when admitted (or no turn), else when the next turn is. */
 export async function admitStreamTurn(tx: Prisma.TransactionClient, s: { channelId: string; threadId: string | null; authorId: string; at: Date; guard: GuardParams }): Promise<Date | null> {
