@@ -84,7 +84,17 @@ t.test('events planning has nothing to do for are marked planned in one statemen
   const before = (await app.db.pool.query<{ n: number }>('SELECT count(*)::int AS n FROM outbox_events WHERE planned_at IS NULL')).rows[0]!.n
   const published = chatterEvents.map((e) => e.event_id)
 
-  const first = await markIdleEvents(app.db.pool, 200, 0n, published)
+  // The relay marks what it published itself a moment after a post (no planner here), and the
+  // statement skips rows locked meanwhile (SKIP LOCKED): a loaded run met that once. It is called
+  // again, as the planner's next run would, until it has claimed the chatter.
+  const first = { idle: 0, markedPublished: [] as string[], rest: false }
+  await eventually(async () => {
+    const pass = await markIdleEvents(app.db.pool, 200, 0n, published)
+    first.idle += pass.idle
+    first.markedPublished.push(...pass.markedPublished)
+    first.rest = pass.rest
+    return published.every((id) => first.markedPublished.includes(id)) ? true : null
+  }, 'the chatter claimed')
   t.equal(first.rest, true, 'an event with an inbox item is waiting for the planning transaction')
   t.same(first.markedPublished.sort(), [...published].sort(), 'the relayed events it marked are also marked published')
   const state = async (ids: string[]) =>
@@ -110,6 +120,11 @@ t.test('events planning has nothing to do for are marked planned in one statemen
   const second = await markIdleEvents(app.db.pool, 200, 0n, [])
   t.equal(second.rest, true)
   const created = (await eventsOf(subscribed.id)).filter((e) => e.type === 'message.created')
-  t.same(await state(created.map((e) => e.event_id)), [{ planned: false, published: false }], 'an event a webhook subscribes to is left to the planner')
+  // Not planned; its published mark is the relay's (it may have set it by now).
+  t.same(
+    (await state(created.map((e) => e.event_id))).map((r) => r.planned),
+    [false],
+    'an event a webhook subscribes to is left to the planner',
+  )
   t.equal(second.idle, 0, 'nothing else was idle')
 })
