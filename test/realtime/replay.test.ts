@@ -4,6 +4,7 @@ import t from 'tap'
 import { needsRedis } from '../setup/services.ts'
 import { build } from '../helper.ts'
 import { connect, listen, untilLogged } from './helpers.ts'
+import { eventually } from '../support/wait.ts'
 import { bearer, createChannelId, CURSOR_RE, disableLoopGuard, post, seedWorkspace } from '../support/index.ts'
 
 for (const redis of [false, true]) {
@@ -145,6 +146,13 @@ t.test('Redis: since=0 replays the whole log while it is complete, resync_requir
 
   // Approximate MAXLEN drops whole stream nodes (100 entries each): go well past two of them.
   for (let i = 0; i < 230; i++) await post(api, ws.primary.key, channel, `fill ${i}`)
+  // A post answers once committed; the relay appends its event a moment later. Read the log's
+  // end once every event is in it (the relay marks a row published after appending it): a run in
+  // a fresh clone read it while the last events were still on their way.
+  await eventually(
+    async () => ((await app.db.pool.query<{ n: number }>('SELECT count(*)::int AS n FROM outbox_events WHERE published_at IS NULL')).rows[0]!.n === 0 ? true : null),
+    'every event appended to the log',
+  )
   const info = await app.realtime.broker.info()
   t.not(info.floor, '0-0', 'the log was trimmed')
   const late = (await api({ method: 'GET', url: '/api/v1/events?since=0', headers: bearer(ws.primary.key) })).json()
