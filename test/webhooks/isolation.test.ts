@@ -56,7 +56,18 @@ t.test('the circuit breaker opens after consecutive failures; other endpoints ca
   const deferred = await eventually(async () => {
     const d = await app.db.prisma.delivery.findFirst({ where: { webhookId: hook.id } })
     return d && d.attempts === 3 && d.nextAttemptAt && d.nextAttemptAt.getTime() > Date.now() + 60_000 ? d : null
-  }, 'the due retry to be deferred to the end of the cool-down')
+  }, 'the due retry to be deferred to the end of the cool-down').catch(async (error: unknown) => {
+    // This wait timed out once in a loaded full run: say what the delivery and the breaker were.
+    const d = await app.db.prisma.delivery.findFirst({ where: { webhookId: hook.id } })
+    const seen = {
+      status: d?.status,
+      attempts: d?.attempts,
+      next_attempt_in_ms: d?.nextAttemptAt ? d.nextAttemptAt.getTime() - Date.now() : null,
+      breaker: app.deliveries!.endpoints.state(hook.id),
+      requests: failing.requests.length,
+    }
+    throw new Error(`${(error as Error).message}: ${JSON.stringify(seen)}`)
+  })
   t.equal(deferred.status, 'pending')
   t.equal(app.deliveries!.endpoints.state(hook.id), 'open')
 
