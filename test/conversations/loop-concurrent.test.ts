@@ -34,6 +34,13 @@ async function scene(t: Parameters<typeof setup>[0]) {
   return { c, channel, guard }
 }
 
+/** One turn of `pair` on record in the channel's guard row, as the guard function writes it. */
+const recordTurn = (db: Pick<pg.Client, 'query'>, channel: string, pair: string[]) =>
+  db.query("UPDATE loop_guards SET stamps = ARRAY[now()]::timestamptz(3)[], pair = $2::uuid[] WHERE channel_id = $1 AND thread_id = '00000000-0000-0000-0000-000000000000'", [
+    channel,
+    [...pair].sort(),
+  ])
+
 /**
  * Another statement in flight: the guard's row locked, `author`'s message inserted and, when
  * `turnOf` is given, a turn of that pair recorded, as the batched insert does; not committed.
@@ -53,10 +60,7 @@ async function holdAnotherStatement(t: Parameters<typeof setup>[0], c: Ctx, chan
     'committed while the next post waits',
   ])
   if (turnOf) {
-    await other.query("UPDATE loop_guards SET stamps = ARRAY[now()]::timestamptz(3)[], pair = $2::uuid[] WHERE channel_id = $1 AND thread_id = '00000000-0000-0000-0000-000000000000'", [
-      channel,
-      [...turnOf].sort(),
-    ])
+    await recordTurn(other, channel, turnOf)
   }
   return other
 }
@@ -92,7 +96,7 @@ t.test("an agent's post behind a human's message committed meanwhile takes no tu
   const a1 = c.ws.agents[0]!
   const a2 = c.ws.agents[1]!
   // A turn of the pair is on record; then a human's message is in flight.
-  await c.app.db.pool.query('UPDATE loop_guards SET stamps = ARRAY[now()]::timestamptz(3)[], pair = $2::uuid[] WHERE channel_id = $1', [channel, [a1.id, a2.id].sort()])
+  await recordTurn(c.app.db.pool, channel, [a1.id, a2.id])
   const other = await holdAnotherStatement(t, c, channel, { id: c.ws.owner.id, type: 'HUMAN', name: 'owner' })
   const res = await postBehind(c, other, c.tok.a1, channel, 'after the human')
   t.equal(res.statusCode, 201, 'admitted: a human spoke before it')
@@ -106,7 +110,7 @@ t.test("an agent's post behind a third agent's message committed meanwhile is a 
   const primary = c.ws.primary
   t.equal((await c.api({ method: 'POST', url: `/api/v1/channels/${channel}/members`, headers: { authorization: `Bearer ${c.tok.owner}` }, payload: { user_id: primary.id } })).statusCode, 201)
   // A turn of agent-1 and agent-2 is on record; the primary agent's message is in flight.
-  await c.app.db.pool.query('UPDATE loop_guards SET stamps = ARRAY[now()]::timestamptz(3)[], pair = $2::uuid[] WHERE channel_id = $1', [channel, [a1.id, a2.id].sort()])
+  await recordTurn(c.app.db.pool, channel, [a1.id, a2.id])
   const other = await holdAnotherStatement(t, c, channel, { id: primary.id, type: 'AGENT', name: primary.name })
   // agent-1's snapshot sees agent-2's message before it: a second turn of that pair, refused. It follows the primary's.
   const res = await postBehind(c, other, c.tok.a1, channel, 'answering the primary')
