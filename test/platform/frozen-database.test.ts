@@ -54,8 +54,20 @@ async function frozenCluster(t: Test): Promise<Cluster> {
   const dir = await mkdtemp(path.join(os.tmpdir(), 'ams-frozen-'))
   const server = await startEmbeddedPostgres(dir, () => {}, { database: 'ams', settings: { fsync: 'off', synchronous_commit: 'off', full_page_writes: 'off' } })
   let frozen: number[] = []
+  /**
+   * SIGCONT to every frozen process, the postmaster last. A backend can end while frozen (its
+   * exit was under way when the SIGSTOP came), and the postmaster, once running, reaps it: its
+   * SIGCONT then finds no process (ESRCH). That must not stop the thaw of the others: one left
+   * stopped held the test until tap's timeout (a CI run hung 10 minutes on it).
+   */
   const thaw = (): void => {
-    for (const pid of frozen) process.kill(pid, 'SIGCONT')
+    for (const pid of frozen.toReversed()) {
+      try {
+        process.kill(pid, 'SIGCONT')
+      } catch (error) {
+        if ((error as NodeJS.ErrnoException).code !== 'ESRCH') throw error
+      }
+    }
     frozen = []
   }
   t.teardown(async () => {
