@@ -58,9 +58,10 @@ export const admitOneCtes = (thread: string, g: number, conds: string[]): string
 // `window` are the numbers of the guard's parameters. Each post's previous message is the one
 // before it in the batch, or for the first of its channel the newest stored there (one index probe
 // per channel; the function reads that one again under the guard's lock, `fresh`, since another
-// statement may have committed a newer message since this one's snapshot). Only turns (an agent's post after another agent's message within the window, the
-// poster listening) and humans' posts where turns were counted go to the function; the other
-// posts read and write no guard state. `adm` answers (ord, next) for the posts that went.
+// statement may have committed a newer message since this one's snapshot). Only turns (an agent's
+// post after another agent's message within the window, the poster listening) and humans' posts
+// where turns were counted go to the function; the other posts read and write no guard state.
+// `adm` answers (ord, next) for the posts that went.
 export const admitManyCtes = (turns: number, window: number): string => `last AS (
     SELECT c.channel_id, l.author_id, l.author_type, l.created_at
       FROM (SELECT DISTINCT channel_id FROM mem) c CROSS JOIN LATERAL (
