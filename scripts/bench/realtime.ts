@@ -24,6 +24,7 @@
 //   of the clients that are humans with a JWT, 0-1; default 0)
 //   BENCH_IDLE (10000; 0 skips) BENCH_IDLE_SETTLE_MS (5000, before each memory reading)
 //   BENCH_MODES ("single,redis,redis-x2"; `floor-narrow` is the floor with a 7-field message;
+//   `redis-readers`: one instance serves it all, BENCH_READERS (2) more only read the stream;
 //   `npm run bench:realtime`: "redis,floor,redis,floor", which
 //   ends with the real server against the floor: CPU per message, its ratio, p50/p99, and the
 //   highest rate each sustains with p99 ≤ 50 ms) BENCH_WINDOW_SECONDS (10: latency per window of the run)
@@ -60,10 +61,13 @@ const HUMANS = Number(process.env.BENCH_HUMANS ?? 0)
 const JWT_SECRET = 'bench-secret-bench-secret-bench-secret-00'
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 15)
 const IDLE = Number(process.env.BENCH_IDLE ?? 10_000)
-type Mode = 'single' | 'redis' | 'redis-x2' | 'floor' | 'floor-narrow'
+type Mode = 'single' | 'redis' | 'redis-x2' | 'redis-readers' | 'floor' | 'floor-narrow'
 // redis-x2: two instances sharing PostgreSQL and Redis, as behind a load balancer: sockets and
 // posts alternate between them, so most frames cross from one instance to the other.
 const MODES = (process.env.BENCH_MODES ?? 'single,redis,redis-x2').split(',').map((s) => s.trim()) as Mode[]
+// redis-readers: one instance takes every socket and post, BENCH_READERS more (2) share the
+// database and the stream and take nothing: what an instance pays for events it has no socket for.
+const READERS = Number(process.env.BENCH_READERS ?? 2)
 const WARMUP_SECONDS = 2
 const TRACE = process.env.BENCH_TRACE === '1'
 const WINDOW_SECONDS = Number(process.env.BENCH_WINDOW_SECONDS ?? 10)
@@ -223,12 +227,12 @@ interface LoadResult {
   postgresCpuPercent: number
   redisCpuPercent: number
   serverToLoadGeneratorCpu: number
-  cpuMicrosecondsPerMessage: { server: number; postgres: number; redis: number; loadGenerator: number }
+  cpuMicrosecondsPerMessage: { server: number; postgres: number; redis: number; loadGenerator: number; readerInstance?: number }
   /** Post→receipt latency of the messages posted in each BENCH_WINDOW_SECONDS of the run: drift shows here. */
   windows: { fromSecond: number; frames: number; p50Ms: number; p99Ms: number }[]
 }
 
-async function runLoad(mode: Mode, bases: string[], procs: ChildProcess[], seeded: Seeded): Promise<LoadResult[]> {
+async function runLoad(mode: Mode, bases: string[], procs: ChildProcess[], seeded: Seeded, readerProcs: ChildProcess[] = []): Promise<LoadResult[]> {
   const started = new Map<number, number>()
   const latencies: number[] = []
   /** When each latency's message was posted (same index). */
@@ -333,6 +337,7 @@ async function runLoad(mode: Mode, bases: string[], procs: ChildProcess[], seede
     const t0 = performance.now()
     const cpu0 = process.cpuUsage()
     const meter = cpuMeter(procs.map((proc) => proc.pid!))
+    const readerMeter = readerProcs.length ? cpuMeter(readerProcs.map((proc) => proc.pid!)) : null
     const posted = await runPhase(SECONDS, rate)
     // Let the last frames arrive (bounded).
     const membersPerChannel = CLIENTS / CHANNELS
@@ -341,6 +346,7 @@ async function runLoad(mode: Mode, bases: string[], procs: ChildProcess[], seede
     const elapsed = (performance.now() - t0) / 1000
     const cpu = process.cpuUsage(cpu0)
     const busy = meter()
+    const readersBusy = readerMeter?.()
     measuring = false
     const rss = procs.reduce((sum, proc) => sum + rssBytes(proc.pid!), 0)
     /** % of one core over the measured phase → CPU microseconds per posted message. */
@@ -386,6 +392,8 @@ async function runLoad(mode: Mode, bases: string[], procs: ChildProcess[], seede
         postgres: perMessage(busy.postgres),
         redis: perMessage(busy.redis),
         loadGenerator: perMessage(((cpu.user + cpu.system) / 1e6 / elapsed) * 100),
+        // redis-readers: each instance that only reads the stream (no socket, no post), on average.
+        ...(readersBusy ? { readerInstance: perMessage(readersBusy.server / readerProcs.length) } : {}),
       },
       windows,
     }
@@ -504,11 +512,16 @@ async function main(): Promise<void> {
       const isFloor = mode === 'floor' || mode === 'floor-narrow'
       const entry = isFloor ? 'scripts/bench/floor-server.ts' : 'src/server.ts'
       for (let i = 0; i < (mode === 'redis-x2' ? 2 : 1); i++) servers.push(await startServer(env, entry))
+      const readers: typeof servers = []
+      for (let i = 0; i < (mode === 'redis-readers' ? READERS : 0); i++) readers.push(await startServer(env, entry))
+      servers.push(...readers)
+      const serving = servers.slice(0, servers.length - readers.length)
       const load = await runLoad(
         mode,
-        servers.map((s) => s.base),
-        servers.map((s) => s.proc),
+        serving.map((s) => s.base),
+        serving.map((s) => s.proc),
         seeded,
+        readers.map((s) => s.proc),
       )
       results.push(...load)
       if (IDLE > 0 && servers.length === 1 && !isFloor) {

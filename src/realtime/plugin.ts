@@ -22,7 +22,9 @@ declare module 'fastify' {
 
 async function realtimePlugin(app: FastifyInstance): Promise<void> {
   const { config } = app
-  const broker: Broker = app.redis ? new RedisBroker(app.redis, app.redisDuplicate, app.redisPrefix, config.eventRetention, app.log) : new MemoryBroker(config.eventRetention)
+  const broker: Broker = app.redis
+    ? new RedisBroker(app.redis, app.redisDuplicate, app.redisPrefix, config.eventRetention, app.log, config.eventReadIntervalMs)
+    : new MemoryBroker(config.eventRetention)
   const relay = new OutboxRelay(app.db.pool, broker, app.log, {
     sweepIntervalMs: config.outboxRelayIntervalMs,
     republishAfterMs: config.outboxRelayDelayMs,

@@ -2,6 +2,10 @@
 // is XADD with an approximate MAXLEN (the retained history); the stream id is the event's cursor.
 // Each instance runs one blocking XREAD loop on its own connection and hands what it reads to its
 // hub, so an event is read and decoded once per instance, whichever instance published it.
+// Under load the loop reads at most once per `readIntervalMs` (EVENT_READ_INTERVAL_MS): each
+// XREAD then carries several events instead of one or two, which is what a read costs Redis and
+// this process (per command, not per event; docs/performance.md, "Paced reads"). An idle loop,
+// or one behind by a full batch, reads again at once.
 import type { FastifyBaseLogger } from 'fastify'
 import type { Redis } from 'ioredis'
 import type { DomainEvent } from '../events/types.ts'
@@ -9,11 +13,23 @@ import { Batcher } from '../lib/batcher.ts'
 import { decodeEvent, encodeEvent, type Broker, type EntryListener, type LogEntry, type LogInfo } from './broker.ts'
 import { maxCursor, ORIGIN, type Cursor } from './cursor.ts'
 
-const FIELD = 'e'
+/** The stream entry's one field: the encoded event. */
+export const ENTRY_FIELD = 'e'
 const READ_BLOCK_MS = 5_000
 const READ_COUNT = 1_000
 
 type StreamEntries = [id: string, fields: string[]][]
+
+/**
+ * How long the read loop waits before its next XREAD: the rest of `intervalMs` since the last one
+ * was sent, unless that read returned a full batch (the loop is behind: read on at once). Below
+ * a millisecond it does not wait (a timer costs more than the read it would save).
+ */
+export function readDelay(lastSentAt: number, now: number, intervalMs: number, fullBatch: boolean): number {
+  if (fullBatch || intervalMs <= 0) return 0
+  const wait = lastSentAt + intervalMs - now
+  return wait >= 1 ? wait : 0
+}
 
 /** Largest sequence a cursor can carry (CURSOR_PATTERN allows 16 digits). */
 const MAX_SEQ = '9999999999999999'
@@ -45,7 +61,7 @@ function floorOf(field: (name: string) => string | number | undefined, newest: C
 function toEntries(raw: StreamEntries): LogEntry[] {
   const out: LogEntry[] = []
   for (const [id, fields] of raw) {
-    const i = fields.indexOf(FIELD)
+    const i = fields.indexOf(ENTRY_FIELD)
     const event = i >= 0 ? decodeEvent(fields[i + 1]!) : null
     if (event) out.push({ cursor: id, event })
   }
@@ -59,6 +75,9 @@ export class RedisBroker implements Broker {
   private reader: Redis | null = null
   private lastRead: Cursor | null = null
   private stopped = true
+  /** When the last XREAD was sent (performance.now()), and whether it returned a full batch. */
+  private lastSentAt = Number.NEGATIVE_INFINITY
+  private lastFull = false
   private loop: Promise<void> | null = null
 
   constructor(
@@ -67,6 +86,7 @@ export class RedisBroker implements Broker {
     prefix: string,
     private readonly retention: number,
     private readonly log: FastifyBaseLogger,
+    private readonly readIntervalMs = 0,
   ) {
     this.key = `${prefix}events`
   }
@@ -83,7 +103,7 @@ export class RedisBroker implements Broker {
 
   private async append(events: DomainEvent[]): Promise<void> {
     const pipeline = this.redis.pipeline()
-    for (const event of events) pipeline.xadd(this.key, 'MAXLEN', '~', this.retention, '*', FIELD, encodeEvent(event))
+    for (const event of events) pipeline.xadd(this.key, 'MAXLEN', '~', this.retention, '*', ENTRY_FIELD, encodeEvent(event))
     const results = await pipeline.exec()
     const failed = results?.find(([error]) => error)
     if (!results || failed) throw failed?.[0] ?? new Error('Redis pipeline was not executed')
@@ -137,6 +157,13 @@ export class RedisBroker implements Broker {
     })
   }
 
+  /** Waits `ms`, or less if stop() is called (null then); the timer never holds the process. */
+  private pause(ms: number): Promise<true | null> {
+    let timer: NodeJS.Timeout | undefined
+    const waited = this.untilStop(new Promise<true>((resolve) => (timer = setTimeout(() => resolve(true), ms))))
+    return waited.finally(() => clearTimeout(timer))
+  }
+
   private markPositioned!: () => void
   private readonly positioned = new Promise<void>((resolve) => (this.markPositioned = resolve))
 
@@ -184,14 +211,19 @@ export class RedisBroker implements Broker {
           this.lastRead = info.newest
           this.markPositioned()
         }
+        const delay = readDelay(this.lastSentAt, performance.now(), this.readIntervalMs, this.lastFull)
+        if (delay > 0 && (await this.pause(delay)) === null) break
+        this.lastSentAt = performance.now()
         const read = reader.xread('COUNT', READ_COUNT, 'BLOCK', READ_BLOCK_MS, 'STREAMS', this.key, this.lastRead) as Promise<[key: string, entries: StreamEntries][] | null>
         read.catch(() => {}) // abandoned on stop
         const result = await this.untilStop(read)
         if (this.stopped) break
         failures = 0
+        this.lastFull = false
         if (!result) continue
         for (const [, rawEntries] of result) {
           if (!rawEntries.length) continue
+          this.lastFull = rawEntries.length >= READ_COUNT
           this.lastRead = rawEntries[rawEntries.length - 1]![0]
           const entries = toEntries(rawEntries)
           if (!entries.length) continue
