@@ -11,4 +11,9 @@ export class InOrder {
       if (this.tails.get(key) === tail) this.tails.delete(key)
     })
   }
+
+  /** Resolves once every task queued so far, and every task those queued meanwhile, has run. */
+  async idle(): Promise<void> {
+    while (this.tails.size) await Promise.all(this.tails.values())
+  }
 }

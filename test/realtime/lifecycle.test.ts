@@ -1,7 +1,9 @@
 // Connection life cycle: credentials re-checked while connected, keep-alive, slow readers, the
 // outbox sweeper, and shutdown.
+import pg from 'pg'
 import t from 'tap'
 import { build } from '../helper.ts'
+import { needsRedis } from '../setup/services.ts'
 import { connect, listen, openWs, refusedUpgrade, wsUrl } from './helpers.ts'
 import { newEvent, outboxRow } from '../../src/events/bus.ts'
 import { uuidv7 } from '../../src/lib/ids.ts'
@@ -140,4 +142,40 @@ t.test('shutdown closes open sockets with 1001 and refuses new ones', async (t) 
   await closing
   const after = await refusedUpgrade(url).catch((error: Error) => ({ status: 0, body: error.message }))
   t.match(after, { status: 0, body: /ECONNREFUSED/ }, 'the port is closed')
+})
+
+t.test('shutdown with sockets open: each member going offline is recorded before PostgreSQL and Redis close, without a warning', { skip: needsRedis() }, async (t) => {
+  const lines: string[] = []
+  const { app, config } = await build(t, { redis: true, env: { LOG_LEVEL: 'warn' }, logStream: { write: (line: string) => void lines.push(line) } })
+  const ws = await seedWorkspace(app, 6)
+  await listen(app)
+  const ids = ws.agents.map((a) => a.id)
+  const clients = await Promise.all(ws.agents.map((a) => connect(app, a.key)))
+  const db = new pg.Pool({ connectionString: config.databaseUrl, max: 2 })
+  t.teardown(() => db.end())
+  const seenSince = async (at: Date): Promise<number> =>
+    (await db.query<{ n: number }>('SELECT count(*)::int AS n FROM agents WHERE id = ANY($1::uuid[]) AND last_seen_at >= $2', [ids, at])).rows[0]!.n
+  // Every agent online (its connect recorded) before the stop.
+  for (let i = 0; i < 500 && (await seenSince(new Date(0))) < ids.length; i++) await new Promise((resolve) => setTimeout(resolve, 10))
+  t.equal(await seenSince(new Date(0)), ids.length, 'every agent connected and seen')
+
+  // Hold the agents' rows so that the first last_seen_at write waits and the other members'
+  // writes queue behind it (as 10,000 sockets closing at once do): the stop must wait for them
+  // all before it closes the pool, instead of leaving them to fail on a closed pool.
+  const locker = await db.connect()
+  await locker.query('BEGIN')
+  await locker.query('SELECT 1 FROM agents WHERE id = ANY($1::uuid[]) FOR UPDATE', [ids])
+  const stopping = new Date()
+  const closing = app.close()
+  for (const { client } of clients) t.equal((await client.closed).code, 1001)
+  await new Promise((resolve) => setTimeout(resolve, 300))
+  await locker.query('COMMIT')
+  locker.release()
+  await closing
+  t.equal(await seenSince(stopping), ids.length, 'last_seen_at holds the moment each went offline, written before the pool closed')
+  t.same(
+    lines.filter((l) => /"level":(40|50)/.test(l)),
+    [],
+    'no warning, no error',
+  )
 })
