@@ -13,10 +13,10 @@
 //   - errors (non-201 posts, sockets closed, frames missing at the end).
 // Then (one-instance modes) it restarts the server, opens IDLE idle connections to it and reports
 // the server's memory per connection, after full collections (scripts/bench/memory-probe.mjs) and
-// before them. BENCH_LOG_LEVEL (warn), BENCH_PROFILE=1 (CPU profile of the
-// server), BENCH_NODE_OPTIONS (NODE_OPTIONS of the server), BENCH_NODE_ARGS (more node flags of
-// the server) and BENCH_SERVER_ENV (settings of the server, "NAME=value NAME=value", to compare
-// configurations) help investigations.
+// before them. BENCH_LOG_LEVEL (warn), BENCH_PROFILE=1 (CPU profile of each server process, read
+// with scripts/bench/profile-split.mjs), BENCH_NODE_OPTIONS (NODE_OPTIONS of the server),
+// BENCH_NODE_ARGS (more node flags of the server) and BENCH_SERVER_ENV (settings of the server,
+// "NAME=value NAME=value", to compare configurations) help investigations.
 //
 // Usage: npx tsx scripts/bench/realtime.ts
 //   BENCH_CLIENTS (1000) BENCH_CHANNELS (100) BENCH_RATE (messages/s, 1500) BENCH_SECONDS (15)
