@@ -37,6 +37,7 @@ const EnvSchema = Type.Object({
   WS_MAX_PAYLOAD_BYTES: Type.Integer({ minimum: 1024, default: 1024 * 1024 }),
   EVENT_RETENTION: Type.Integer({ minimum: 100, default: 100_000 }),
   EVENT_READ_INTERVAL_MS: Type.Integer({ minimum: 0, maximum: 1_000, default: 3 }),
+  GROUP_COMMIT_INTERVAL_MS: Type.Integer({ minimum: 0, maximum: 1_000, default: 3 }),
   WS_AUTH_RECHECK_MS: Type.Integer({ minimum: 100, default: 5_000 }),
   WS_MAX_BUFFERED_BYTES: Type.Integer({ minimum: 1024, default: 4 * 1024 * 1024 }),
   EVENTS_MAX_WAITS_PER_CALLER: Type.Integer({ minimum: 1, maximum: 1_000, default: 4 }),
@@ -125,6 +126,8 @@ export interface Config {
   eventRetention: number
   /** With Redis: the stream read loop reads at most this often under load (0: at once). */
   eventReadIntervalMs: number
+  /** Under concurrent posting, a group commit of posts starts at most this often (0: at once). */
+  groupCommitIntervalMs: number
   /** How often open sockets' credentials are re-checked (revoked key, expired JWT → closed). */
   wsAuthRecheckMs: number
   /** Send-queue bound per socket: a client that lets more pile up is disconnected. */
@@ -268,6 +271,7 @@ function fromEnv(e: Env): Config {
     wsMaxPayloadBytes: e.WS_MAX_PAYLOAD_BYTES,
     eventRetention: e.EVENT_RETENTION,
     eventReadIntervalMs: e.EVENT_READ_INTERVAL_MS,
+    groupCommitIntervalMs: e.GROUP_COMMIT_INTERVAL_MS,
     wsAuthRecheckMs: e.WS_AUTH_RECHECK_MS,
     wsMaxBufferedBytes: e.WS_MAX_BUFFERED_BYTES,
     eventsMaxWaitsPerCaller: e.EVENTS_MAX_WAITS_PER_CALLER,

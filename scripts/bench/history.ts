@@ -42,7 +42,7 @@ import pg from 'pg'
 import { applyMigrations } from '../../src/db/migrate.ts'
 import { API_KEY_PREFIX, maskSecret, newSecret, sha256Hex } from '../../src/lib/tokens.ts'
 import { searchStatement } from '../../src/modules/messages/search-repo.ts'
-import { adminQuery, cpuSecondsOf, databaseUrl, freePort, machine, percentile, startFlags } from './lib.ts'
+import { adminQuery, cpuSecondsOf, databaseUrl, freePort, machine, percentile, SERVER_ENV, startFlags } from './lib.ts'
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..')
 const SERVER_ROOT = path.resolve(process.env.BENCH_SERVER_ROOT ?? ROOT)
@@ -59,12 +59,6 @@ const ONLY = (process.env.BENCH_ONLY ?? '')
 const KEEP = process.env.BENCH_KEEP_DB === '1'
 const REUSE = process.env.BENCH_REUSE_DB === '1'
 const DB_NAME = KEEP || REUSE ? `ams_bench_history_${MESSAGES}` : `ams_bench_history_${process.pid}`
-const SERVER_ENV = Object.fromEntries(
-  (process.env.BENCH_SERVER_ENV ?? '')
-    .split(/\s+/)
-    .filter(Boolean)
-    .map((kv) => [kv.slice(0, kv.indexOf('=')), kv.slice(kv.indexOf('=') + 1)]),
-)
 const EXPLAIN = process.env.BENCH_EXPLAIN === '1'
 const SEED_VERSION = 'ams-bench-history v1'
 const YEAR_MS = 365 * 86_400_000

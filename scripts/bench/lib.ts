@@ -123,3 +123,11 @@ export function cpuMeter(serverPids: number[]): () => { server: number; postgres
     return { server: pct('server'), postgres: pct('postgres'), redis: pct('redis') }
   }
 }
+
+/** BENCH_SERVER_ENV ("NAME=value NAME=value"): settings of the server under test, to compare configurations. */
+export const SERVER_ENV: Record<string, string> = Object.fromEntries(
+  (process.env.BENCH_SERVER_ENV ?? '')
+    .split(/\s+/)
+    .filter(Boolean)
+    .map((pair) => [pair.slice(0, pair.indexOf('=')), pair.slice(pair.indexOf('=') + 1)]),
+)

@@ -27,7 +27,7 @@ import pg from 'pg'
 import { applyMigrations } from '../../src/db/migrate.ts'
 import { uuidv7 } from '../../src/lib/ids.ts'
 import { BCRYPT_COST, hashPassword } from '../../src/lib/password.ts'
-import { adminQuery, databaseUrl, freePort, machine, percentile, startFlags } from './lib.ts'
+import { adminQuery, databaseUrl, freePort, machine, percentile, SERVER_ENV, startFlags } from './lib.ts'
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..')
 const FLOOD = Number(process.env.BENCH_FLOOD ?? 12)
@@ -36,12 +36,6 @@ const DB_NAME = `ams_bench_logins_${process.pid}`
 const PASSWORD = 'bench password of the member'
 const OWNER = 'owner@bench.example'
 const MEMBER = 'member@bench.example'
-const SERVER_ENV = Object.fromEntries(
-  (process.env.BENCH_SERVER_ENV ?? '')
-    .split(/\s+/)
-    .filter(Boolean)
-    .map((kv) => [kv.slice(0, kv.indexOf('=')), kv.slice(kv.indexOf('=') + 1)]),
-)
 
 async function seed(url: string): Promise<void> {
   const hash = await hashPassword(PASSWORD, BCRYPT_COST)

@@ -24,7 +24,7 @@
 // Prints messages/s and latency p50/p99/max per phase; the database and data dir are removed.
 // Usage: npx tsx scripts/bench/post-messages.ts
 //   BENCH_DATABASE_URL (default postgresql://postgres@127.0.0.1:5432/postgres), BENCH_SECONDS (2 per round), BENCH_ROUNDS (8),
-//   BENCH_CONCURRENCY (16), BENCH_POOL (database pool size of the server, 10).
+//   BENCH_CONCURRENCY (16), BENCH_POOL (database pool size of the server, 10), BENCH_SERVER_ENV ("NAME=value …").
 import { toMessageDto } from '../../src/schemas/message.ts'
 import { spawn } from 'node:child_process'
 import { mkdir, mkdtemp, rm } from 'node:fs/promises'
@@ -38,7 +38,7 @@ import { applyMigrations } from '../../src/db/migrate.ts'
 import { newEvent, outboxRow } from '../../src/events/bus.ts'
 import { uuidv7 } from '../../src/lib/ids.ts'
 import { API_KEY_PREFIX, maskSecret, newSecret, sha256Hex } from '../../src/lib/tokens.ts'
-import { adminQuery as admin, databaseUrl as urlOf, freePort, machine, percentile as pct, startFlags } from './lib.ts'
+import { adminQuery as admin, databaseUrl as urlOf, freePort, machine, percentile as pct, SERVER_ENV, startFlags } from './lib.ts'
 
 const ROOT = path.resolve(import.meta.dirname, '../..')
 
@@ -230,6 +230,7 @@ async function startServer(url: string, dataDir: string): Promise<{ port: number
       DATABASE_POOL_SIZE: POOL,
       MIGRATE_ON_START: 'false',
       JWT_SECRET: 'bench-secret-'.padEnd(40, 'x'),
+      ...SERVER_ENV,
     },
     stdio: ['ignore', 'inherit', 'inherit'],
   })

@@ -47,7 +47,7 @@ import WebSocket from 'ws'
 import { applyMigrations } from '../../src/db/migrate.ts'
 import { uuidv7 } from '../../src/lib/ids.ts'
 import { API_KEY_PREFIX, maskSecret, newSecret, sha256Hex } from '../../src/lib/tokens.ts'
-import { adminQuery, cpuMeter, databaseUrl as dbUrl, freePort, machine as describeMachine, percentile, startFlags } from './lib.ts'
+import { adminQuery, cpuMeter, databaseUrl as dbUrl, freePort, machine as describeMachine, percentile, SERVER_ENV, startFlags } from './lib.ts'
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..')
 const REDIS_URL = process.env.BENCH_REDIS_URL ?? 'redis://127.0.0.1:6379'
@@ -74,12 +74,6 @@ const WINDOW_SECONDS = Number(process.env.BENCH_WINDOW_SECONDS ?? 10)
 // With 64, a server answering in more than 64 / rate seconds made posts queue in the client: at
 // 1,500/s on a slow day, p50 457-766 ms against 63-67 ms with 256.
 const POST_SOCKETS = Number(process.env.BENCH_POST_SOCKETS ?? 256)
-const SERVER_ENV = Object.fromEntries(
-  (process.env.BENCH_SERVER_ENV ?? '')
-    .split(' ')
-    .filter(Boolean)
-    .map((pair) => [pair.slice(0, pair.indexOf('=')), pair.slice(pair.indexOf('=') + 1)]),
-)
 
 interface Seeded {
   poster: string

@@ -10,6 +10,7 @@ import type { FastifyBaseLogger } from 'fastify'
 import type { Redis } from 'ioredis'
 import type { DomainEvent } from '../events/types.ts'
 import { Batcher } from '../lib/batcher.ts'
+import { restOfInterval } from '../lib/pace.ts'
 import { decodeEvent, encodeEvent, type Broker, type EntryListener, type LogEntry, type LogInfo } from './broker.ts'
 import { maxCursor, ORIGIN, type Cursor } from './cursor.ts'
 
@@ -19,17 +20,6 @@ const READ_BLOCK_MS = 5_000
 const READ_COUNT = 1_000
 
 type StreamEntries = [id: string, fields: string[]][]
-
-/**
- * How long the read loop waits before its next XREAD: the rest of `intervalMs` since the last one
- * was sent, unless that read returned a full batch (the loop is behind: read on at once). Below
- * a millisecond it does not wait (a timer costs more than the read it would save).
- */
-export function readDelay(lastSentAt: number, now: number, intervalMs: number, fullBatch: boolean): number {
-  if (fullBatch || intervalMs <= 0) return 0
-  const wait = lastSentAt + intervalMs - now
-  return wait >= 1 ? wait : 0
-}
 
 /** Largest sequence a cursor can carry (CURSOR_PATTERN allows 16 digits). */
 const MAX_SEQ = '9999999999999999'
@@ -211,7 +201,8 @@ export class RedisBroker implements Broker {
           this.lastRead = info.newest
           this.markPositioned()
         }
-        const delay = readDelay(this.lastSentAt, performance.now(), this.readIntervalMs, this.lastFull)
+        // Behind by a full batch: read on at once.
+        const delay = this.lastFull ? 0 : restOfInterval(this.lastSentAt, performance.now(), this.readIntervalMs)
         if (delay > 0 && (await this.pause(delay)) === null) break
         this.lastSentAt = performance.now()
         const read = reader.xread('COUNT', READ_COUNT, 'BLOCK', READ_BLOCK_MS, 'STREAMS', this.key, this.lastRead) as Promise<[key: string, entries: StreamEntries][] | null>

@@ -10,18 +10,8 @@ import { uuidv7 } from '../../src/lib/ids.ts'
 import { createRedis } from '../../src/plugins/redis.ts'
 import { encodeEvent, type LogEntry } from '../../src/realtime/broker.ts'
 import { compareCursors } from '../../src/realtime/cursor.ts'
-import { ENTRY_FIELD, readDelay, RedisBroker } from '../../src/realtime/redis-broker.ts'
+import { ENTRY_FIELD, RedisBroker } from '../../src/realtime/redis-broker.ts'
 import { needsRedis, services } from '../setup/services.ts'
-
-t.test('readDelay: the rest of the interval, none when behind or idle', async (t) => {
-  t.equal(readDelay(1_000, 1_001, 3, false), 2, 'a read 1 ms ago: wait the other 2 ms')
-  t.equal(readDelay(1_000, 1_003, 3, false), 0, 'the interval has passed')
-  t.equal(readDelay(1_000, 1_002.5, 3, false), 0, 'under a millisecond left: no timer')
-  t.equal(readDelay(1_000, 1_001, 3, true), 0, 'the last read was a full batch: read on at once')
-  t.equal(readDelay(1_000, 1_001, 0, false), 0, 'interval 0: never waits')
-  t.equal(readDelay(Number.NEGATIVE_INFINITY, 5, 3, false), 0, 'the first read')
-  t.equal(readDelay(0, 60_000, 3, false), 0, 'a read that blocked for a minute (idle): no wait after it')
-})
 
 interface Harness {
   broker: RedisBroker

@@ -302,7 +302,7 @@ export async function insertMessage(ctx: ServiceContext, m: NewMessage): Promise
   if (m.attachment || m.mentions || m.threadId || m.approval) return insertOne(pool, m)
   let batcher = batchers.get(pool)
   if (!batcher) {
-    batcher = new Batcher((rows) => insertBatch(pool, rows), { maxInFlight: 1, maxBatch: 200 })
+    batcher = new Batcher((rows) => insertBatch(pool, rows), { maxInFlight: 1, maxBatch: 200, minIntervalMs: ctx.config.groupCommitIntervalMs })
     batchers.set(pool, batcher)
   }
   const outcome = await batcher.submit(m)
