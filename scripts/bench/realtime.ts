@@ -506,10 +506,10 @@ async function main(): Promise<void> {
       const isFloor = mode === 'floor' || mode === 'floor-narrow'
       const entry = isFloor ? 'scripts/bench/floor-server.ts' : 'src/server.ts'
       for (let i = 0; i < (mode === 'redis-x2' ? 2 : 1); i++) servers.push(await startServer(env, entry))
+      const serving = [...servers]
       const readers: typeof servers = []
       for (let i = 0; i < (mode === 'redis-readers' ? READERS : 0); i++) readers.push(await startServer(env, entry))
       servers.push(...readers)
-      const serving = servers.slice(0, servers.length - readers.length)
       const load = await runLoad(
         mode,
         serving.map((s) => s.base),

@@ -29,8 +29,6 @@ const REPLAY_PAGE = 1_000
 const SHUTDOWN_GRACE_MS = 1_000
 /** After cutting the sockets that did not finish closing: how long their `close` events may take. */
 const TERMINATE_GRACE_MS = 500
-/** What a stop keeps for the steps after the sockets' own (as the delivery workers do). */
-const STOP_RESERVE_MS = 2_000
 const READER_WAIT_MS = 3_000
 
 // Other query parameters are ignored (proxies and client libraries add their own).
@@ -268,7 +266,7 @@ export async function gateway(app: FastifyInstance, { broker, hub, signals, pres
     await closeAll([...connections])
     // Bounded: with PostgreSQL or Redis unreachable these fail on their own timeouts, but the
     // rest of the stop (the deliveries' hand-back) needs the end of the time as well.
-    const until = app.shutdown.deadline() - Math.min(STOP_RESERVE_MS, config.shutdownTimeoutMs / 5)
+    const until = app.shutdown.reserveFrom()
     let timer: NodeJS.Timeout | undefined
     const cut = new Promise<void>((resolve) => (timer = setTimeout(resolve, Math.max(0, until - Date.now()))))
     await Promise.race([Promise.allSettled([...starting]).then(() => presenceChanges.idle()), cut])

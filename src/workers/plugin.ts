@@ -24,9 +24,6 @@ import { MemoryQueue, RedisQueue, type DeliveryQueue } from './queue.ts'
 import { releaseClaims, type ClaimedDelivery } from './repo.ts'
 import { SearchIndexFlusher } from './search-index.ts'
 
-/** Time kept at the end of a graceful stop for handing back attempts cut short, then closing. */
-const HAND_BACK_RESERVE_MS = 2_000
-
 declare module 'fastify' {
   interface FastifyInstance {
     /** Null when background work is off (app.background false). */
@@ -95,7 +92,7 @@ async function workersPlugin(app: FastifyInstance): Promise<void> {
     running.stop()
     // Attempts in flight may run until shortly before the stop's deadline, leaving time to hand
     // back those cut short and to close the rest.
-    const until = app.shutdown.deadline() - Math.min(HAND_BACK_RESERVE_MS, config.shutdownTimeoutMs / 5)
+    const until = app.shutdown.reserveFrom()
     const cut = setTimeout(() => running.abandonAttempts(), Math.max(0, until - Date.now()))
     try {
       await handBack([...(await queue.halt()), ...running.takeParked()])
