@@ -314,9 +314,12 @@ export class DeliveryEngine {
       }
       let outcome: boolean | null = null
       try {
-        outcome = await this.attemptOrHandBack(next)
+        // The breaker hears the result as soon as the receiver answers, before the outcome is
+        // written: once written, a retry due at once can be claimed again, and it must meet an
+        // open breaker, not the count of failures before this one.
+        outcome = await this.attemptOrHandBack(next, admission.done)
       } finally {
-        admission.done(outcome)
+        admission.done(outcome) // no-op when already told
       }
       next = this.parked.get(endpoint)?.shift()
       if (next) this.parkedIds.delete(next.id)
@@ -330,9 +333,9 @@ export class DeliveryEngine {
    * attempt counted, instead of waiting out its claim (a minute) with the deliveries parked
    * behind it. Never throws, so the slot goes on to the endpoint's parked deliveries.
    */
-  private async attemptOrHandBack(item: repo.ClaimedDelivery): Promise<boolean | null> {
+  private async attemptOrHandBack(item: repo.ClaimedDelivery, answered?: (success: boolean) => void): Promise<boolean | null> {
     try {
-      return await this.attemptAdmitted(item)
+      return await this.attemptAdmitted(item, answered)
     } catch (error) {
       this.app.log.error({ err: error, deliveryId: item.id }, 'delivery attempt failed unexpectedly; it is tried again shortly')
       // Unchanged if the attempt had begun (its count moved): then the attempt's own lease holds.
@@ -374,8 +377,11 @@ export class DeliveryEngine {
     return all
   }
 
-  /** Makes the attempt; returns whether it succeeded, or null when none was made. */
-  private async attemptAdmitted(item: repo.ClaimedDelivery): Promise<boolean | null> {
+  /**
+   * Makes the attempt; returns whether it succeeded, or null when none was made. `answered`
+   * hears the result before it is recorded.
+   */
+  private async attemptAdmitted(item: repo.ClaimedDelivery, answered?: (success: boolean) => void): Promise<boolean | null> {
     const { pool } = this.app.db
     const row = await repo.beginAttempt(pool, item.id, item.attempts, this.options.leaseMs)
     if (!row) return null // stale queue item: that attempt was made, or the delivery completed or was deleted
@@ -413,6 +419,7 @@ export class DeliveryEngine {
       await repo.abandonAttempt(pool, row)
       return null
     }
+    answered?.(result.ok)
     const outcome = { statusCode: result.statusCode, error: result.error, durationMs: result.durationMs }
     this.onOutcome?.(kind, result.ok ? 'delivered' : 'failed')
     if (result.ok) {

@@ -36,7 +36,14 @@ t.test('a hanging receiver does not hold up a healthy one', async (t) => {
 })
 
 t.test('the circuit breaker opens after consecutive failures; other endpoints carry on', async (t) => {
-  const failing = await receiver(t, () => 500)
+  // The third failure's answer is given while another session holds the delivery's row, so its
+  // outcome cannot be written yet: the breaker must open on the answer, before the write that
+  // makes the retry due (a retry claimed in between once made a fourth attempt, under load).
+  const row: { lock?: () => Promise<void> } = {}
+  const failing = await receiver(t, async (_req, index) => {
+    if (index === 2) await row.lock?.()
+    return 500
+  })
   const healthy = await receiver(t)
   // Retries due at once, so without a breaker the failing endpoint would get all nine attempts.
   // A claim lasts long enough here that a slow attempt on a loaded machine is not claimed again
@@ -49,9 +56,18 @@ t.test('the circuit breaker opens after consecutive failures; other endpoints ca
   const hook = await createWebhook(api, bad!.key, bad!.id, failing.url())
   await createWebhook(api, good!.key, good!.id, healthy.url())
   const channel = await createChannelId(api, bad!.key, 'breaker', [good!.id])
+  const holder = await app.db.pool.connect()
+  t.teardown(() => holder.release())
+  row.lock = async () => {
+    await holder.query('BEGIN')
+    await holder.query('SELECT id FROM deliveries WHERE webhook_id = $1 FOR UPDATE', [hook.id])
+  }
 
   await post(api, bad!.key, channel, 'first')
   await failing.waitFor(3)
+  await eventually(async () => app.deliveries!.endpoints.state(hook.id) === 'open', 'the breaker to open while the third outcome waits for its row')
+  t.equal(failing.requests.length, 3, 'three attempts, the third unrecorded')
+  await holder.query('COMMIT')
   await healthy.waitFor(1)
   const deferred = await eventually(async () => {
     const d = await app.db.prisma.delivery.findFirst({ where: { webhookId: hook.id } })
