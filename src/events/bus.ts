@@ -24,7 +24,8 @@ export function outboxRow(event: DomainEvent): [string, string, string | null, s
   return [event.id, event.type, event.channelId, JSON.stringify(outboxPayload(event)), event.occurredAt]
 }
 
-function outboxPayload(event: DomainEvent): Record<string, unknown> {
+/** The payload column of an event's outbox row (its audience and addressees carried inside). */
+export function outboxPayload(event: DomainEvent): Record<string, unknown> {
   if (!event.audience && !event.addressed) return event.payload
   return { ...event.payload, ...(event.audience ? { __audience: event.audience } : {}), ...(event.addressed ? { __addressed: event.addressed } : {}) }
 }

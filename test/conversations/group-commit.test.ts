@@ -3,13 +3,16 @@
 // 404 or 401, its own event, exactly once.
 import t from 'tap'
 import type pg from 'pg'
-import { newEvent } from '../../src/events/bus.ts'
+import { eventFromOutbox, newEvent, type OutboxRow } from '../../src/events/bus.ts'
 import { uuidv7 } from '../../src/lib/ids.ts'
 import { insertMessage, type NewMessage } from '../../src/modules/messages/repo.ts'
 import { setup } from './fixtures/support.ts'
 import { addMember, bearer, createChannel, messageDto } from '../support/index.ts'
 
-/** Records the largest parameter array sent with each named statement (and in `calls`, how many were sent). */
+/**
+ * Records the most rows sent with each named statement (its first parameter: an array, or a JSON
+ * array of rows) and, in `calls`, how many times each was sent.
+ */
 const calls = new Map<string, number>()
 function spyStatements(pool: pg.Pool): Map<string, number> {
   const largest = new Map<string, number>()
@@ -19,7 +22,7 @@ function spyStatements(pool: pg.Pool): Map<string, number> {
     const config = args[0] as { name?: string; values?: unknown[] }
     if (config && typeof config === 'object' && config.name) {
       const first = config.values?.[0]
-      const size = Array.isArray(first) ? first.length : 1
+      const size = Array.isArray(first) ? first.length : typeof first === 'string' && first.startsWith('[') ? (JSON.parse(first) as unknown[]).length : 1
       largest.set(config.name, Math.max(largest.get(config.name) ?? 0, size))
       calls.set(config.name, (calls.get(config.name) ?? 0) + 1)
     }
@@ -126,4 +129,57 @@ t.test('idempotent posts share the batched INSERT, which looks their keys up its
   t.equal(new Set(twins.map((r) => r.json().id)).size, 1, 'one message for all ten')
   t.equal(await c.app.db.prisma.message.count({ where: { channelId: ch.id } }), 31)
   t.equal(await c.app.db.prisma.idempotencyKey.count(), 31)
+})
+
+t.test('a shared statement stores each row exactly: text, event payload with its addressees, remembered response', async (t) => {
+  const c = await setup(t)
+  const ch = await createChannel(c.api, c.tok.a1, 'exact')
+  const author = c.ws.agents[0]!
+  // What JSON and array literals each escape their own way.
+  const texts = ['plain', 'quotes " and \\ backslashes \\"', 'new\nline\ttab', 'emoji 🧪 and accents é', 'braces {a,b} and "NULL"', 'NULL', '', 'line\u2028separator']
+  const rows: NewMessage[] = texts.map((text, i) => {
+    const id = uuidv7()
+    const message = messageDto({ id, channel_id: ch.id, author_id: author.id, author_name: author.name, text, created_at: new Date().toISOString() })
+    const event = newEvent('message.created', ch.id, { message })
+    if (i % 2) event.addressed = { [c.ws.member.id]: 'mention' }
+    const idempotency = i % 3 === 0 ? { key: `exact-${i}`, hash: `hash-${i}`, body: { ...message, note: 'remembered "as is"' } } : undefined
+    return {
+      id,
+      channelId: ch.id,
+      authorId: author.id,
+      authorType: 'AGENT',
+      authorName: author.name,
+      text,
+      createdAt: new Date(),
+      inReplyToEvent: null,
+      chainDepth: 1,
+      event,
+      ...(idempotency ? { idempotency } : {}),
+    }
+  })
+  const statements = spyStatements(c.app.db.pool)
+  const outcomes = await Promise.all(rows.map((r) => insertMessage(c.app.ctx, r)))
+  t.same(
+    outcomes,
+    rows.map(() => ({ kind: 'inserted' })),
+  )
+  t.ok((statements.get('post-messages-batch') ?? 0) > 1, 'the rows went out in shared statements')
+
+  const stored = await c.app.db.prisma.message.findMany({ where: { channelId: ch.id } })
+  const byId = new Map(stored.map((m) => [m.id, m]))
+  const { rows: outbox } = await c.app.db.pool.query<OutboxRow>('SELECT id::text, event_id::text, type, channel_id::text, payload, occurred_at FROM outbox_events WHERE event_id = ANY($1::uuid[])', [
+    rows.map((r) => r.event.id),
+  ])
+  const events = new Map(outbox.map((o) => [o.event_id, eventFromOutbox(o)]))
+  for (const r of rows) {
+    t.equal(byId.get(r.id)?.text, r.text, `text stored as sent: ${JSON.stringify(r.text)}`)
+    t.equal(byId.get(r.id)?.createdAt.getTime(), r.createdAt.getTime(), 'created_at to the millisecond')
+    t.same(events.get(r.event.id), r.event, 'the outbox event reads back as emitted, addressees included')
+  }
+  const remembered = await c.app.db.prisma.idempotencyKey.findMany({ where: { principalId: author.id } })
+  t.same(
+    new Map(remembered.map((k) => [k.key, [k.requestHash, k.statusCode, k.responseBody]])),
+    new Map(rows.flatMap((r) => (r.idempotency ? [[r.idempotency.key, [r.idempotency.hash, 201, r.idempotency.body]]] : []))),
+    'each remembered response as given',
+  )
 })
