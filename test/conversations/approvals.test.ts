@@ -25,7 +25,7 @@ async function world(t: Test) {
 const ask = (c: Ctx, token: string, channelId: string, approval: Json, text = 'May I deploy api 2.4.1?') =>
   c.api({ method: 'POST', url: `/api/v1/channels/${channelId}/messages`, headers: bearer(token), payload: { text, approval } })
 
-async function request(c: Ctx, channelId: string, approval: Json = {}): Promise<Json> {
+async function request(t: Test, c: Ctx, channelId: string, approval: Json = {}): Promise<Json> {
   const res = await ask(c, c.tok.a1, channelId, { action: 'deploy', arguments: ARGS, summary: 'Deploy api 2.4.1 to production', ...approval })
   t.equal(res.statusCode, 201, res.body)
   return res.json()
@@ -38,7 +38,7 @@ const approvalRows = async (c: Ctx) => c.app.db.prisma.approval.findMany({ order
 
 t.test('an agent asks: the message carries the request, in every read path', async (t) => {
   const { c, ch } = await world(t)
-  const m = await request(c, ch.id, { choices: ['approve', 'edit'] })
+  const m = await request(t, c, ch.id, { choices: ['approve', 'edit'] })
   t.same(Object.keys(m).sort(), [...MESSAGE_KEYS])
   const a1 = c.ws.agents[0]!
   t.same(m.approval, {
@@ -78,7 +78,7 @@ t.test('an agent asks: the message carries the request, in every read path', asy
   t.same((created.payload as Json).message.approval, m.approval, 'message.created carries the request')
 
   // A reply in a thread may ask too.
-  const reply = await request(c, ch.id, { action: 'rollback' })
+  const reply = await request(t, c, ch.id, { action: 'rollback' })
   t.equal(reply.approval.action, 'rollback')
 })
 
@@ -127,7 +127,7 @@ t.test('approve, deny, edit, respond: the outcome, its event addressed to the ag
     [{ choices: ['approve', 'respond'] }, { decision: 'respond', comment: 'Wait until 18:00.' }, { status: 'denied', decision: 'respond', final_arguments: null, comment: 'Wait until 18:00.' }],
   ]
   for (const [asked, body, outcome] of cases) {
-    const m = await request(c, ch.id, asked)
+    const m = await request(t, c, ch.id, asked)
     const before = c.events.length
     const res = await decide(c, c.tok.member, ch.id, m.id, body)
     t.equal(res.statusCode, 200, body.decision)
@@ -152,7 +152,7 @@ t.test('approve, deny, edit, respond: the outcome, its event addressed to the ag
 
 t.test('decision rules: choices offered, arguments only with edit, a comment for respond', async (t) => {
   const { c, ch } = await world(t)
-  const m = await request(c, ch.id)
+  const m = await request(t, c, ch.id)
   const bad: [Json, string][] = [
     [{ decision: 'edit', arguments: { a: 1 } }, 'edit not offered'],
     [{ decision: 'respond', comment: 'x' }, 'respond not offered'],
@@ -166,7 +166,7 @@ t.test('decision rules: choices offered, arguments only with edit, a comment for
     const res = await decide(c, c.tok.member, ch.id, m.id, body)
     t.equal(res.statusCode, 400, what)
   }
-  const m2 = await request(c, ch.id, { choices: ['edit', 'respond'] })
+  const m2 = await request(t, c, ch.id, { choices: ['edit', 'respond'] })
   t.same(m2.approval.choices, ['deny', 'edit', 'respond'], 'deny is always offered')
   for (const [body, what] of [
     [{ decision: 'edit' }, 'edit without arguments'],
@@ -187,16 +187,16 @@ t.test('decision rules: choices offered, arguments only with edit, a comment for
 
 t.test('who may decide: 401, 404 for a stranger and a non-member, 403 for an agent, an observer and a non-approver; nothing changes', async (t) => {
   const { c, ch } = await world(t)
-  const toOwner = await request(c, ch.id, { approvers: 'owner' })
-  const listed = await request(c, ch.id, { approvers: [c.ws.owner.id] })
-  const members = await request(c, ch.id)
+  const toOwner = await request(t, c, ch.id, { approvers: 'owner' })
+  const listed = await request(t, c, ch.id, { approvers: [c.ws.owner.id] })
+  const members = await request(t, c, ch.id)
   const outsider = await createChannel(c.api, c.tok.a2, 'elsewhere')
-  const hidden = await request(c, ch.id)
+  const hidden = await request(t, c, ch.id)
 
   t.equal((await c.api({ method: 'POST', url: url(ch.id, members.id), payload: { decision: 'approve' } })).statusCode, 401, 'no credential')
   // Not a member of the channel: as for an unknown channel.
   const other = await createChannel(c.api, c.tok.a1, 'private-ops')
-  const secret = await request(c, other.id)
+  const secret = await request(t, c, other.id)
   for (const token of [c.tok.member, c.tok.a2]) {
     const res = await decide(c, token, other.id, secret.id, { decision: 'approve' })
     t.equal(res.statusCode, 404)
@@ -236,7 +236,7 @@ t.test('two people deciding at once: one decision, one 409 with it', async (t) =
   const { c, ch } = await world(t)
   await addMember(c.api, c.tok.a1, ch.id, c.ws.owner.id)
   for (let round = 0; round < 3; round++) {
-    const m = await request(c, ch.id)
+    const m = await request(t, c, ch.id)
     const [x, y] = await Promise.all([decide(c, c.tok.member, ch.id, m.id, { decision: 'approve' }), decide(c, c.tok.owner, ch.id, m.id, { decision: 'deny' })])
     const codes = [x.statusCode, y.statusCode].sort()
     t.same(codes, [200, 409], `round ${round}`)
@@ -251,7 +251,7 @@ t.test('two people deciding at once: one decision, one 409 with it', async (t) =
 
 t.test('tampering: what was shown is what is decided', async (t) => {
   const { c, ch } = await world(t)
-  const m = await request(c, ch.id, { choices: ['approve', 'edit'] })
+  const m = await request(t, c, ch.id, { choices: ['approve', 'edit'] })
 
   // Editing the text of a pending request is refused; no route changes its arguments.
   const edit = await c.api({ method: 'PATCH', url: `/api/v1/channels/${ch.id}/messages/${m.id}`, headers: bearer(c.tok.a1), payload: { text: 'May I deploy to staging?' } })
@@ -281,7 +281,7 @@ t.test('tampering: what was shown is what is decided', async (t) => {
   t.equal(c.events.filter((e) => e.type.startsWith('approval.')).length, 0, 'no event')
 
   // Once decided, the text may be edited again; the approval stays as decided.
-  const ok = await request(c, ch.id)
+  const ok = await request(t, c, ch.id)
   const decided = (await decide(c, c.tok.member, ch.id, ok.id, { decision: 'approve', digest: ok.approval.digest })).json()
   const later = await c.api({ method: 'PATCH', url: `/api/v1/channels/${ch.id}/messages/${ok.id}`, headers: bearer(c.tok.a1), payload: { text: 'Deployed.' } })
   t.equal(later.statusCode, 200)
@@ -291,7 +291,7 @@ t.test('tampering: what was shown is what is decided', async (t) => {
 t.test('cancel: the requesting agent, while pending', async (t) => {
   const { c, ch } = await world(t)
   const a1 = c.ws.agents[0]!
-  const m = await request(c, ch.id)
+  const m = await request(t, c, ch.id)
   const cancel = (token: string) => c.api({ method: 'POST', url: url(ch.id, m.id, '/cancel'), headers: bearer(token) })
   for (const token of [c.tok.a2, c.tok.member, c.tok.owner]) t.equal((await cancel(token)).statusCode, 403)
   const before = c.events.length
@@ -315,9 +315,9 @@ t.test('cancel: the requesting agent, while pending', async (t) => {
 t.test('needs your decision: the pending requests the caller may decide', async (t) => {
   const { c, ch } = await world(t)
   const list = async (token: string) => (await c.api({ method: 'GET', url: '/api/v1/approvals/pending', headers: bearer(token) })).json().approvals.map((a: Json) => a.message_id)
-  const soon = await request(c, ch.id, { expires_in: 600 })
-  const ownerOnly = await request(c, ch.id, { approvers: 'owner' })
-  const later = await request(c, ch.id, { expires_in: 7200, approvers: [c.ws.member.id] })
+  const soon = await request(t, c, ch.id, { expires_in: 600 })
+  const ownerOnly = await request(t, c, ch.id, { approvers: 'owner' })
+  const later = await request(t, c, ch.id, { expires_in: 7200, approvers: [c.ws.member.id] })
   t.same(await list(c.tok.member), [soon.id, later.id], 'soonest expiry first, only those it may decide')
   t.same(await list(c.tok.owner), [soon.id, ownerOnly.id], 'the owner: members (it reads every channel) and owner requests')
   t.same(await list(c.tok.observer), [])

@@ -1,11 +1,13 @@
 // The channel browser (issue 24): public channels are listed to everyone and anyone may join
 // them; private channels and DMs are never listed and answer 404 to a stranger's join, exactly
 // like an unknown id.
-import t from 'tap'
+import t, { type Test } from 'tap'
 import { setup } from './fixtures/support.ts'
 import { bearer, post } from '../support/index.ts'
 
-const create = async (c: Awaited<ReturnType<typeof setup>>, token: string, payload: Record<string, unknown>) => {
+// Asserts in the calling test: an assertion on the file's top-level `t` can land after the run
+// has ended in a grouped process (test/groups/groups.ts), which tap counts as a failed file.
+const create = async (t: Test, c: Awaited<ReturnType<typeof setup>>, token: string, payload: Record<string, unknown>) => {
   const res = await c.api({ method: 'POST', url: '/api/v1/channels', headers: bearer(token), payload })
   t.equal(res.statusCode, 201, res.body)
   return res.json()
@@ -13,9 +15,9 @@ const create = async (c: Awaited<ReturnType<typeof setup>>, token: string, paylo
 
 t.test('browse lists public channels only, by name, with member_count and is_member; q filters', async (t) => {
   const c = await setup(t)
-  const zeta = await create(c, c.tok.a1, { name: 'Zeta', description: 'last', topic: 'z' })
-  const alpha = await create(c, c.tok.member, { name: 'alpha', private: false })
-  const hidden = await create(c, c.tok.a1, { name: 'hidden', private: true })
+  const zeta = await create(t, c, c.tok.a1, { name: 'Zeta', description: 'last', topic: 'z' })
+  const alpha = await create(t, c, c.tok.member, { name: 'alpha', private: false })
+  const hidden = await create(t, c, c.tok.a1, { name: 'hidden', private: true })
   t.equal(zeta.private, false, 'public by default')
   t.equal(hidden.private, true)
   const dm = (await c.api({ method: 'POST', url: '/api/v1/dm', headers: bearer(c.tok.a1), payload: { participant_id: c.ws.member.id } })).json()
@@ -67,7 +69,7 @@ t.test('browse lists public channels only, by name, with member_count and is_mem
 
 t.test('join: a public channel 201 with member_joined, then it reads and posts; again 409', async (t) => {
   const c = await setup(t)
-  const open = await create(c, c.tok.a1, { name: 'open' })
+  const open = await create(t, c, c.tok.a1, { name: 'open' })
   const before = await post(c.api, c.tok.a1, open.id, 'history before joining')
   c.events.length = 0
   const res = await c.api({ method: 'POST', url: `/api/v1/channels/${open.id}/join`, headers: bearer(c.tok.member) })
@@ -96,7 +98,7 @@ t.test('join: a public channel 201 with member_joined, then it reads and posts; 
 
 t.test('join: a private channel, a DM and an unknown id all answer 404 and change nothing; the owner may join a private one', async (t) => {
   const c = await setup(t)
-  const secret = await create(c, c.tok.a1, { name: 'secret', private: true })
+  const secret = await create(t, c, c.tok.a1, { name: 'secret', private: true })
   const dm = (await c.api({ method: 'POST', url: '/api/v1/dm', headers: bearer(c.tok.a1), payload: { participant_id: c.ws.agents[1]!.id } })).json()
   const unknown = '01900000-0000-7000-8000-000000000000'
   const count = () => c.app.db.prisma.channelMember.count()
