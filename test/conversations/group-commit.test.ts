@@ -171,8 +171,9 @@ t.test('a shared statement stores each row exactly: text, event payload with its
     rows.map((r) => r.event.id),
   ])
   const events = new Map(outbox.map((o) => [o.event_id, eventFromOutbox(o)]))
-  for (const r of rows) {
-    t.equal(byId.get(r.id)?.text, r.text, `text stored as sent: ${JSON.stringify(r.text)}`)
+  for (const [i, r] of rows.entries()) {
+    // Named by index: a raw line separator in an assertion's name breaks the TAP stream.
+    t.equal(byId.get(r.id)?.text, r.text, `text ${i} stored as sent`)
     t.equal(byId.get(r.id)?.createdAt.getTime(), r.createdAt.getTime(), 'created_at to the millisecond')
     t.same(events.get(r.event.id), r.event, 'the outbox event reads back as emitted, addressees included')
   }
