@@ -4,7 +4,7 @@
 // connection its own way (a close code, an error event, an answer).
 import type pg from 'pg'
 import type { MemberPrincipal } from './principal.ts'
-import { activeUserSessions, liveApiKeyIds } from './repo.ts'
+import { activeUserSessions, deadApiKeyIds } from './repo.ts'
 
 /** Who holds a connection, and what of the credential it opened with the re-check needs. */
 export interface HeldCredential {
@@ -28,9 +28,9 @@ export async function revokedHolders<T extends { credential: HeldCredential }>(p
     else userIds.add(credential.principal.id)
   }
   if (!keyIds.size && !userIds.size) return []
-  const [liveKeys, activeUsers] = await Promise.all([liveApiKeyIds(pool, [...keyIds]), activeUserSessions(pool, [...userIds])])
+  const [deadKeys, activeUsers] = await Promise.all([deadApiKeyIds(pool, [...keyIds]), activeUserSessions(pool, [...userIds])])
   return holders.filter(({ credential: { principal, expiresAt, sessionVersion } }) =>
-    principal.kind === 'agent' ? !liveKeys.has(principal.keyId) : activeUsers.get(principal.id) !== (sessionVersion ?? 0) || (expiresAt !== null && expiresAt <= now),
+    principal.kind === 'agent' ? deadKeys.has(principal.keyId) : activeUsers.get(principal.id) !== (sessionVersion ?? 0) || (expiresAt !== null && expiresAt <= now),
   )
 }
 
