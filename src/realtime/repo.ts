@@ -1,6 +1,7 @@
 // Database access of the realtime layer: raw SQL on the shared pool (hot paths: relaying the
 // outbox, re-checking the credentials of open sockets).
 import type pg from 'pg'
+import { uuidArray } from '../db/params.ts'
 import { eventFromOutbox, type OutboxRow } from '../events/bus.ts'
 import type { DomainEvent } from '../events/types.ts'
 
@@ -32,7 +33,7 @@ export async function markPublished(pool: pg.Pool, eventIds: string[]): Promise<
     `UPDATE outbox_events o SET published_at = now()
        FROM unnest($1::uuid[]) AS e(event_id)
       WHERE o.event_id = e.event_id AND o.published_at IS NULL`,
-    [eventIds],
+    [uuidArray(eventIds)],
   )
 }
 
@@ -84,7 +85,7 @@ export async function touchSeen(pool: pg.Pool, seen: { id: string; agent: boolea
     name: 'members-last-seen',
     text: `WITH a AS (UPDATE agents t SET last_seen_at = x.at FROM unnest($1::uuid[], $2::timestamptz[]) AS x(id, at) WHERE t.id = x.id RETURNING 1)
            UPDATE users t SET last_seen_at = x.at FROM unnest($3::uuid[], $4::timestamptz[]) AS x(id, at) WHERE t.id = x.id`,
-    values: [agents.map(([id]) => id), agents.map(([, s]) => s.at), users.map(([id]) => id), users.map(([, s]) => s.at)],
+    values: [uuidArray(agents.map(([id]) => id)), agents.map(([, s]) => s.at), uuidArray(users.map(([id]) => id)), users.map(([, s]) => s.at)],
   })
 }
 
@@ -100,7 +101,7 @@ export async function liveChannelsOfMany(pool: pg.Pool, memberIds: string[]): Pr
                         UNION SELECT c.id::text FROM channels c WHERE u.is_owner AND c.type = 'channel') AS channel_ids
              FROM unnest($1::uuid[]) WITH ORDINALITY AS x(id, n) LEFT JOIN users u ON u.id = x.id
             ORDER BY x.n`,
-    values: [memberIds],
+    values: [uuidArray(memberIds)],
   })
   return rows.map((r) => ({ channelIds: r.channel_ids, readsAllRegular: r.owner }))
 }
@@ -110,7 +111,7 @@ export async function channelIdsOfMany(pool: pg.Pool, memberIds: string[]): Prom
   const { rows } = await pool.query<{ member_id: string; channel_id: string }>({
     name: 'channels-of-members',
     text: 'SELECT member_id::text, channel_id::text FROM channel_members WHERE member_id = ANY($1::uuid[])',
-    values: [memberIds],
+    values: [uuidArray(memberIds)],
   })
   const byMember = new Map<string, string[]>()
   for (const r of rows) (byMember.get(r.member_id) ?? byMember.set(r.member_id, []).get(r.member_id)!).push(r.channel_id)
