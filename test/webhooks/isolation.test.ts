@@ -57,7 +57,9 @@ t.test('the circuit breaker opens after consecutive failures; other endpoints ca
   await createWebhook(api, good!.key, good!.id, healthy.url())
   const channel = await createChannelId(api, bad!.key, 'breaker', [good!.id])
   const holder = await app.db.pool.connect()
-  t.teardown(() => holder.release())
+  // Destroyed, not returned: a test that fails before its COMMIT must not hand the pool a
+  // connection with the row lock still held.
+  t.teardown(() => holder.release(true))
   row.lock = async () => {
     await holder.query('BEGIN')
     await holder.query('SELECT id FROM deliveries WHERE webhook_id = $1 FOR UPDATE', [hook.id])

@@ -260,7 +260,7 @@ async function insertMany(pool: pg.Pool, rows: NewMessage[], one: (m: NewMessage
     occurred_at: m.event.occurredAt,
     idem_key: m.idempotency?.key ?? null,
     idem_hash: m.idempotency?.hash ?? null,
-    idem_body: m.idempotency ? (m.idempotency.body ?? null) : null,
+    idem_body: m.idempotency?.body ?? null,
     listening: m.guard?.listening ?? false,
     ord: i + 1,
   }))
