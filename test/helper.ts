@@ -11,7 +11,7 @@ import rootTap, { type Test } from 'tap'
 import { Redis } from 'ioredis'
 import { buildApp, type AppConfig, type BuildOptions } from '../src/app.ts'
 import { loadConfig } from '../src/config.ts'
-import { createTestDatabase } from './setup/database.ts'
+import { endTestDatabase, takeTestDatabase } from './setup/database.ts'
 import { services } from './setup/services.ts'
 import { captureExample, requestUrl } from './openapi-examples.ts'
 import { assertMatchesOpenApi } from './openapi-validator.ts'
@@ -94,8 +94,10 @@ export function dropWhenDone(drop: () => Promise<void>): void {
 export async function testConfig(t: Test, options: BuildTestOptions = {}): Promise<AppConfig> {
   let databaseUrl = options.databaseUrl
   if (!databaseUrl) {
-    const db = await createTestDatabase()
-    dropWhenDone(db.drop)
+    const db = await takeTestDatabase()
+    if (db.fresh) dropWhenDone(db.drop)
+    // Teardowns run last-registered first: the apps built on it close before this.
+    t.teardown(() => endTestDatabase(db))
     databaseUrl = db.url
   }
   const dataDir = await mkdtemp(path.join(os.tmpdir(), 'ams-test-'))
