@@ -13,26 +13,37 @@ import t from 'tap'
 export const TEST_DIR = path.resolve(import.meta.dirname, '..')
 
 /**
- * Each group: the test directories it takes, and, for a directory split over several groups,
- * which share of its files (every `parts`-th file from `part`, in name order, so that long and
- * short files mix).
+ * Each group: the shares of test directories it takes. A share is a directory, or, for a directory
+ * split over several groups, every `parts`-th of its files from `part`, in name order, so that
+ * long and short files mix. A group is one process, and each process pays about 8 s of CPU to
+ * start (Node, the loaders, the server's module graph, its first build's schemas: docs/decisions.md,
+ * "The test suite, round 7"), so the short areas share one.
  */
-export const GROUPS: Record<string, { dirs: string[]; part?: number; parts?: number }> = {
-  basics: { dirs: ['contract', 'health', 'unit'] },
-  identity: { dirs: ['identity'] },
-  'conversations-1': { dirs: ['conversations'], part: 0, parts: 2 },
-  'conversations-2': { dirs: ['conversations'], part: 1, parts: 2 },
-  hardening: { dirs: ['hardening'] },
-  'mcp-1': { dirs: ['mcp'], part: 0, parts: 2 },
-  'mcp-2': { dirs: ['mcp'], part: 1, parts: 2 },
-  'platform-1': { dirs: ['platform'], part: 0, parts: 2 },
-  'platform-2': { dirs: ['platform'], part: 1, parts: 2 },
-  'realtime-1': { dirs: ['realtime'], part: 0, parts: 2 },
-  'realtime-2': { dirs: ['realtime'], part: 1, parts: 2 },
-  'web-1': { dirs: ['web'], part: 0, parts: 3 },
-  'web-2': { dirs: ['web'], part: 1, parts: 3 },
-  'web-3': { dirs: ['web'], part: 2, parts: 3 },
-  webhooks: { dirs: ['webhooks'] },
+export interface Share {
+  dir: string
+  part?: number
+  parts?: number
+}
+
+export const GROUPS: Record<string, Share[]> = {
+  'basics+hardening': [{ dir: 'contract' }, { dir: 'health' }, { dir: 'unit' }, { dir: 'hardening' }],
+  identity: [{ dir: 'identity' }],
+  'conversations-1': [{ dir: 'conversations', part: 0, parts: 2 }],
+  'conversations-2+realtime-2': [
+    { dir: 'conversations', part: 1, parts: 2 },
+    { dir: 'realtime', part: 1, parts: 2 },
+  ],
+  'mcp-2': [{ dir: 'mcp', part: 1, parts: 2 }],
+  'platform-1': [{ dir: 'platform', part: 0, parts: 2 }],
+  'platform-2+mcp-1': [
+    { dir: 'platform', part: 1, parts: 2 },
+    { dir: 'mcp', part: 0, parts: 2 },
+  ],
+  'realtime-1': [{ dir: 'realtime', part: 0, parts: 2 }],
+  'web-1': [{ dir: 'web', part: 0, parts: 3 }],
+  'web-2': [{ dir: 'web', part: 1, parts: 3 }],
+  'web-3': [{ dir: 'web', part: 2, parts: 3 }],
+  webhooks: [{ dir: 'webhooks' }],
 }
 
 /** The test files of a directory (relative to test/), in name order. */
@@ -43,7 +54,7 @@ export const testFiles = (dir: string): string[] =>
     .map((name) => `${dir}/${name}`)
 
 /**
- * The group a file of test/groups/ runs: `06-identity.test.ts` runs `identity`. The number is the
+ * The group a file of test/groups/ runs: `07-identity.test.ts` runs `identity`. The number is the
  * order in which tap starts the groups (by file name): the longest first, measured in a full run,
  * so that no long group starts last and runs alone at the end; but never three browser groups at
  * once (together each took 170 s instead of 130). `mcp-2` goes first: where the Python MCP SDK is not
@@ -55,8 +66,7 @@ export const groupName = (fileName: string): string => fileName.replace(/\.test\
 export function filesOf(name: string): string[] {
   const group = GROUPS[name]
   if (!group) throw new Error(`no test group ${name} in test/groups/groups.ts`)
-  const parts = group.parts ?? 1
-  return group.dirs.flatMap((dir) => testFiles(dir).filter((_, index) => index % parts === (group.part ?? 0)))
+  return group.flatMap(({ dir, part = 0, parts = 1 }) => testFiles(dir).filter((_, index) => index % parts === part))
 }
 
 /**

@@ -1,3 +1,0 @@
-import { runGroup } from './groups.ts'
-
-runGroup(import.meta.url)
