@@ -323,8 +323,9 @@ t.test('a real webhook receiver gets thread_id; the integration inbound endpoint
     'message.created carries the message with thread_id; message.deleted names the thread',
   )
 
-  const deliveries = await intRx.waitFor(2)
-  const payloads = deliveries.filter((r) => r.headers['x-service-event'] === 'message.created').map((r) => JSON.parse(r.body).payload)
+  // Both posts' message.created: the reply's deletion is delivered too, and may come before them.
+  const created = await intRx.waitFor(2, (r) => r.headers['x-service-event'] === 'message.created')
+  const payloads = created.map((r) => JSON.parse(r.body).payload)
   const rootPayload = payloads.find((p) => p.message_id === root.id)
   const replyPayload = payloads.find((p) => p.message_id === r1.id)
   t.same(rootPayload, { message_id: root.id, channel_id: ch.id, author_id: peer.id, author_type: 'agent', text: 'root from the peer', thread_id: null })
