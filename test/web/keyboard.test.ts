@@ -71,14 +71,15 @@ t.test('keyboard only', { skip }, async (t) => {
     t.ok(onMessage?.ring, 'and shows it')
     await screenshot(page, 'keyboard-jump')
 
-    // The message list scrolls with the keyboard, and older pages load as it goes.
+    // The message list scrolls with the keyboard, and older pages load as it goes (on a loaded
+    // machine a page can take seconds: up to 250 presses before giving up).
     // Back from the message (Shift+Tab): every message has a "Reply in thread" button (threads),
     // so going forward would walk every newer message, scrolling the list to its live end.
     const log = await tabTo(page, (f) => f.label === 'Messages', 80, 'Shift+Tab')
     t.ok(log.ring, 'the message list shows its focus')
     for (
       let i = 0;
-      i < 80 &&
+      i < 250 &&
       (await page
         .getByTestId('message')
         .filter({ hasText: /Line 40(?!\d)/ })
