@@ -28,15 +28,18 @@ export function templateName(): string {
   return `ams_template_${hash.digest('hex').slice(0, 12)}`
 }
 
-async function withAdmin<T>(fn: (client: pg.Client) => Promise<T>): Promise<T> {
-  const client = new pg.Client({ connectionString: TEST_DATABASE_URL })
-  await client.connect()
+/** Runs `fn` on a connection of its own to `url`, closed afterwards. */
+async function withClient<T>(url: string, fn: (client: pg.Client) => Promise<T>): Promise<T> {
+  const client = new pg.Client({ connectionString: url })
   try {
+    await client.connect()
     return await fn(client)
   } finally {
-    await client.end()
+    await client.end().catch(() => {})
   }
 }
+
+const withAdmin = <T>(fn: (client: pg.Client) => Promise<T>): Promise<T> => withClient(TEST_DATABASE_URL, fn)
 
 /** Creates and migrates the template unless it exists (safe to call from parallel processes). */
 export async function ensureTemplate(): Promise<string> {
@@ -167,34 +170,23 @@ async function emptyingSql(client: pg.Client, superuser: boolean): Promise<strin
  * migrations left it, and it has not grown much. False: it stays as it is, dropped with the others
  * at the end.
  */
-export async function emptyForReuse(database: TestDatabase): Promise<boolean> {
-  const client = new pg.Client({ connectionString: database.url })
-  try {
-    await client.connect()
-    const { rows } = await client.query<Shape>(SHAPE_SQL)
-    const found = rows[0]!
+export function emptyForReuse(database: TestDatabase): Promise<boolean> {
+  return withClient(database.url, async (client) => {
+    const found = (await client.query<Shape>(SHAPE_SQL)).rows[0]!
     if (found.others > 0 || found.shape !== freshShape || found.size > freshSize + GROWN_BYTES) return false
     emptying ??= await emptyingSql(client, found.superuser)
     await client.query(emptying)
     return true
-  } catch {
-    return false
-  } finally {
-    await client.end().catch(() => {})
-  }
+  }).catch(() => false)
 }
 
 /** Reads what a fresh clone looks like, once per process, from the first clone before any test uses it. */
-async function learnFreshShape(database: TestDatabase): Promise<void> {
-  const client = new pg.Client({ connectionString: database.url })
-  try {
-    await client.connect()
+function learnFreshShape(database: TestDatabase): Promise<void> {
+  return withClient(database.url, async (client) => {
     const found = (await client.query<Shape>(SHAPE_SQL)).rows[0]!
     freshShape = found.shape
     freshSize = found.size
-  } finally {
-    await client.end().catch(() => {})
-  }
+  })
 }
 
 /**
