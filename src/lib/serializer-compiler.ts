@@ -53,16 +53,50 @@ export function nullableForSerializer(schema: unknown): unknown {
   return copy
 }
 
-const mapValues = (schemas: unknown): unknown => (isObject(schemas) ? Object.fromEntries(Object.entries(schemas).map(([id, schema]) => [id, nullableForSerializer(schema)])) : schemas)
+/** The ids of the shared schemas `schema` refers to (`{ $ref: 'Name' }`, `'Name#'`, `'Name#/properties/x'`). */
+function refIds(schema: unknown, into: Set<string>): Set<string> {
+  if (Array.isArray(schema)) for (const item of schema) refIds(item, into)
+  else if (isObject(schema))
+    for (const [key, value] of Object.entries(schema)) {
+      if (key === '$ref' && typeof value === 'string') into.add(value.split('#')[0]!)
+      else refIds(value, into)
+    }
+  return into
+}
+
+/**
+ * The shared schemas a route's schema needs: those it refers to, and theirs in turn. fast-json-stringify
+ * checks every shared schema it is given against the JSON Schema meta-schema, once for each route it
+ * compiles; given all forty, that check was most of the serializers' build at start-up. A reference
+ * that names none of them (a local `#/…`) leaves the whole set, as before.
+ */
+export function sharedSchemasFor(schema: unknown, shared: Record<string, unknown>): Record<string, unknown> {
+  const needed: Record<string, unknown> = {}
+  const pending = [...refIds(schema, new Set())]
+  for (let id = pending.pop(); id !== undefined; id = pending.pop()) {
+    if (id in needed) continue
+    if (!(id in shared)) return shared
+    needed[id] = shared[id]
+    pending.push(...refIds(shared[id], new Set()))
+  }
+  return needed
+}
+
+const mapValues = (schemas: unknown): Record<string, unknown> => (isObject(schemas) ? Object.fromEntries(Object.entries(schemas).map(([id, schema]) => [id, nullableForSerializer(schema)])) : {})
 
 /** A `schemaController.compilersFactory.buildSerializer` that reuses what it compiled before. */
 export function buildSerializer(): ReturnType<typeof SerializerSelector> {
   const select = SerializerSelector() as unknown as Factory
   const build: Factory = (externalSchemas, options) => {
-    // Made only on a miss: building it hashes every shared schema.
-    let compile: Compile | undefined
+    // Made only on a miss.
+    let shared: Record<string, unknown> | undefined
     const cache = compileCache<Serialize>('serializer', externalSchemas, options)
-    return (route) => cached(cache, 'serialize', route.schema, () => (compile ??= select(mapValues(externalSchemas), options))({ ...route, schema: nullableForSerializer(route.schema) }))
+    return (route) =>
+      cached(cache, 'serialize', route.schema, () => {
+        shared ??= mapValues(externalSchemas)
+        const schema = nullableForSerializer(route.schema)
+        return select(sharedSchemasFor(schema, shared), options)({ ...route, schema })
+      })
   }
   return build as unknown as ReturnType<typeof SerializerSelector>
 }
