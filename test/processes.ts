@@ -1,7 +1,15 @@
 // Real server processes for tests that need them (several instances, a kill in the middle,
-// shutdown): `node --import tsx src/server.ts` on a test's database and Redis prefix.
+// shutdown): src/server.ts on a test's database and Redis prefix, run from one file that esbuild
+// (the compiler tsx itself uses) bundles from the sources once per test process. Started through
+// tsx's loader instead, each process cost 6 s of CPU before it answered, 2.5 s of it resolving and
+// loading modules through the loader's thread; from the bundle it costs 3 s (docs/decisions.md,
+// "The test suite, round 8"). `npm start` itself, with tsx, is what test/platform/start-anywhere
+// starts.
 import { spawn, type ChildProcess } from 'node:child_process'
+import { createHash } from 'node:crypto'
 import { once } from 'node:events'
+import { existsSync } from 'node:fs'
+import { mkdir, readdir, rename, rm, stat, writeFile } from 'node:fs/promises'
 import net from 'node:net'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
@@ -70,10 +78,52 @@ export interface ServerProcess {
   exited: Promise<number | null>
 }
 
-/** Starts the server as `npm start` does (`node --import tsx src/server.ts`, same flags) and waits until /health answers. */
+let bundled: Promise<string> | undefined
+
+/**
+ * src/server.ts and every source it imports as one ES module (packages stay imports), built on the
+ * first call of the process and named by its content. It lies two folders below the checkout, as a
+ * source file does, so that what the server finds next to its code (dist/web, prisma/migrations)
+ * is where it looks. Processes building at once write the same file; each renames its own copy.
+ */
+export function serverBundle(): Promise<string> {
+  bundled ??= (async () => {
+    const { build } = await import('esbuild')
+    const { outputFiles } = await build({
+      entryPoints: [path.join(ROOT, 'src', 'server.ts')],
+      absWorkingDir: ROOT,
+      bundle: true,
+      packages: 'external',
+      format: 'esm',
+      platform: 'node',
+      target: 'node20',
+      sourcemap: 'inline',
+      write: false,
+      logLevel: 'silent',
+    })
+    const code = outputFiles[0]!.contents
+    const dir = path.join(ROOT, 'dist', 'test-server')
+    const file = path.join(dir, `server-${createHash('sha256').update(code).digest('hex').slice(0, 16)}.mjs`)
+    if (!existsSync(file)) {
+      await mkdir(dir, { recursive: true })
+      await writeFile(`${file}.${process.pid}`, code)
+      await rename(`${file}.${process.pid}`, file)
+      // Bundles of older sources go after a day (a run still using one would have started it long before).
+      for (const name of await readdir(dir)) {
+        const other = path.join(dir, name)
+        if (other !== file && Date.now() - (await stat(other)).mtimeMs > 86_400_000) await rm(other, { force: true })
+      }
+    }
+    return file
+  })()
+  return bundled
+}
+
+/** Starts the server (its sources bundled: serverBundle) with `npm start`'s flags, and waits until /health answers. */
 export async function startServer(t: Test, env: Record<string, string>): Promise<ServerProcess> {
   const port = Number(env.PORT)
-  const proc = spawn(process.execPath, ['--min-semi-space-size=64', '--max-semi-space-size=64', '--import', 'tsx', 'src/server.ts'], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] })
+  const entry = await serverBundle()
+  const proc = spawn(process.execPath, ['--min-semi-space-size=64', '--max-semi-space-size=64', '--enable-source-maps', entry], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] })
   let out = ''
   proc.stdout.on('data', (d: Buffer) => (out += d.toString()))
   proc.stderr.on('data', (d: Buffer) => (out += d.toString()))
