@@ -87,6 +87,19 @@ export function runGroup(groupFileUrl: string): void {
   // suite in groups"): wall time, and CPU of this process and of the children it waited for
   // (Chromium, servers started as processes, pip, npx).
   const started = Date.now()
+  // AMS_TEST_CPU=1: each of the group's tests with its own CPU (this process only) and wall time.
+  if (process.env.AMS_TEST_CPU === '1') {
+    const at = new Map<object, { cpu: number; wall: number }>()
+    const cpuNow = (): number => {
+      const { user, system } = process.cpuUsage()
+      return (user + system) / 1000
+    }
+    t.beforeEach((child) => void (child.parent === t && at.set(child, { cpu: cpuNow(), wall: Date.now() })))
+    t.afterEach((child) => {
+      const start = at.get(child)
+      if (start) t.comment(`test cpu ${(cpuNow() - start.cpu).toFixed(0)} ms, wall ${Date.now() - start.wall} ms: ${child.name}`)
+    })
+  }
   t.teardown(() => {
     const own = process.cpuUsage()
     t.comment(`group ${name}: ${((Date.now() - started) / 1000).toFixed(1)} s wall, ${((own.user + own.system) / 1e6).toFixed(1)} s CPU, ${childrenCpuSeconds().toFixed(1)} s CPU in child processes`)
