@@ -109,6 +109,10 @@ export class KeyCache {
     this.entries.clear()
     this.live = live
     this.leaseUntil = 0
+    // A PING in flight when the connection dropped may never settle: ioredis drops unfulfilled
+    // commands without rejecting them when it reconnects within maxRetriesPerRequest and does not
+    // resend them. Waiting for it stopped the lease for good (seen in CI: the cache never trusted).
+    this.pinging = false
   }
 
   stop(): void {
@@ -123,12 +127,13 @@ export class KeyCache {
     const generation = this.generation
     this.subscriber!.ping().then(
       () => {
-        this.pinging = false
         // A reply from before a reconnection proves nothing about the new subscription.
-        if (this.live && this.generation === generation) this.leaseUntil = Math.max(this.leaseUntil, sentAt + LEASE_MS)
+        if (this.generation !== generation) return
+        this.pinging = false
+        if (this.live) this.leaseUntil = Math.max(this.leaseUntil, sentAt + LEASE_MS)
       },
       () => {
-        this.pinging = false
+        if (this.generation === generation) this.pinging = false
       },
     )
   }
