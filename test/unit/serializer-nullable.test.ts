@@ -6,30 +6,7 @@ import fastJson from 'fast-json-stringify'
 import { Type } from 'typebox'
 import { nullableForSerializer } from '../../src/lib/serializer-compiler.ts'
 import { MessageSchema } from '../../src/schemas/message.ts'
-
-type Schema = { type?: string; format?: string; const?: unknown; enum?: unknown[]; anyOf?: Schema[]; items?: Schema; properties?: Record<string, Schema> }
-
-/** A value of the schema with every property present (each union's first typed branch). */
-function sampleOf(schema: Schema): unknown {
-  if (schema.const !== undefined) return schema.const
-  if (schema.enum) return schema.enum[0]
-  if (schema.anyOf) return sampleOf(schema.anyOf.find((b) => b.type !== 'null') ?? schema.anyOf[0]!)
-  switch (schema.type) {
-    case 'string':
-      return schema.format === 'date-time' ? '2026-11-27T05:00:00.000Z' : schema.format === 'uuid' ? '01a21b4c-23d7-718a-b937-935c5a9d8a8d' : 'text'
-    case 'integer':
-    case 'number':
-      return 3
-    case 'boolean':
-      return true
-    case 'array':
-      return schema.items ? [sampleOf(schema.items)] : []
-    case 'object':
-      return Object.fromEntries(Object.entries(schema.properties ?? {}).map(([key, prop]) => [key, sampleOf(prop)]))
-    default:
-      return null
-  }
-}
+import { sampleOf, type SampleSchema as Schema } from '../support/schema-sample.ts'
 
 t.test('what is rewritten, and what is left', async (t) => {
   const nullableString = { description: 'when', anyOf: [{ type: 'string', format: 'date-time' }, { type: 'null' }] }

@@ -7,31 +7,7 @@ import fastJson, { type Schema as JsonSchema } from 'fast-json-stringify'
 import { nullableForSerializer, sharedSchemasFor } from '../../src/lib/serializer-compiler.ts'
 import { SHARED_SCHEMAS } from '../../src/schemas/common.ts'
 import { COMPONENT_SCHEMAS } from '../../src/schemas/components.ts'
-
-type Schema = Record<string, unknown> & { $ref?: string; type?: string; format?: string; const?: unknown; enum?: unknown[]; anyOf?: Schema[]; items?: Schema; properties?: Record<string, Schema> }
-
-/** A value of the schema with every property present (each union's first typed branch), references followed. */
-function sampleOf(schema: Schema, shared: Record<string, unknown>, depth = 0): unknown {
-  if (schema.$ref) return depth > 8 ? null : sampleOf(shared[schema.$ref.split('#')[0]!] as Schema, shared, depth + 1)
-  if (schema.const !== undefined) return schema.const
-  if (schema.enum) return schema.enum[0]
-  if (schema.anyOf) return sampleOf(schema.anyOf.find((b) => b.type !== 'null') ?? schema.anyOf[0]!, shared, depth)
-  switch (schema.type) {
-    case 'string':
-      return schema.format === 'date-time' ? '2026-11-27T05:00:00.000Z' : schema.format === 'uuid' ? '01a21b4c-23d7-718a-b937-935c5a9d8a8d' : 'text'
-    case 'integer':
-    case 'number':
-      return 3
-    case 'boolean':
-      return true
-    case 'array':
-      return schema.items ? [sampleOf(schema.items, shared, depth + 1)] : []
-    case 'object':
-      return Object.fromEntries(Object.entries(schema.properties ?? {}).map(([key, prop]) => [key, sampleOf(prop, shared, depth + 1)]))
-    default:
-      return null
-  }
-}
+import { sampleOf } from '../support/schema-sample.ts'
 
 const obj = (properties: Record<string, unknown>): Record<string, unknown> => ({ type: 'object', properties })
 
