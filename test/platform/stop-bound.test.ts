@@ -37,7 +37,11 @@ t.test('an attempt still running near the end of the stop is cut short and hande
 
 t.test('the stop has a bound: a request that never ends does not keep the process', async (t) => {
   const config = await testConfig(t)
-  const server = await startServer(t, serverEnv(config, await freePort(), { SHUTDOWN_TIMEOUT_MS: '3000' }))
+  // MIGRATE_ON_START as in production: the test bundle (dist/test-server/, test/processes.ts) must
+  // find prisma/migrations from where it lies, or the server would not start. The template has
+  // them all, so none is applied.
+  const server = await startServer(t, serverEnv(config, await freePort(), { SHUTDOWN_TIMEOUT_MS: '3000', MIGRATE_ON_START: 'true' }))
+  t.notMatch(server.output(), /applied migrations/, 'the migrations were found, all already applied')
   const socket = net.connect(server.port, '127.0.0.1')
   await new Promise<void>((resolve) => socket.once('connect', resolve))
   socket.on('error', () => {})
