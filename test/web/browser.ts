@@ -48,9 +48,10 @@ export async function launch(_t: Test): Promise<Browser> {
     const { chromium } = await import('playwright-core')
     const browser = await chromium.launch({
       executablePath: CHROMIUM,
-      // No spare renderer: Chromium starts one ahead of each navigation, and with a new context per
-      // test most went unused (four web files: 42 renderer processes instead of 63).
-      args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-dev-shm-usage', '--disable-features=SpareRendererForSitePerProcess'],
+      // No --disable-features here: Chromium keeps only the last one on its command line, so ours
+      // would replace the list Playwright passes (PaintHolding, HttpsUpgrades, …) instead of
+      // adding to it (docs/decisions.md, "The test suite, round 9").
+      args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-dev-shm-usage'],
     })
     rootTap.teardown(() => browser.close())
     return browser
